@@ -1,0 +1,8 @@
+//! benchgate-api: the JSON wire types shared by the server, the agent and the CLI — the agent
+//! protocol and comparison results exactly as `benchgate analyze --json` prints them. serde only.
+
+pub mod analysis;
+pub mod sample;
+
+pub use analysis::{AnalysisReport, BenchmarkResult, VerdictKind};
+pub use sample::{Measurement, Side};
