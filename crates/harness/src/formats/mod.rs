@@ -1,0 +1,1 @@
+//! Parsers that turn a benchmark harness's output into measurements.
