@@ -1,2 +1,37 @@
 //! benchgate-stats: numbers in, verdicts out. Paired log-ratios, the anytime-valid
 //! Gaussian-mixture confidence sequence, A/A noise floors and verdicts. No I/O, no async.
+//!
+//! Start at [`analyze_pairs`]: it takes the base and head samples of one benchmark and metric
+//! and returns a [`BenchmarkAnalysis`] with every number the report shows;
+//! [`BenchmarkAnalysis::to_result`] gives the stable JSON form. docs/statistics.md explains the
+//! method to users.
+
+pub mod analysis;
+pub mod confidence_sequence;
+pub mod drift;
+pub mod error;
+pub mod fixed_interval;
+pub mod floor;
+pub mod interval;
+pub mod multiplicity;
+pub mod outliers;
+pub mod paired;
+pub mod verdict;
+pub mod wilcoxon;
+
+pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
+pub use benchgate_api::{AnalysisReport, BenchmarkResult, VerdictKind};
+pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, plan_n_star};
+pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
+pub use error::{SampleSide, StatsError};
+pub use fixed_interval::t_interval;
+pub use floor::{NoiseFloor, practical_margin};
+pub use interval::Interval;
+pub use multiplicity::{
+    GeomeanRow, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,
+    geomean_of_shared, holm,
+};
+pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
+pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
+pub use verdict::{Verdict, decide, total_rounds_needed};
+pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -1,0 +1,53 @@
+//! A PR of 200 benchmarks × 100 rounds analysed end to end: log-ratios, the confidence sequence
+//! at every n, the t and Wilcoxon diagnostics, verdicts, outliers, drift, then e-BH over all 200.
+
+use benchgate_stats::{AnalysisOptions, analyze_pairs, e_benjamini_hochberg};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const BENCHMARKS: usize = 200;
+const ROUNDS: usize = 100;
+
+/// SplitMix64: a tiny deterministic generator so the input is the same on every run.
+fn splitmix(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn make_pr() -> Vec<(Vec<f64>, Vec<f64>)> {
+    let mut state = 42;
+    (0..BENCHMARKS)
+        .map(|b| {
+            // A fifth of the benchmarks change by a few percent; the rest do not.
+            let effect = if b % 5 == 0 { 1.03 } else { 1.0 };
+            let base: Vec<f64> = (0..ROUNDS)
+                .map(|_| 1000.0 * (1.0 + 0.05 * (splitmix(&mut state) - 0.5)))
+                .collect();
+            let head: Vec<f64> = (0..ROUNDS)
+                .map(|_| effect * 1000.0 * (1.0 + 0.05 * (splitmix(&mut state) - 0.5)))
+                .collect();
+            (base, head)
+        })
+        .collect()
+}
+
+fn analyze_pr(c: &mut Criterion) {
+    let pr = make_pr();
+    let opts = AnalysisOptions::default();
+    c.bench_function("analyze 200 benchmarks x 100 rounds", |b| {
+        b.iter(|| {
+            let analyses: Vec<_> = pr
+                .iter()
+                .map(|(base, head)| analyze_pairs(base, head, &opts, None).unwrap())
+                .collect();
+            let e: Vec<f64> = analyses.iter().map(|a| a.e_value).collect();
+            black_box(e_benjamini_hochberg(&e, opts.alpha).unwrap())
+        })
+    });
+}
+
+criterion_group!(benches, analyze_pr);
+criterion_main!(benches);

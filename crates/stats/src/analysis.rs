@@ -1,0 +1,229 @@
+//! The one entry point the CLI and the server both call: base and head samples of one benchmark
+//! and metric in, every number the report shows out.
+
+use benchgate_api::BenchmarkResult;
+
+use crate::confidence_sequence::{ConfidenceSequence, MixtureBoundary};
+use crate::drift::{DriftReport, abba_base_first, drift_regression};
+use crate::error::{StatsError, check_alpha};
+use crate::fixed_interval::t_interval;
+use crate::floor::{NoiseFloor, practical_margin};
+use crate::interval::Interval;
+use crate::outliers::{Outlier, modified_z_outliers};
+use crate::paired::{
+    geometric_mean, has_zero_spread, mean_sd, paired_log_ratios, percent_from_log,
+};
+use crate::verdict::{Verdict, verdict};
+use crate::wilcoxon::{HodgesLehmann, WALSH_LIMIT, hodges_lehmann};
+
+/// Which side ran first in each round, for the position regression.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum RoundOrder {
+    /// ABBA: base first in even rounds (0, 2, …), head first in odd ones.
+    #[default]
+    Abba,
+    /// One flag per round: `true` when base ran first (seeded random orders).
+    BaseFirst(Vec<bool>),
+}
+
+/// Tuning of one analysis; the defaults are the documented policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysisOptions {
+    /// Error level of every interval and test (0.05).
+    pub alpha: f64,
+    /// Planned pairs `n*` the boundary is tuned for, `g = u(alpha)/n*` (20). Fixed before any
+    /// A/B data (from the A/A spread); never re-tuned from the data being judged.
+    pub n_star: f64,
+    /// Policy minimum of the margin M as a fraction (0.01 = 1%).
+    pub min_effect: f64,
+    /// Past this many total rounds the verdict is "below this runner's resolution" (1000).
+    pub rounds_cap: u64,
+    /// Run order of each round (ABBA by default).
+    pub order: RoundOrder,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        Self {
+            alpha: 0.05,
+            n_star: 20.0,
+            min_effect: 0.01,
+            rounds_cap: 1000,
+            order: RoundOrder::Abba,
+        }
+    }
+}
+
+/// Everything the engine says about one benchmark and metric; log-scale unless named `_pct`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkAnalysis {
+    /// Number of pairs.
+    pub n: usize,
+    pub alpha: f64,
+    /// Geometric mean of the base samples: `head_center / base_center = e^d̄` exactly.
+    pub base_center: f64,
+    /// Geometric mean of the head samples.
+    pub head_center: f64,
+    /// Mean log-ratio d̄.
+    pub mean_log: f64,
+    /// Sample sd of the log-ratios.
+    pub sd_log: f64,
+    /// `100(e^d̄ − 1)`.
+    pub change_pct: f64,
+    /// Running intersection of the anytime-valid confidence sequence: what the gate uses.
+    pub interval: Interval,
+    /// The confidence-sequence interval at the current n alone.
+    pub current_interval: Interval,
+    /// Fixed-n t interval: not safe to peek at.
+    pub fixed_interval: Interval,
+    /// Hodges–Lehmann with the Wilcoxon signed-rank interval; `None` past the Walsh limit.
+    pub hodges_lehmann: Option<HodgesLehmann>,
+    /// The HL estimate lies outside the fixed t interval or d̄ outside the Wilcoxon interval:
+    /// the mean and the median tell different stories (skew or outliers).
+    pub estimators_disagree: bool,
+    /// Margin M of practical equivalence.
+    pub margin: f64,
+    /// The floor M came from, if any.
+    pub floor: Option<NoiseFloor>,
+    pub verdict: Verdict,
+    /// Bayes factor at "no change" after the last pair; an e-value for e-BH.
+    pub e_value: f64,
+    /// Anytime-valid p-value `min(1, min_k 1/BF_k)`.
+    pub anytime_p_value: f64,
+    /// Two intervals of the sequence were disjoint: the model is violated (e.g. drift).
+    pub sequence_crossed: bool,
+    /// Flagged (and kept) pairs.
+    pub outliers: Vec<Outlier>,
+    /// Drift and order regression; `None` with too few pairs.
+    pub drift: Option<DriftReport>,
+    /// The mixture boundary used, for recomputing half-widths.
+    pub boundary: MixtureBoundary,
+}
+
+fn check_options(opts: &AnalysisOptions) -> Result<(), StatsError> {
+    check_alpha(opts.alpha)?;
+    if !(opts.min_effect.is_finite() && opts.min_effect >= 0.0) {
+        return Err(StatsError::InvalidParameter {
+            name: "min_effect",
+            value: opts.min_effect,
+            expected: "a finite fraction >= 0",
+        });
+    }
+    Ok(())
+}
+
+/// Analyses one benchmark and metric from its paired samples (round order, equal lengths).
+pub fn analyze_pairs(
+    base: &[f64],
+    head: &[f64],
+    opts: &AnalysisOptions,
+    floor: Option<&NoiseFloor>,
+) -> Result<BenchmarkAnalysis, StatsError> {
+    check_options(opts)?;
+    let d = paired_log_ratios(base, head)?;
+    let n = d.len();
+    if n < 2 {
+        return Err(StatsError::TooFewPairs {
+            found: n,
+            needed: 2,
+        });
+    }
+    let boundary = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
+    let sequence = ConfidenceSequence::from_log_ratios(boundary, 0.0, &d)?;
+    let summary = mean_sd(&d)?;
+    let margin = practical_margin(opts.min_effect.ln_1p(), floor);
+    let exact = has_zero_spread(base) && has_zero_spread(head);
+
+    let (interval, fixed_interval, verdict) = if exact {
+        // Deterministic metric: every pair says the same, so the change is known exactly.
+        let point = Interval::point(summary.mean);
+        (point, point, Verdict::Exact)
+    } else {
+        let interval = sequence.running_interval();
+        let v = verdict(
+            interval,
+            &boundary,
+            summary.mean,
+            summary.sd,
+            n as u64,
+            margin,
+            opts.rounds_cap,
+        );
+        (
+            interval,
+            t_interval(summary.mean, summary.sd, n, opts.alpha)?,
+            v,
+        )
+    };
+
+    let hodges_lehmann = if n <= WALSH_LIMIT {
+        Some(hodges_lehmann(&d, opts.alpha)?)
+    } else {
+        None
+    };
+    let estimators_disagree = !exact
+        && hodges_lehmann.is_some_and(|hl| {
+            !fixed_interval.contains(hl.estimate) || !hl.interval.contains(summary.mean)
+        });
+    let base_first = match &opts.order {
+        RoundOrder::Abba => abba_base_first(n),
+        RoundOrder::BaseFirst(flags) => flags.clone(),
+    };
+    Ok(BenchmarkAnalysis {
+        n,
+        alpha: opts.alpha,
+        base_center: geometric_mean(base)?,
+        head_center: geometric_mean(head)?,
+        mean_log: summary.mean,
+        sd_log: summary.sd,
+        change_pct: percent_from_log(summary.mean),
+        interval,
+        current_interval: sequence.current_interval(),
+        fixed_interval,
+        hodges_lehmann,
+        estimators_disagree,
+        margin,
+        floor: floor.copied(),
+        verdict,
+        e_value: sequence.e_value(),
+        anytime_p_value: sequence.anytime_p_value(),
+        sequence_crossed: sequence.crossed(),
+        outliers: modified_z_outliers(&d),
+        drift: drift_regression(&d, &base_first, opts.alpha)?,
+        boundary,
+    })
+}
+
+impl BenchmarkAnalysis {
+    /// The wire form `benchgate analyze --json` prints; infinite bounds become `null`.
+    pub fn to_result(&self, name: &str, metric: &str, unit: &str) -> BenchmarkResult {
+        BenchmarkResult {
+            name: name.to_owned(),
+            metric: metric.to_owned(),
+            unit: unit.to_owned(),
+            n: self.n,
+            base_center: self.base_center,
+            head_center: self.head_center,
+            change_pct: self.change_pct,
+            interval_pct: self.interval.to_percent(),
+            fixed_interval_pct: self.fixed_interval.to_percent(),
+            verdict: self.verdict.kind(),
+            practical: self.is_practical(),
+            rounds_needed: self.verdict.rounds_needed(),
+            e_value: self.e_value,
+        }
+    }
+
+    /// Practical: beyond ±M (for an exact change, |d̄| > M).
+    pub fn is_practical(&self) -> bool {
+        match self.verdict {
+            Verdict::Exact => self.mean_log.abs() > self.margin,
+            v => v.is_practical(),
+        }
+    }
+
+    /// M in percent.
+    pub fn margin_pct(&self) -> f64 {
+        percent_from_log(self.margin)
+    }
+}

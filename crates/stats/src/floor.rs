@@ -1,0 +1,124 @@
+//! A runner's noise floor from A/A sessions (the same commit on both sides): how much the
+//! log-ratio scatters within a session (`s_aa`) and how far whole sessions drift from zero
+//! (`tau_b`). The floor sets the margin M below which a difference means nothing on this runner.
+
+use crate::error::StatsError;
+use crate::paired::{mean_sd, validate_log_ratios};
+
+/// The floor of one (runner, repo, benchmark, metric), on the log scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseFloor {
+    /// Pooled within-session sd of the A/A log-ratios: `√(Σ(n_j−1)s_j² / Σ(n_j−1))`.
+    pub s_aa: f64,
+    /// Between-session bias `√max(0, var(session means) − mean(s_j²/n_j))`; 0 with one session.
+    pub tau_b: f64,
+    /// Number of A/A sessions pooled.
+    pub sessions: usize,
+    /// Number of A/A pairs over all sessions.
+    pub pairs: usize,
+}
+
+impl NoiseFloor {
+    /// Pools A/A sessions, each given as its log-ratios; every session needs at least 2 pairs.
+    pub fn from_sessions<S: AsRef<[f64]>>(sessions: &[S]) -> Result<Self, StatsError> {
+        if sessions.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        let mut summaries = Vec::with_capacity(sessions.len());
+        for session in sessions {
+            let d = session.as_ref();
+            if d.len() < 2 {
+                return Err(StatsError::TooFewPairs {
+                    found: d.len(),
+                    needed: 2,
+                });
+            }
+            validate_log_ratios(d)?;
+            summaries.push(mean_sd(d)?);
+        }
+        let pairs: usize = summaries.iter().map(|s| s.n).sum();
+        let dof: f64 = summaries.iter().map(|s| (s.n - 1) as f64).sum();
+        let pooled_var: f64 = summaries
+            .iter()
+            .map(|s| (s.n - 1) as f64 * s.sd * s.sd)
+            .sum::<f64>()
+            / dof;
+        let tau_b = if summaries.len() < 2 {
+            // One session cannot separate between-session bias from within-session noise.
+            0.0
+        } else {
+            let means: Vec<f64> = summaries.iter().map(|s| s.mean).collect();
+            let var_means = mean_sd(&means)?.sd.powi(2);
+            // Subtract what within-session noise alone would put into the session means.
+            let expected: f64 = summaries
+                .iter()
+                .map(|s| s.sd * s.sd / s.n as f64)
+                .sum::<f64>()
+                / summaries.len() as f64;
+            (var_means - expected).max(0.0).sqrt()
+        };
+        Ok(Self {
+            s_aa: pooled_var.sqrt(),
+            tau_b,
+            sessions: summaries.len(),
+            pairs,
+        })
+    }
+
+    /// Pools A/A sessions given as raw `(base, head)` samples of the same commit.
+    pub fn from_session_samples<S: AsRef<[f64]>>(sessions: &[(S, S)]) -> Result<Self, StatsError> {
+        let logs = sessions
+            .iter()
+            .map(|(b, h)| crate::paired::paired_log_ratios(b.as_ref(), h.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_sessions(&logs)
+    }
+
+    /// True for a deterministic metric: no spread and no bias at all.
+    pub fn is_deterministic(&self) -> bool {
+        self.s_aa == 0.0 && self.tau_b == 0.0
+    }
+
+    /// The margin `M = max(policy minimum, 2·tau_b)` on the log scale.
+    pub fn margin(&self, policy_min_log: f64) -> f64 {
+        policy_min_log.max(2.0 * self.tau_b)
+    }
+}
+
+/// The margin M for an optional floor; without one it is the policy minimum.
+pub fn practical_margin(policy_min_log: f64, floor: Option<&NoiseFloor>) -> f64 {
+    floor.map_or(policy_min_log, |f| f.margin(policy_min_log))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_within_and_between() {
+        let a = [0.01, -0.01, 0.01, -0.01];
+        let b = [0.06, 0.04, 0.06, 0.04];
+        let floor = NoiseFloor::from_sessions(&[a.as_slice(), b.as_slice()]).unwrap();
+        // Both sessions have sd √(0.0004/3); means 0 and 0.05.
+        let within = (0.0004f64 / 3.0).sqrt();
+        assert!((floor.s_aa - within).abs() < 1e-12);
+        let var_means = 0.05f64.powi(2) / 2.0;
+        let tau = (var_means - within * within / 4.0).sqrt();
+        assert!((floor.tau_b - tau).abs() < 1e-12);
+        assert_eq!((floor.sessions, floor.pairs), (2, 8));
+        assert!((floor.margin(0.01) - 2.0 * tau).abs() < 1e-12);
+    }
+
+    #[test]
+    fn one_session_has_no_bias_estimate() {
+        let floor = NoiseFloor::from_sessions(&[[0.01, -0.02, 0.0]]).unwrap();
+        assert_eq!(floor.tau_b, 0.0);
+        assert_eq!(floor.margin(0.01), 0.01);
+    }
+
+    #[test]
+    fn rejects_short_sessions() {
+        assert!(NoiseFloor::from_sessions::<[f64; 0]>(&[]).is_err());
+        assert!(NoiseFloor::from_sessions(&[vec![0.01]]).is_err());
+    }
+}

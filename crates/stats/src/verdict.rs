@@ -1,0 +1,159 @@
+//! The verdict a user reads, decided from the running interval `[L, U]` and the margin M, and
+//! the rounds still needed when the interval does not decide yet.
+
+use benchgate_api::VerdictKind;
+
+use crate::confidence_sequence::MixtureBoundary;
+use crate::interval::Interval;
+
+/// What the evidence says about one benchmark and metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// `L > 0`: head is slower (a regression); practical when `L > M` as well.
+    Slower { practical: bool },
+    /// `U < 0`: head is faster; practical when `U < −M` as well.
+    Faster { practical: bool },
+    /// `−M < L` and `U < M`: no change larger than M.
+    Equivalent,
+    /// Undecided; `rounds_needed` more rounds at the current spread should settle it.
+    NoResultYet { rounds_needed: u64 },
+    /// Undecided, and even the rounds cap would not settle it on this runner.
+    BelowResolution,
+    /// A deterministic metric (zero spread on both sides): the change is exact.
+    Exact,
+}
+
+impl Verdict {
+    /// The wire form of the verdict.
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Verdict::Slower { .. } => VerdictKind::Slower,
+            Verdict::Faster { .. } => VerdictKind::Faster,
+            Verdict::Equivalent => VerdictKind::Equivalent,
+            Verdict::NoResultYet { .. } => VerdictKind::NoResultYet,
+            Verdict::BelowResolution => VerdictKind::BelowResolution,
+            Verdict::Exact => VerdictKind::Exact,
+        }
+    }
+
+    /// True for a slower/faster verdict beyond ±M.
+    pub fn is_practical(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Slower { practical: true } | Verdict::Faster { practical: true }
+        )
+    }
+
+    /// More rounds needed, for a "no result yet" verdict.
+    pub fn rounds_needed(&self) -> Option<u64> {
+        match self {
+            Verdict::NoResultYet { rounds_needed } => Some(*rounds_needed),
+            _ => None,
+        }
+    }
+}
+
+/// The decision the interval alone makes, or `None` when it straddles a boundary.
+pub fn decide(interval: Interval, margin: f64) -> Option<Verdict> {
+    if interval.lower > 0.0 {
+        Some(Verdict::Slower {
+            practical: interval.lower > margin,
+        })
+    } else if interval.upper < 0.0 {
+        Some(Verdict::Faster {
+            practical: interval.upper < -margin,
+        })
+    } else if -margin < interval.lower && interval.upper < margin {
+        Some(Verdict::Equivalent)
+    } else {
+        None
+    }
+}
+
+/// The smallest total n ≥ `n_current` whose half-width at spread `sd` reaches the nearest
+/// decision `max(|d̄|, M − |d̄|)`; `None` when not even `cap` pairs reach it.
+pub fn total_rounds_needed(
+    boundary: &MixtureBoundary,
+    mean: f64,
+    sd: f64,
+    n_current: u64,
+    margin: f64,
+    cap: u64,
+) -> Option<u64> {
+    let target = mean.abs().max(margin - mean.abs());
+    if !(target > 0.0) {
+        return None;
+    }
+    // A scan, not a bisection: the half-width is not proven monotone just past the whole-line
+    // region, and the cap keeps this at most a few thousand cheap evaluations.
+    (n_current.max(2)..=cap).find(|&n| boundary.half_width(sd, n) <= target)
+}
+
+/// The verdict from the running interval, or the rounds still needed when it is undecided.
+pub fn verdict(
+    interval: Interval,
+    boundary: &MixtureBoundary,
+    mean: f64,
+    sd: f64,
+    n_current: u64,
+    margin: f64,
+    cap: u64,
+) -> Verdict {
+    if let Some(decided) = decide(interval, margin) {
+        return decided;
+    }
+    match total_rounds_needed(boundary, mean, sd, n_current, margin, cap) {
+        // At least one more round: the current n did not decide.
+        Some(total) => Verdict::NoResultYet {
+            rounds_needed: total.saturating_sub(n_current).max(1),
+        },
+        None => Verdict::BelowResolution,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: f64 = 0.01;
+
+    fn iv(lower: f64, upper: f64) -> Interval {
+        Interval { lower, upper }
+    }
+
+    #[test]
+    fn decision_table() {
+        let cases = [
+            (iv(0.02, 0.05), Some(Verdict::Slower { practical: true })),
+            (iv(0.005, 0.05), Some(Verdict::Slower { practical: false })),
+            (iv(-0.05, -0.02), Some(Verdict::Faster { practical: true })),
+            (
+                iv(-0.05, -0.001),
+                Some(Verdict::Faster { practical: false }),
+            ),
+            (iv(-0.005, 0.008), Some(Verdict::Equivalent)),
+            (iv(-0.02, 0.008), None),
+            (iv(-0.005, 0.02), None),
+            (Interval::WHOLE_LINE, None),
+        ];
+        for (interval, expected) in cases {
+            assert_eq!(decide(interval, M), expected, "{interval:?}");
+        }
+    }
+
+    #[test]
+    fn undecided_reports_rounds_or_resolution() {
+        let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
+        let v = verdict(iv(-0.01, 0.05), &b, 0.02, 0.035, 10, M, 1000);
+        let Verdict::NoResultYet { rounds_needed } = v else {
+            panic!("{v:?}")
+        };
+        let total = 10 + rounds_needed;
+        assert!(b.half_width(0.035, total) <= 0.02);
+        assert!(b.half_width(0.035, total - 1) > 0.02);
+        assert_eq!(
+            verdict(iv(-0.01, 0.05), &b, 0.0, 0.5, 10, 0.001, 100),
+            Verdict::BelowResolution
+        );
+    }
+}
