@@ -1,1 +1,92 @@
-fn main() {}
+//! The `benchgate` command line: subcommands only; each calls into a crate.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+/// Gate pull requests on benchmark claims: interleaved base/head rounds on dedicated runners,
+/// each runner's own A/A noise floor, and intervals that stay valid however often you look.
+#[derive(Parser)]
+#[command(name = "benchgate", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server: webhooks, agent API, dashboard. Applies migrations first.
+    Serve(benchgate_server::ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate(MigrateArgs),
+}
+
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// Database URL: `sqlite://FILE` or `postgres://USER@HOST/DB`.
+    #[arg(long, env = "BENCHGATE_DATABASE_URL", default_value = "sqlite://benchgate.db")]
+    database_url: String,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve(args) => {
+            init_tracing(args.log_format);
+            let store = benchgate_store::connect(&args.database_url).await?;
+            store.migrate().await.context("applying migrations")?;
+            let listener = tokio::net::TcpListener::bind(args.listen)
+                .await
+                .with_context(|| format!("cannot listen on {}", args.listen))?;
+            tracing::info!(
+                addr = %listener.local_addr()?,
+                database = %benchgate_store::mask_url(&args.database_url),
+                "benchgate listening"
+            );
+            let state = benchgate_server::AppState::new(args, store);
+            benchgate_server::serve(listener, state, benchgate_server::shutdown_signal()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Migrate(args) => {
+            init_tracing(benchgate_server::LogFormat::Pretty);
+            let store = benchgate_store::connect(&args.database_url).await?;
+            store.migrate().await.context("applying migrations")?;
+            println!(
+                "migrations applied to {}",
+                benchgate_store::mask_url(&args.database_url)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` overrides the default `info` level.
+fn init_tracing(format: benchgate_server::LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        benchgate_server::LogFormat::Json => builder.json().try_init(),
+        benchgate_server::LogFormat::Pretty => builder.try_init(),
+    };
+}

@@ -1,1 +1,75 @@
-//! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the scheduler, the reaper, the outbox worker and report rendering.
+//! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the
+//! scheduler, the reaper, the outbox worker and report rendering.
+
+pub mod config;
+pub mod error;
+mod health;
+mod http;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use benchgate_store::Store;
+use tokio::net::TcpListener;
+
+pub use config::{LogFormat, ServeArgs};
+pub use error::ApiError;
+
+/// Everything a request handler or background task needs; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub config: Arc<ServeArgs>,
+}
+
+impl AppState {
+    pub fn new(config: ServeArgs, store: Arc<dyn Store>) -> Self {
+        Self {
+            store,
+            config: Arc::new(config),
+        }
+    }
+}
+
+/// The whole HTTP application, with its middleware.
+pub fn router(state: AppState) -> axum::Router {
+    let body_limit = state.config.body_limit;
+    let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
+    let routes = axum::Router::new().merge(health::routes());
+    http::layered(routes.with_state(state), body_limit, timeout)
+}
+
+/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await
+            }
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

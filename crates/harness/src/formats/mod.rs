@@ -1,1 +1,197 @@
 //! Parsers that turn a benchmark harness's output into measurements.
+//!
+//! Every parser is pure: it takes the harness's output as `&str` and returns
+//! `Result<Vec<Measurement>, ParseError>`. Units are normalised (time to nanoseconds, sizes
+//! to bytes) and the unit is kept in each measurement. Where a harness reports several samples
+//! of one benchmark (hyperfine runs, criterion samples, `go test -count`), each sample is its
+//! own measurement, in the order the harness wrote them, so callers can pair them by order.
+
+mod benchstat;
+mod bmf;
+mod catch2;
+mod catch2_xml;
+pub mod command;
+mod criterion;
+mod criterion_dir;
+mod detect;
+mod dotnet;
+mod error;
+mod go;
+mod google;
+mod hyperfine;
+mod jmh;
+mod json;
+mod libtest;
+mod pytest;
+mod raw;
+mod units;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use benchgate_api::Measurement;
+pub use criterion_dir::{criterion_estimates, criterion_samples, read_criterion_dir};
+pub use detect::detect;
+pub use error::{Location, ParseError};
+pub use raw::RAW_BENCHMARK;
+
+/// Metric names shared by every adapter, so that one benchmark's metrics line up across formats.
+pub mod metric {
+    /// Time per iteration (or per operation), in nanoseconds.
+    pub const TIME: &str = "time";
+    /// CPU time per iteration, in nanoseconds, where the harness reports it beside wall time.
+    pub const CPU_TIME: &str = "cpu_time";
+    /// Bytes allocated per operation.
+    pub const BYTES_PER_OP: &str = "bytes_per_op";
+    /// Allocations per operation.
+    pub const ALLOCS_PER_OP: &str = "allocs_per_op";
+    /// Work per second: bytes/s, ops/s or elements/s (the unit says which).
+    pub const THROUGHPUT: &str = "throughput";
+    /// The value of a `raw` line that carries no unit.
+    pub const VALUE: &str = "value";
+}
+
+/// Unit names used in [`Measurement::unit`].
+pub mod unit {
+    /// Nanoseconds: every time is normalised to this.
+    pub const NS: &str = "ns";
+    /// Bytes: every size is normalised to this.
+    pub const BYTES: &str = "bytes";
+    /// A plain count (allocations, collections).
+    pub const COUNT: &str = "count";
+    /// Bytes per second.
+    pub const BYTES_PER_S: &str = "bytes/s";
+    /// Operations per second.
+    pub const OPS_PER_S: &str = "ops/s";
+    /// Elements per second (criterion's `Throughput::Elements`).
+    pub const ELEMS_PER_S: &str = "elem/s";
+    /// A quantity whose unit the harness did not state.
+    pub const NONE: &str = "";
+}
+
+/// A benchmark harness whose output benchgate understands (`format = "…"` in `.benchgate.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Detect the format from the text (see [`detect`]).
+    Auto,
+    /// `cargo bench` with the built-in libtest harness (`… bench: 1,234 ns/iter (+/- 5)`).
+    Libtest,
+    /// criterion.rs console output (`time: [low estimate high]`).
+    Criterion,
+    /// `go test -bench` output, including `-benchmem` and custom units.
+    Go,
+    /// hyperfine `--export-json`.
+    Hyperfine,
+    /// Google Benchmark `--benchmark_format=json`.
+    Google,
+    /// pytest-benchmark `--benchmark-json`.
+    Pytest,
+    /// Catch2 console output or its XML reporter (`-r xml`).
+    Catch2,
+    /// BenchmarkDotNet JSON exporter.
+    Dotnet,
+    /// JMH `-rf json`.
+    Jmh,
+    /// Bencher Metric Format JSON.
+    Bmf,
+    /// The whole process, measured by the runner (wall time, CPU time, peak RSS); no output parsed.
+    Command,
+    /// One number per line, optionally followed by a unit.
+    Raw,
+}
+
+impl Format {
+    /// Every format, in the order the documentation lists them.
+    pub const ALL: [Format; 13] = [
+        Format::Auto,
+        Format::Libtest,
+        Format::Criterion,
+        Format::Go,
+        Format::Hyperfine,
+        Format::Google,
+        Format::Pytest,
+        Format::Catch2,
+        Format::Dotnet,
+        Format::Jmh,
+        Format::Bmf,
+        Format::Command,
+        Format::Raw,
+    ];
+
+    /// The name used in configuration and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Libtest => "libtest",
+            Format::Criterion => "criterion",
+            Format::Go => "go",
+            Format::Hyperfine => "hyperfine",
+            Format::Google => "google",
+            Format::Pytest => "pytest",
+            Format::Catch2 => "catch2",
+            Format::Dotnet => "dotnet",
+            Format::Jmh => "jmh",
+            Format::Bmf => "bmf",
+            Format::Command => "command",
+            Format::Raw => "raw",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error for a format name that benchgate does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown benchmark format `{0}`; expected one of: auto, libtest, criterion, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, command, raw"
+)]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Format::ALL
+            .into_iter()
+            .find(|f| f.as_str() == wanted)
+            .ok_or_else(|| UnknownFormat(s.to_string()))
+    }
+}
+
+/// Parse `text` written by the harness `format` into measurements.
+///
+/// `Format::Auto` detects the format first; `Format::Command` is an error because the runner
+/// measures the process itself (see [`command`]).
+pub fn parse(format: Format, text: &str) -> Result<Vec<Measurement>, ParseError> {
+    match format {
+        Format::Auto => parse(detect(text)?, text),
+        Format::Libtest => libtest::parse(text),
+        Format::Criterion => criterion::parse(text),
+        Format::Go => go::parse(text),
+        Format::Hyperfine => hyperfine::parse(text),
+        Format::Google => google::parse(text),
+        Format::Pytest => pytest::parse(text),
+        Format::Catch2 => {
+            if text.trim_start().starts_with('<') {
+                catch2_xml::parse(text)
+            } else {
+                catch2::parse(text)
+            }
+        }
+        Format::Dotnet => dotnet::parse(text),
+        Format::Jmh => jmh::parse(text),
+        Format::Bmf => bmf::parse(text),
+        Format::Command => Err(ParseError::new(
+            Format::Command,
+            Location::Input,
+            "the `command` format is measured by the runner (wall time, CPU time, peak RSS); \
+             there is no output to parse",
+        )),
+        Format::Raw => raw::parse(text),
+    }
+}

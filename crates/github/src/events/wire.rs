@@ -1,0 +1,159 @@
+//! The minimal serde shapes of the webhook payloads: only the fields benchgate reads, so a
+//! field GitHub adds or drops elsewhere in a 30 KB payload never breaks parsing.
+
+use serde::Deserialize;
+
+use super::AuthorAssociation;
+
+#[derive(Deserialize)]
+pub(super) struct ActionOnly {
+    pub action: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Ping {
+    pub zen: Option<String>,
+    pub hook_id: Option<u64>,
+    pub hook: Option<Hook>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Hook {
+    pub app_id: Option<u64>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Installation {
+    pub action: String,
+    pub installation: InstallationBody,
+    #[serde(default)]
+    pub repositories: Option<Vec<RepoName>>,
+    pub sender: Option<User>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct InstallationRepositories {
+    pub action: String,
+    pub installation: InstallationBody,
+    #[serde(default)]
+    pub repositories_added: Vec<RepoName>,
+    #[serde(default)]
+    pub repositories_removed: Vec<RepoName>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct InstallationBody {
+    pub id: u64,
+    pub account: Option<User>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct InstallationId {
+    pub id: u64,
+}
+
+#[derive(Deserialize)]
+pub(super) struct RepoName {
+    pub full_name: String,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Repository {
+    pub full_name: String,
+    pub clone_url: String,
+}
+
+#[derive(Deserialize)]
+pub(super) struct User {
+    pub login: String,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct PullRequest {
+    pub installation: Option<InstallationId>,
+    pub pull_request: PullRequestBody,
+}
+
+#[derive(Deserialize)]
+pub(super) struct PullRequestBody {
+    pub number: u64,
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub merged: Option<bool>,
+    pub author_association: AuthorAssociation,
+    pub user: User,
+    pub base: Branch,
+    pub head: HeadBranch,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Branch {
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    pub sha: String,
+    pub repo: Repository,
+}
+
+/// The head side's repository is `null` when the fork it came from was deleted.
+#[derive(Deserialize)]
+pub(super) struct HeadBranch {
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    pub sha: String,
+    pub repo: Option<Repository>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct IssueComment {
+    pub action: String,
+    pub repository: Repository,
+    pub installation: Option<InstallationId>,
+    pub issue: Issue,
+    pub comment: Comment,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Issue {
+    pub number: u64,
+    /// Present (an object of links) only when the issue is a pull request.
+    pub pull_request: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Comment {
+    pub id: u64,
+    /// GitHub sends `null` for an empty comment body.
+    pub body: Option<String>,
+    pub user: User,
+    pub author_association: AuthorAssociation,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CheckRun {
+    pub repository: Repository,
+    pub installation: Option<InstallationId>,
+    pub check_run: CheckRunBody,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CheckRunBody {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub app: Option<App>,
+    #[serde(default)]
+    pub pull_requests: Vec<PullRequestNumber>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct App {
+    pub id: u64,
+}
+
+#[derive(Deserialize)]
+pub(super) struct PullRequestNumber {
+    pub number: u64,
+}

@@ -1,0 +1,110 @@
+//! `format = "auto"`: recognise a harness from its output.
+
+use serde_json::Value;
+
+use super::{Format, Location, ParseError, benchstat, go};
+
+/// Recognise which harness wrote `text`. JSON is told apart by its members; text by the lines
+/// only one harness writes. benchstat summaries are refused here with their own message.
+pub fn detect(text: &str) -> Result<Format, ParseError> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return Err(ParseError::new(
+            Format::Auto,
+            Location::Input,
+            "expected benchmark output, found nothing",
+        ));
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        // Bracketed text that is not JSON still falls through to the text checks: raw output
+        // cannot start with a bracket, so this ends in an error that shows the JSON problem.
+        return match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => detect_json(&value),
+            Err(e) => Err(ParseError::json_syntax(Format::Auto, &e)),
+        };
+    }
+    if trimmed.starts_with('<') {
+        return Ok(Format::Catch2);
+    }
+    if benchstat::is_summary(text) {
+        return Err(benchstat::summary_error(Format::Auto));
+    }
+    let lines = || text.lines().map(|l| l.trim_end_matches('\r'));
+    if lines().any(|l| go::result_fields(l).is_some()) {
+        return Ok(Format::Go);
+    }
+    if lines().any(|l| l.contains("time:") && l.contains('[') && l.contains(']')) {
+        return Ok(Format::Criterion);
+    }
+    if lines().any(|l| l.starts_with("benchmark name") && l.contains("samples")) {
+        return Ok(Format::Catch2);
+    }
+    let libtest = lines().any(|l| {
+        let l = l.trim_start();
+        (l.starts_with("test ") && l.contains(" ... bench:"))
+            || l.starts_with("running ")
+            || l.starts_with("test result:")
+    });
+    if libtest {
+        return Ok(Format::Libtest);
+    }
+    if lines().all(|l| {
+        let l = l.trim();
+        l.is_empty()
+            || l.starts_with('#')
+            || l.split_whitespace()
+                .next()
+                .is_some_and(|t| super::units::number(t).is_some())
+    }) {
+        return Ok(Format::Raw);
+    }
+    Err(ParseError::new(
+        Format::Auto,
+        Location::Input,
+        "expected output of a known harness (libtest, criterion, go, hyperfine, google, pytest, \
+         catch2, dotnet, jmh, bmf, raw); none matched, so name the format in .benchgate.toml",
+    ))
+}
+
+fn detect_json(value: &Value) -> Result<Format, ParseError> {
+    let has = |v: &Value, key: &str| v.get(key).is_some();
+    let first_item = |v: &Value, key: &str| v.get(key).and_then(|a| a.as_array()?.first().cloned());
+    if let Some(array) = value.as_array() {
+        if array
+            .iter()
+            .any(|run| has(run, "primaryMetric") || has(run, "jmhVersion"))
+        {
+            return Ok(Format::Jmh);
+        }
+    } else if has(value, "results")
+        && first_item(value, "results").is_none_or(|r| has(&r, "command") || has(&r, "times"))
+    {
+        return Ok(Format::Hyperfine);
+    } else if has(value, "Benchmarks") {
+        return Ok(Format::Dotnet);
+    } else if has(value, "benchmarks") {
+        let pytest = has(value, "machine_info")
+            || first_item(value, "benchmarks").is_some_and(|b| has(&b, "stats"));
+        return Ok(if pytest {
+            Format::Pytest
+        } else {
+            Format::Google
+        });
+    } else if let Some(object) = value.as_object() {
+        let bmf = !object.is_empty()
+            && object.values().all(|measures| {
+                measures
+                    .as_object()
+                    .is_some_and(|m| !m.is_empty() && m.values().all(|v| v.get("value").is_some()))
+            });
+        if bmf {
+            return Ok(Format::Bmf);
+        }
+    }
+    Err(ParseError::new(
+        Format::Auto,
+        Location::Input,
+        "expected JSON from a known harness (hyperfine, google, pytest, dotnet, jmh, bmf); \
+         none matched, so name the format in .benchgate.toml",
+    ))
+}

@@ -1,0 +1,275 @@
+//! Running one process and measuring it: monotonic wall time, the child's own CPU time and peak
+//! RSS from `wait4`, its exit, and its output up to a cap. A run that passes its timeout has its
+//! whole process group killed, so a benchmark that forks cannot leave work running.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal};
+use rustix::thread::CpuSet;
+use serde::{Deserialize, Serialize};
+
+use crate::capture::{Captured, Keep, read_capped};
+use crate::env::ScrubbedEnv;
+
+/// Everything needed to start one measured process.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Program and arguments; the program is looked up in the scrubbed `PATH`.
+    pub argv: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    pub env: ScrubbedEnv,
+    /// Kill the process group after this long; `None` waits forever.
+    pub timeout: Option<Duration>,
+    pub stdout_cap: usize,
+    pub stderr_cap: usize,
+    /// Logical CPUs to pin the process to; empty: no pinning.
+    pub cpus: Vec<usize>,
+    /// Start the process with address-space randomisation disabled.
+    pub disable_aslr: bool,
+}
+
+impl RunSpec {
+    /// A spec with the given argv, a scrubbed environment from the parent, no timeout and
+    /// 16 MiB / 64 KiB caps for stdout / stderr.
+    pub fn new(argv: Vec<String>) -> Self {
+        RunSpec {
+            argv,
+            cwd: None,
+            env: ScrubbedEnv::from_parent(&[]).unwrap_or_default(),
+            timeout: None,
+            stdout_cap: 16 << 20,
+            stderr_cap: 64 << 10,
+            cpus: Vec::new(),
+            disable_aslr: false,
+        }
+    }
+}
+
+/// How a measured process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed by the harness when the timeout passed.
+    TimedOut,
+}
+
+impl Exit {
+    /// Whether the run counts as a sample: exit code 0.
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit code {code}"),
+            Exit::Signal(sig) => write!(f, "killed by signal {sig}"),
+            Exit::TimedOut => write!(f, "timed out"),
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessMeasurement {
+    /// From just before spawn to the child's exit, on the monotonic clock.
+    pub wall: Duration,
+    pub user_cpu: Duration,
+    pub sys_cpu: Duration,
+    /// Largest resident set of the child or any descendant it waited for.
+    pub peak_rss_bytes: u64,
+    pub exit: Exit,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+/// A process that could not be started or waited for (a run that ran and failed is not this).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("empty command")]
+    EmptyCommand,
+    #[error("CPU {cpu} cannot be pinned: this system supports CPUs below {max}")]
+    CpuOutOfRange { cpu: usize, max: usize },
+    #[error("cannot start {program:?}: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error("waiting for {program:?} failed: {source}")]
+    Wait { program: String, source: io::Error },
+}
+
+/// Runs one process to its end and measures it.
+pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
+    let program = spec.argv.first().ok_or(RunError::EmptyCommand)?.clone();
+    let mut cmd = Command::new(&program);
+    cmd.args(&spec.argv[1..])
+        .env_clear()
+        .envs(spec.env.vars())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    install_quieting(&mut cmd, &spec.cpus, spec.disable_aslr)?;
+
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let raw_pid = child.id() as i32;
+    let pid = Pid::from_raw(raw_pid).expect("a spawned child has a positive pid");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (out_cap, err_cap) = (spec.stdout_cap, spec.stderr_cap);
+    let stdout = thread::spawn(move || read_capped(stdout, out_cap, Keep::Head));
+    let stderr = thread::spawn(move || read_capped(stderr, err_cap, Keep::Tail));
+
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (stop_watchdog, watchdog_rx) = mpsc::channel::<()>();
+    let watchdog = spec.timeout.map(|timeout| {
+        let timed_out = Arc::clone(&timed_out);
+        thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog_rx.recv_timeout(timeout) {
+                timed_out.store(true, Ordering::SeqCst);
+                let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            }
+        })
+    });
+
+    let wait_err = |source| RunError::Wait {
+        program: program.clone(),
+        source,
+    };
+    // Wait for the exit without reaping, so the zombie keeps the pid and process-group id
+    // reserved while the watchdog and the clean-up below may still signal the group.
+    wait_exited_keep_zombie(raw_pid).map_err(wait_err)?;
+    let wall = start.elapsed();
+    drop(stop_watchdog);
+    if let Some(watchdog) = watchdog {
+        let _ = watchdog.join();
+    }
+    // Whatever the benchmark left running in its group would disturb the next run.
+    let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    let (status, usage) = reap_with_rusage(raw_pid).map_err(wait_err)?;
+
+    let exit = if timed_out.load(Ordering::SeqCst) {
+        Exit::TimedOut
+    } else if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else {
+        Exit::Signal(libc::WTERMSIG(status))
+    };
+    let join = |h: thread::JoinHandle<io::Result<Captured>>| {
+        h.join()
+            .unwrap_or_else(|_| Ok(Captured::default()))
+            .map_err(wait_err)
+    };
+    Ok(ProcessMeasurement {
+        wall,
+        user_cpu: timeval(usage.ru_utime),
+        sys_cpu: timeval(usage.ru_stime),
+        // Linux reports ru_maxrss in kibibytes.
+        peak_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
+        exit,
+        stdout: join(stdout)?,
+        stderr: join(stderr)?,
+    })
+}
+
+fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Result<(), RunError> {
+    let cpuset = if cpus.is_empty() {
+        None
+    } else {
+        let mut set = CpuSet::new();
+        for &cpu in cpus {
+            if cpu >= CpuSet::MAX_CPU {
+                return Err(RunError::CpuOutOfRange {
+                    cpu,
+                    max: CpuSet::MAX_CPU,
+                });
+            }
+            set.set(cpu);
+        }
+        Some(set)
+    };
+    if cpuset.is_none() && !disable_aslr {
+        return Ok(());
+    }
+    // SAFETY: the closure runs between fork and exec and only makes two system calls; it does
+    // not allocate or take locks.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(set) = &cpuset {
+                rustix::thread::sched_setaffinity(None, set)?;
+            }
+            if disable_aslr {
+                // 0xffffffff queries the current persona without changing it.
+                let current = libc::personality(0xffff_ffff);
+                if current == -1
+                    || libc::personality(current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong)
+                        == -1
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+fn wait_exited_keep_zombie(pid: i32) -> io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is plain data that waitid fills in.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid pointer to a local; P_PID with our own child's pid.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+fn reap_with_rusage(pid: i32) -> io::Result<(i32, libc::rusage)> {
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data that wait4 fills in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointers to locals; wait4 on our own child, which has exited.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            return Ok((status, usage));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+fn timeval(tv: libc::timeval) -> Duration {
+    Duration::from_secs(tv.tv_sec.max(0) as u64) + Duration::from_micros(tv.tv_usec.max(0) as u64)
+}

@@ -1,0 +1,28 @@
+//! Middleware every route shares: request tracing, body limit, timeout, compression.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{StatusCode, header};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// Wraps the application in the middleware every route shares.
+pub fn layered(app: Router, body_limit: usize, timeout: Duration) -> Router {
+    app.layer(CompressionLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(RequestBodyLimitLayer::new(body_limit))
+        .layer(TraceLayer::new_for_http())
+        .layer(SetSensitiveRequestHeadersLayer::new([
+            header::AUTHORIZATION,
+            header::COOKIE,
+        ]))
+        .layer(CatchPanicLayer::new())
+}

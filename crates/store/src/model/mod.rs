@@ -1,0 +1,25 @@
+//! The domain types the store reads and writes.
+
+mod floor;
+mod ids;
+mod job;
+mod outbox;
+mod runner;
+mod sample;
+mod webhook;
+mod work;
+
+pub use floor::{AaSession, FloorKey, NoiseFloor};
+pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
+pub use job::{
+    ClaimedJob, Heartbeat, Job, JobKind, JobOutcome, JobState, NewCalibration, NewJob, Priority,
+    QueueDepth, ReapedJob,
+};
+pub use outbox::{NewOutboxMessage, OutboxMessage};
+pub use runner::{NewRunner, Runner, RunnerToken};
+pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
+pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
+pub use work::{
+    Comparison, ComparisonState, CreatedComparison, Installation, NewComparison, NewRepository,
+    Repository, StoredResult,
+};

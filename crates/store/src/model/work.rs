@@ -1,0 +1,140 @@
+//! Installations, repositories and comparisons: what is being benchmarked.
+
+use super::{ComparisonId, JobId, NewJob, NewOutboxMessage, RepositoryId, RunnerId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A GitHub App installation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Installation {
+    /// GitHub's installation id.
+    pub id: i64,
+    pub account_login: String,
+}
+
+/// A repository to upsert: from GitHub (with its ids) or given by URL/path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRepository {
+    /// GitHub's repository id; `None` for a repository given by URL or local path.
+    pub github_id: Option<i64>,
+    pub installation_id: Option<i64>,
+    /// `owner/name`, or the URL/path itself.
+    pub full_name: String,
+    pub clone_url: String,
+}
+
+/// A stored repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repository {
+    pub id: RepositoryId,
+    pub github_id: Option<i64>,
+    pub installation_id: Option<i64>,
+    pub full_name: String,
+    pub clone_url: String,
+    pub created_at: DateTime<Utc>,
+    pub removed_at: Option<DateTime<Utc>>,
+}
+
+/// Where a comparison is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparisonState {
+    /// Jobs queued, none started.
+    Queued,
+    /// At least one job started and some are not finished.
+    Running,
+    /// Every job ended and at least one succeeded.
+    Done,
+    /// Every job ended and none succeeded.
+    Failed,
+    /// A newer head of the same PR replaced it.
+    Superseded,
+    /// The PR was closed.
+    Cancelled,
+}
+
+impl ComparisonState {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Superseded => "superseded",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => Self::Queued,
+            "running" => Self::Running,
+            "done" => Self::Done,
+            "failed" => Self::Failed,
+            "superseded" => Self::Superseded,
+            "cancelled" => Self::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether no further rounds will run.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, Self::Queued | Self::Running)
+    }
+}
+
+/// A comparison to create, with its jobs, in one transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewComparison {
+    pub repository_id: RepositoryId,
+    /// `None` for a comparison requested without a PR (admin API, demo).
+    pub pr_number: Option<i64>,
+    pub base_sha: String,
+    pub head_sha: String,
+    pub runner_label: String,
+    /// The repository config as parsed from `.benchgate.toml` on the base branch.
+    pub config: serde_json::Value,
+    /// n*, planned from the runner's A/A spread before any A/B data.
+    pub planned_rounds: Option<i64>,
+    pub jobs: Vec<NewJob>,
+    /// Outbox rows written in the same transaction; each payload object gets `comparison_id` set.
+    pub notify: Vec<NewOutboxMessage>,
+}
+
+/// What creating a comparison did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedComparison {
+    pub id: ComparisonId,
+    pub jobs: Vec<JobId>,
+    /// Older comparisons of the same PR and runner label (another head) that were superseded.
+    pub superseded: Vec<ComparisonId>,
+}
+
+/// A stored comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub id: ComparisonId,
+    pub repository_id: RepositoryId,
+    /// The repository's `full_name`, joined for display.
+    pub repository: String,
+    pub pr_number: Option<i64>,
+    pub base_sha: String,
+    pub head_sha: String,
+    pub runner_label: String,
+    pub config: serde_json::Value,
+    pub planned_rounds: Option<i64>,
+    pub state: ComparisonState,
+    pub check_run_id: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One benchmark's computed result for a comparison on one runner, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredResult {
+    pub runner_id: RunnerId,
+    pub result: benchgate_api::BenchmarkResult,
+    pub updated_at: DateTime<Utc>,
+}

@@ -1,0 +1,117 @@
+//! Installations and repositories, expanded once per backend.
+
+macro_rules! repositories_sql {
+    () => {
+        use super::{Conn, Pool, rows};
+        use crate::StoreError;
+        use crate::model::*;
+        use crate::shared::columns::repository_columns;
+
+        pub(super) async fn upsert_installation(
+            conn: &mut Conn,
+            installation: &Installation,
+        ) -> Result<(), StoreError> {
+            sqlx::query(
+                "INSERT INTO installations (id, account_login, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $3) \
+                 ON CONFLICT (id) DO UPDATE SET account_login = excluded.account_login, \
+                 updated_at = excluded.updated_at, removed_at = NULL",
+            )
+            .bind(installation.id)
+            .bind(&installation.account_login)
+            .bind(crate::shared::now())
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        }
+
+        pub(super) async fn remove_installation(
+            conn: &mut Conn,
+            installation_id: i64,
+        ) -> Result<(), StoreError> {
+            let now = crate::shared::now();
+            sqlx::query("UPDATE installations SET removed_at = $2, updated_at = $2 WHERE id = $1")
+                .bind(installation_id)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query(
+                "UPDATE repositories SET removed_at = $2, updated_at = $2 \
+                 WHERE installation_id = $1 AND removed_at IS NULL",
+            )
+            .bind(installation_id)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        }
+
+        pub(super) async fn upsert(
+            conn: &mut Conn,
+            repo: &NewRepository,
+        ) -> Result<Repository, StoreError> {
+            // A GitHub repository keeps its id across renames; others are known by name only.
+            let sql = if repo.github_id.is_some() {
+                concat!(
+                    "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
+                     created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+                     ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
+                     clone_url = excluded.clone_url, \
+                     installation_id = COALESCE(excluded.installation_id, repositories.installation_id), \
+                     updated_at = excluded.updated_at, removed_at = NULL RETURNING ",
+                    repository_columns!()
+                )
+            } else {
+                concat!(
+                    "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
+                     created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+                     ON CONFLICT (full_name) DO UPDATE SET clone_url = excluded.clone_url, \
+                     installation_id = COALESCE(excluded.installation_id, repositories.installation_id), \
+                     updated_at = excluded.updated_at, removed_at = NULL RETURNING ",
+                    repository_columns!()
+                )
+            };
+            let row = sqlx::query(sql)
+                .bind(repo.github_id)
+                .bind(repo.installation_id)
+                .bind(&repo.full_name)
+                .bind(&repo.clone_url)
+                .bind(crate::shared::now())
+                .fetch_one(&mut *conn)
+                .await?;
+            rows::repository(&row)
+        }
+
+        pub(super) async fn by_id(
+            pool: &Pool,
+            id: RepositoryId,
+        ) -> Result<Option<Repository>, StoreError> {
+            sqlx::query(concat!("SELECT ", repository_columns!(), " FROM repositories WHERE id = $1"))
+                .bind(id)
+                .fetch_optional(pool)
+                .await?
+                .as_ref()
+                .map(rows::repository)
+                .transpose()
+        }
+
+        pub(super) async fn by_name(
+            pool: &Pool,
+            full_name: &str,
+        ) -> Result<Option<Repository>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                repository_columns!(),
+                " FROM repositories WHERE full_name = $1"
+            ))
+            .bind(full_name)
+            .fetch_optional(pool)
+            .await?
+            .as_ref()
+            .map(rows::repository)
+            .transpose()
+        }
+    };
+}
+
+pub(crate) use repositories_sql;

@@ -1,0 +1,243 @@
+//! The persistence contract in the domain's words. One contract test suite
+//! (tests/contract) runs against every implementation.
+
+use crate::error::{Readiness, StoreError};
+use crate::model::*;
+use benchgate_api::BenchmarkResult;
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// Everything benchgate keeps: repositories, runners, comparisons, the job queue, samples,
+/// noise floors, webhook deliveries and the outbox. Object-safe: used as `Arc<dyn Store>`.
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+    /// Applies pending migrations.
+    async fn migrate(&self) -> Result<(), StoreError>;
+    /// Checks the connection and that every known migration is applied.
+    async fn readiness(&self) -> Readiness;
+
+    // --- installations and repositories ---
+
+    /// Records (or renames) a GitHub App installation.
+    async fn upsert_installation(&self, installation: &Installation) -> Result<(), StoreError>;
+    /// Marks an installation and its repositories removed (the app was uninstalled).
+    async fn remove_installation(&self, installation_id: i64) -> Result<(), StoreError>;
+    /// Inserts or updates a repository, keyed by GitHub id when it has one, else by full name.
+    async fn upsert_repository(&self, repo: &NewRepository) -> Result<Repository, StoreError>;
+    /// A repository by id.
+    async fn repository(&self, id: RepositoryId) -> Result<Option<Repository>, StoreError>;
+    /// A repository by `owner/name` (or URL/path).
+    async fn repository_by_name(&self, full_name: &str)
+    -> Result<Option<Repository>, StoreError>;
+
+    // --- runners ---
+
+    /// Registers a runner; the returned token is shown once and only its SHA-256 is kept.
+    /// A name already taken is `Conflict`.
+    async fn add_runner(&self, name: &str, labels: &[String]) -> Result<NewRunner, StoreError>;
+    /// All runners, revoked ones included, by name.
+    async fn list_runners(&self) -> Result<Vec<Runner>, StoreError>;
+    /// A runner by id.
+    async fn runner(&self, id: RunnerId) -> Result<Option<Runner>, StoreError>;
+    /// A runner by name.
+    async fn runner_by_name(&self, name: &str) -> Result<Option<Runner>, StoreError>;
+    /// Revokes a runner's token; `NotFound` when no runner has that name.
+    async fn revoke_runner(&self, name: &str) -> Result<(), StoreError>;
+    /// The unrevoked runner holding this bearer token, if any (hashes compared in constant time).
+    async fn authenticate_runner(&self, token: &str) -> Result<Option<Runner>, StoreError>;
+    /// Records that the runner was seen now, and its fingerprint when it sent one.
+    async fn touch_runner(
+        &self,
+        id: RunnerId,
+        fingerprint: Option<&serde_json::Value>,
+    ) -> Result<(), StoreError>;
+
+    // --- comparisons ---
+
+    /// Creates a comparison and its jobs in one transaction; for a PR, supersedes the active
+    /// comparisons of other heads of the same PR and runner label.
+    async fn create_comparison(
+        &self,
+        new: &NewComparison,
+    ) -> Result<CreatedComparison, StoreError>;
+    /// A comparison by id.
+    async fn comparison(&self, id: ComparisonId) -> Result<Option<Comparison>, StoreError>;
+    /// The newest comparisons first.
+    async fn recent_comparisons(&self, limit: i64) -> Result<Vec<Comparison>, StoreError>;
+    /// A PR's comparisons, newest first.
+    async fn pull_request_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// Adds jobs (more rounds) to a comparison; `Conflict` when it was superseded or cancelled.
+    async fn add_rounds(
+        &self,
+        comparison_id: ComparisonId,
+        jobs: &[NewJob],
+    ) -> Result<Vec<JobId>, StoreError>;
+    /// The PR was closed: cancels its active comparisons; queued jobs are cancelled, running
+    /// ones asked to stop. Returns how many jobs were affected.
+    async fn cancel_pull_request(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<u64, StoreError>;
+    /// Remembers the GitHub check run created for a comparison.
+    async fn set_check_run_id(
+        &self,
+        comparison_id: ComparisonId,
+        check_run_id: i64,
+    ) -> Result<(), StoreError>;
+    /// The one comment benchgate keeps on a PR for a runner label, if posted.
+    async fn pull_request_comment_id(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+        runner_label: &str,
+    ) -> Result<Option<i64>, StoreError>;
+    /// Remembers that comment's id.
+    async fn set_pull_request_comment_id(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+        runner_label: &str,
+        comment_id: i64,
+    ) -> Result<(), StoreError>;
+    /// Stores the computed results of a comparison on one runner (replacing earlier ones per
+    /// benchmark and metric), so pages read them instead of recomputing.
+    async fn upsert_comparison_results(
+        &self,
+        comparison_id: ComparisonId,
+        runner_id: RunnerId,
+        results: &[BenchmarkResult],
+    ) -> Result<(), StoreError>;
+    /// The stored results of a comparison, by runner, benchmark, metric.
+    async fn comparison_results(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredResult>, StoreError>;
+
+    // --- the job queue ---
+
+    /// Enqueues an A/A calibration job pinned to one runner.
+    async fn enqueue_calibration(&self, new: &NewCalibration) -> Result<JobId, StoreError>;
+    /// When the newest calibration job for (runner, repository) that did not fail was created.
+    async fn latest_calibration(
+        &self,
+        runner_id: RunnerId,
+        repository_id: RepositoryId,
+    ) -> Result<Option<DateTime<Utc>>, StoreError>;
+    /// Claims the next queued job for one of `labels` (highest priority, then oldest), under a
+    /// lease of `lease` from now; `None` when nothing waits. Each job is claimed by one caller.
+    async fn claim_job(
+        &self,
+        runner_id: RunnerId,
+        labels: &[String],
+        lease: Duration,
+    ) -> Result<Option<ClaimedJob>, StoreError>;
+    /// Extends the lease to `lease` from now and says whether the job was cancelled;
+    /// `LeaseLost` when the lease is no longer held.
+    async fn heartbeat(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        extend: Duration,
+    ) -> Result<Heartbeat, StoreError>;
+    /// Ends a job. Repeating the same call is harmless; `LeaseLost` when the lease is gone.
+    async fn complete_job(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        outcome: &JobOutcome,
+    ) -> Result<(), StoreError>;
+    /// Gives a job back to the queue (agent shutting down) without using up an attempt.
+    async fn release_job(&self, job_id: JobId, lease: &LeaseToken) -> Result<(), StoreError>;
+    /// Requeues running jobs whose lease expired before `now`; a job out of attempts fails with
+    /// the reason, a cancelled one ends cancelled.
+    async fn reap_expired_leases(&self, now: DateTime<Utc>)
+    -> Result<Vec<ReapedJob>, StoreError>;
+    /// A job by id.
+    async fn job(&self, id: JobId) -> Result<Option<Job>, StoreError>;
+    /// A comparison's jobs, oldest first.
+    async fn comparison_jobs(&self, comparison_id: ComparisonId) -> Result<Vec<Job>, StoreError>;
+    /// Queued and running jobs, in claim order (running first).
+    async fn active_jobs(&self) -> Result<Vec<Job>, StoreError>;
+    /// How many jobs are queued and running.
+    async fn queue_depth(&self) -> Result<QueueDepth, StoreError>;
+
+    // --- samples ---
+
+    /// Stores one finished round, fenced by the lease (`LeaseLost` when it is gone) and
+    /// idempotent on (job, attempt, round, side, benchmark, metric).
+    async fn upload_round(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        upload: &RoundUpload,
+    ) -> Result<UploadReceipt, StoreError>;
+    /// A comparison's samples, one series per runner (never pooled).
+    async fn comparison_samples(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<RunnerSeries>, StoreError>;
+    /// One job's samples (e.g. an A/A session), one series per runner.
+    async fn job_samples(&self, job_id: JobId) -> Result<Vec<RunnerSeries>, StoreError>;
+
+    // --- A/A noise floors ---
+
+    /// Records an A/A session's summary (replacing an earlier record of the same job).
+    async fn record_aa_session(&self, session: &AaSession) -> Result<(), StoreError>;
+    /// All sessions of a floor, oldest first, to recompute it.
+    async fn aa_sessions(&self, key: &FloorKey) -> Result<Vec<AaSession>, StoreError>;
+    /// Makes `floor` the current floor of its key and appends it to the history, atomically.
+    async fn update_noise_floor(&self, floor: &NoiseFloor) -> Result<(), StoreError>;
+    /// The current floor of a key.
+    async fn noise_floor(&self, key: &FloorKey) -> Result<Option<NoiseFloor>, StoreError>;
+    /// Every current floor of a runner, by repository, benchmark, metric.
+    async fn runner_noise_floors(&self, runner_id: RunnerId)
+    -> Result<Vec<NoiseFloor>, StoreError>;
+    /// Every floor ever computed for a key, oldest first.
+    async fn noise_floor_history(&self, key: &FloorKey) -> Result<Vec<NoiseFloor>, StoreError>;
+
+    // --- webhooks ---
+
+    /// Records a delivery and applies its effects in one transaction; `Duplicate` (and nothing
+    /// done) when the delivery id was seen before.
+    async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        effects: &[DeliveryEffect],
+    ) -> Result<DeliveryRecord, StoreError>;
+    /// Deliveries counted by outcome (for `/metrics`).
+    async fn deliveries_by_outcome(&self) -> Result<Vec<(String, i64)>, StoreError>;
+
+    // --- outbox ---
+
+    /// Records a GitHub write to deliver (or replaces the payload of a pending one with the
+    /// same dedupe key).
+    async fn enqueue_outbox(&self, message: &NewOutboxMessage) -> Result<OutboxId, StoreError>;
+    /// Leases up to `limit` due rows, oldest due first; rows leased by another worker are
+    /// skipped until their lease expires.
+    async fn claim_outbox(
+        &self,
+        limit: i64,
+        lease: Duration,
+    ) -> Result<Vec<OutboxMessage>, StoreError>;
+    /// The write succeeded. If the payload was replaced meanwhile, the row stays pending so the
+    /// newer payload is sent too. `LeaseLost` when the lease is gone.
+    async fn outbox_delivered(&self, id: OutboxId, lease: &LeaseToken) -> Result<(), StoreError>;
+    /// The write failed: try again at `retry_at` (backoff chosen by the caller), or give up
+    /// when `None`. `LeaseLost` when the lease is gone.
+    async fn outbox_failed(
+        &self,
+        id: OutboxId,
+        lease: &LeaseToken,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError>;
+    /// Rows not yet delivered (nor given up).
+    async fn outbox_backlog(&self) -> Result<i64, StoreError>;
+}

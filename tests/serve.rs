@@ -1,0 +1,118 @@
+//! `benchgate serve` and `benchgate migrate` as a user runs them: the real binary, a real port,
+//! a real SQLite file or a fresh Postgres database.
+
+mod support;
+
+use std::process::Command;
+
+use support::{BIN, FreshPostgres, postgres_admin_url, spawn_server};
+
+async fn get(url: &str) -> (u16, serde_json::Value) {
+    let resp = reqwest::get(url).await.expect("request");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test]
+async fn serves_health_and_readiness_on_a_new_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("benchgate.db");
+    let server = spawn_server(&format!("sqlite://{}", db.display()), &[]);
+
+    let (status, body) = get(&server.url("/healthz")).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = get(&server.url("/readyz")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["database"], "sqlite");
+    assert_eq!(body["migrations_current"], true);
+    assert!(db.exists(), "the SQLite file is created");
+
+    let status = server.terminate();
+    assert!(status.success(), "SIGTERM exits 0, got {status:?}");
+}
+
+#[tokio::test]
+async fn serves_health_and_readiness_on_postgres() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let pg = FreshPostgres::create(&admin);
+    let server = spawn_server(&pg.url, &[]);
+    let (status, _) = get(&server.url("/healthz")).await;
+    assert_eq!(status, 200);
+    let (status, body) = get(&server.url("/readyz")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["database"], "postgres");
+    assert!(server.terminate().success());
+}
+
+#[test]
+fn unreachable_database_is_one_clear_line_with_the_password_masked() {
+    let out = Command::new(BIN)
+        .args([
+            "serve",
+            "--database-url",
+            "postgres://bench:hunter2@127.0.0.1:1/nowhere",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("postgres://bench:***@127.0.0.1:1/nowhere"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn malformed_database_url_is_a_clear_error() {
+    let out = Command::new(BIN)
+        .args(["migrate", "--database-url", "mysql://root:pw@localhost/db"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("mysql://root:***@localhost/db"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_listen_address_in_use_is_named_in_the_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", &addr])
+        .env(
+            "BENCHGATE_DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("b.db").display()),
+        )
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("cannot listen on {addr}")), "{stderr}");
+}
+
+#[test]
+fn unknown_flags_get_the_usage_message() {
+    let out = Command::new(BIN).args(["serve", "--frobnicate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Usage: benchgate serve"), "{stderr}");
+}
+
+#[test]
+fn migrate_creates_the_schema_and_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    for _ in 0..2 {
+        let out = Command::new(BIN)
+            .args(["migrate", "--database-url", &url])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("migrations applied"));
+    }
+}

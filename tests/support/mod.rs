@@ -1,0 +1,162 @@
+//! Helpers for end-to-end tests: the real binary on a real port, fresh databases.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
+
+/// A running `benchgate serve` process; killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+    /// Log lines the server wrote after it started listening.
+    pub logs: mpsc::Receiver<String>,
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id() as i32;
+        Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("kill");
+        let status = self.child.wait().expect("wait");
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `benchgate serve` on port 0 with `database_url` and extra environment, and waits
+/// until it logs the address it listens on.
+pub fn spawn_server(database_url: &str, env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
+        .env("BENCHGATE_DATABASE_URL", database_url)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn benchgate serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                if let Some(addr) = listening_addr(&line) {
+                    return Server {
+                        child,
+                        addr,
+                        logs: rx,
+                    };
+                }
+                seen.push(line);
+            }
+            Err(_) => {
+                let _ = child.kill();
+                panic!("server did not start; its output:\n{}", seen.join("\n"));
+            }
+        }
+    }
+}
+
+fn listening_addr(line: &str) -> Option<SocketAddr> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    if v["fields"]["message"] != "benchgate listening" {
+        return None;
+    }
+    v["fields"]["addr"].as_str()?.parse().ok()
+}
+
+/// The admin URL of the test Postgres server, or None (with the reason printed) when unset.
+/// In CI a missing URL is a failure, so Postgres tests never skip silently there.
+pub fn postgres_admin_url() -> Option<String> {
+    match std::env::var("BENCHGATE_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            if std::env::var_os("CI").is_some() {
+                panic!("BENCHGATE_TEST_POSTGRES_URL is not set in CI; Postgres tests must run");
+            }
+            eprintln!("skipping: BENCHGATE_TEST_POSTGRES_URL is not set");
+            None
+        }
+    }
+}
+
+/// A fresh, empty Postgres database for one test; dropped with the value.
+pub struct FreshPostgres {
+    pub url: String,
+    admin_url: String,
+    name: String,
+}
+
+impl FreshPostgres {
+    pub fn create(admin_url: &str) -> FreshPostgres {
+        let name = format!("benchgate_e2e_{}", uuid_like());
+        psql(admin_url, &format!("CREATE DATABASE {name}"));
+        let base = admin_url.rsplit_once('/').map(|(b, _)| b).unwrap_or(admin_url);
+        FreshPostgres {
+            url: format!("{base}/{name}"),
+            admin_url: admin_url.to_string(),
+            name,
+        }
+    }
+}
+
+impl Drop for FreshPostgres {
+    fn drop(&mut self) {
+        psql(
+            &self.admin_url,
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        );
+    }
+}
+
+fn psql(url: &str, sql: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to test Postgres: {e}"));
+        sqlx::raw_sql(sql).execute(&mut conn).await.expect(sql);
+    });
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{}_{}", std::process::id(), nanos % 1_000_000_000_000)
+}
