@@ -80,7 +80,7 @@ pub enum BenchFormat {
 }
 
 /// `[gate]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateConfig {
     /// Which verdict fails the check run.
@@ -89,15 +89,6 @@ pub struct GateConfig {
     /// The policy floor for the practical margin M.
     #[serde(default)]
     pub min_effect: Percent,
-}
-
-impl Default for GateConfig {
-    fn default() -> Self {
-        Self {
-            fail_on: FailOn::default(),
-            min_effect: Percent::default(),
-        }
-    }
 }
 
 /// When the check run fails.

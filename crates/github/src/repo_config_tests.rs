@@ -69,8 +69,15 @@ fn every_value_form_parses() {
 
 #[test]
 fn invalid_configs_name_line_column_and_field() {
-    // (file, line, column, field, words the message must contain)
-    let table: &[(&str, usize, usize, Option<&str>, &[&str])] = &[
+    /// (file, line, column, field, words the message must contain)
+    type Row = (
+        &'static str,
+        usize,
+        usize,
+        Option<&'static str>,
+        &'static [&'static str],
+    );
+    let table: &[Row] = &[
         (
             "[benchmark]\nrun = \"x\"\nrounds = 0\n",
             3,
