@@ -76,7 +76,10 @@ mod tests {
     #[test]
     fn head_keeps_the_start_and_counts_everything() {
         let c = read_capped(&b"abcdefgh"[..], 3, Keep::Head).unwrap();
-        assert_eq!((c.bytes.as_slice(), c.total, c.truncated()), (&b"abc"[..], 8, true));
+        assert_eq!(
+            (c.bytes.as_slice(), c.total, c.truncated()),
+            (&b"abc"[..], 8, true)
+        );
     }
 
     #[test]

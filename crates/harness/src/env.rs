@@ -87,8 +87,8 @@ mod tests {
 
     #[test]
     fn keeps_only_the_allow_list_and_listed_names() {
-        let env = ScrubbedEnv::from_lookup(&["RUST_LOG".into(), "MODE=fast".into()], parent)
-            .unwrap();
+        let env =
+            ScrubbedEnv::from_lookup(&["RUST_LOG".into(), "MODE=fast".into()], parent).unwrap();
         let vars: Vec<_> = env.vars().collect();
         assert_eq!(
             vars,

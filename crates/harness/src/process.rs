@@ -218,8 +218,9 @@ fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
                 // 0xffffffff queries the current persona without changing it.
                 let current = libc::personality(0xffff_ffff);
                 if current == -1
-                    || libc::personality(current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong)
-                        == -1
+                    || libc::personality(
+                        current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                    ) == -1
                 {
                     return Err(io::Error::last_os_error());
                 }

@@ -1,0 +1,265 @@
+//! Rounds: each runs the base and the head command once, in the order the schedule gives, and
+//! yields both sides' measurements. Warm-up rounds run the same way and are discarded.
+
+use std::time::Duration;
+
+use benchgate_api::{Measurement, Side};
+use serde::{Deserialize, Serialize};
+
+use crate::command::BenchCommand;
+use crate::env::ScrubbedEnv;
+use crate::formats::{self, Format, ParseError};
+use crate::perf::{self, PerfWrapped};
+use crate::process::{Exit, ProcessMeasurement, RunError, RunSpec, run_process};
+use crate::quieting::{LoadWait, Quieting, wait_for_load};
+use crate::schedule::{RoundOrders, Schedule};
+
+/// Benchmark name of the `command` format's samples: the whole process is the benchmark.
+pub const COMMAND_BENCHMARK: &str = "command";
+/// Metric name of instruction counts.
+pub const INSTRUCTIONS: &str = "instructions";
+
+/// How every run of a session is made.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// How samples come out of a run: `command` measures the process, others parse stdout.
+    pub format: Format,
+    pub env: ScrubbedEnv,
+    pub timeout: Option<Duration>,
+    pub quieting: Quieting,
+    /// Wrap runs in `perf stat` to count instructions (when the machine supports it). Wall time
+    /// and peak RSS then include perf itself, equally on both sides.
+    pub count_instructions: bool,
+    /// How long to wait for the load limit before a round starts anyway.
+    pub load_wait_deadline: Duration,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig {
+            format: Format::Command,
+            env: ScrubbedEnv::from_parent(&[]).unwrap_or_default(),
+            timeout: Some(Duration::from_secs(600)),
+            quieting: Quieting::default(),
+            count_instructions: false,
+            load_wait_deadline: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Both sides' measurements of one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// 0 for the first measured round (warm-ups are not counted).
+    pub index: u64,
+    pub order: [Side; 2],
+    pub base: Vec<Measurement>,
+    pub head: Vec<Measurement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_wait: Option<LoadWait>,
+}
+
+impl Round {
+    /// Whether base ran first.
+    pub fn base_first(&self) -> bool {
+        self.order[0] == Side::Base
+    }
+}
+
+/// A run that produced no sample. The session stops: a failing or unparsable command measures
+/// nothing, and averaging around it would hide that.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasurementError {
+    #[error("{side} command `{command}`: {source}")]
+    Run {
+        side: &'static str,
+        command: String,
+        source: RunError,
+    },
+    #[error("{side} command `{command}` failed ({exit}); last lines of its stderr:\n{stderr_tail}")]
+    Failed {
+        side: &'static str,
+        command: String,
+        exit: Exit,
+        stderr_tail: String,
+    },
+    #[error("{side} command `{command}`: cannot read its output as {format}: {source}{truncated}")]
+    Parse {
+        side: &'static str,
+        command: String,
+        format: Format,
+        source: ParseError,
+        truncated: &'static str,
+    },
+    #[error("{side} command `{command}` printed no benchmark results in format {format}")]
+    NoResults {
+        side: &'static str,
+        command: String,
+        format: Format,
+    },
+}
+
+/// Runs base and head in rounds.
+#[derive(Debug)]
+pub struct RoundRunner {
+    base: BenchCommand,
+    head: BenchCommand,
+    config: RunnerConfig,
+    orders: RoundOrders,
+    next_index: u64,
+    instructions: bool,
+}
+
+impl RoundRunner {
+    /// A runner whose measured rounds follow `schedule` from round 0.
+    pub fn new(
+        base: BenchCommand,
+        head: BenchCommand,
+        config: RunnerConfig,
+        schedule: Schedule,
+    ) -> Self {
+        let instructions = config.count_instructions && perf::instructions_supported();
+        RoundRunner {
+            base,
+            head,
+            config,
+            orders: schedule.orders(),
+            next_index: 0,
+            instructions,
+        }
+    }
+
+    /// Whether instruction counts are being collected (asked for and supported).
+    pub fn counts_instructions(&self) -> bool {
+        self.instructions
+    }
+
+    /// Runs `rounds` warm-up rounds (ABBA order) and discards what they measured.
+    pub fn warm_up(&mut self, rounds: u32) -> Result<(), MeasurementError> {
+        for k in Schedule::Abba.orders().take(rounds as usize) {
+            for side in k {
+                self.run_side(side)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the next measured round.
+    pub fn run_round(&mut self) -> Result<Round, MeasurementError> {
+        let load_wait = self
+            .config
+            .quieting
+            .max_load
+            .map(|limit| wait_for_load(limit, self.config.load_wait_deadline));
+        let order = self.orders.next().expect("round orders never end");
+        let (mut base, mut head) = (Vec::new(), Vec::new());
+        for side in order {
+            let measured = self.run_side(side)?;
+            match side {
+                Side::Base => base = measured,
+                Side::Head => head = measured,
+            }
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        Ok(Round {
+            index,
+            order,
+            base,
+            head,
+            load_wait,
+        })
+    }
+
+    fn run_side(&self, side: Side) -> Result<Vec<Measurement>, MeasurementError> {
+        let command = match side {
+            Side::Base => &self.base,
+            Side::Head => &self.head,
+        };
+        let name = side.as_str();
+        let display = command.display();
+        let perf = self
+            .instructions
+            .then(|| PerfWrapped::new(&command.argv, &std::env::temp_dir()));
+        let spec = RunSpec {
+            argv: perf
+                .as_ref()
+                .map_or_else(|| command.argv.clone(), |p| p.argv.clone()),
+            cwd: command.cwd.clone(),
+            env: self.config.env.clone(),
+            timeout: self.config.timeout,
+            cpus: self.config.quieting.cpus.clone(),
+            disable_aslr: self.config.quieting.disable_aslr,
+            ..RunSpec::new(Vec::new())
+        };
+        let run = run_process(&spec).map_err(|source| MeasurementError::Run {
+            side: name,
+            command: display.clone(),
+            source,
+        })?;
+        let instructions = perf.and_then(PerfWrapped::instructions);
+        if !run.exit.success() {
+            return Err(MeasurementError::Failed {
+                side: name,
+                command: display,
+                exit: run.exit,
+                stderr_tail: run.stderr.tail_lines(20),
+            });
+        }
+        let measurements = extract(self.config.format, &run, instructions).map_err(|source| {
+            MeasurementError::Parse {
+                side: name,
+                command: display.clone(),
+                format: self.config.format,
+                source,
+                truncated: if run.stdout.truncated() {
+                    " (its output passed the capture cap and was cut)"
+                } else {
+                    ""
+                },
+            }
+        })?;
+        if measurements.is_empty() {
+            return Err(MeasurementError::NoResults {
+                side: name,
+                command: display,
+                format: self.config.format,
+            });
+        }
+        Ok(measurements)
+    }
+}
+
+/// The measurements of one successful run: the process itself for `command`, else its stdout.
+pub fn extract(
+    format: Format,
+    run: &ProcessMeasurement,
+    instructions: Option<u64>,
+) -> Result<Vec<Measurement>, ParseError> {
+    if format != Format::Command {
+        return formats::parse(format, &run.stdout.text());
+    }
+    use formats::command::*;
+    let sample = |metric: &str, unit: &str, value: f64| Measurement {
+        benchmark: COMMAND_BENCHMARK.into(),
+        metric: metric.into(),
+        unit: unit.into(),
+        value,
+        lower: None,
+        upper: None,
+    };
+    let mut out = vec![
+        sample(WALL_TIME, WALL_TIME_UNIT, run.wall.as_nanos() as f64),
+        sample(
+            CPU_TIME,
+            CPU_TIME_UNIT,
+            (run.user_cpu + run.sys_cpu).as_nanos() as f64,
+        ),
+        sample(PEAK_RSS, PEAK_RSS_UNIT, run.peak_rss_bytes as f64),
+    ];
+    // Absent rather than zero where perf could not count: zero would read as a real value.
+    if let Some(count) = instructions {
+        out.push(sample(INSTRUCTIONS, formats::unit::COUNT, count as f64));
+    }
+    Ok(out)
+}

@@ -1,0 +1,136 @@
+//! One measured process, with real children: environment, timeout, rusage, quieting.
+
+use std::time::{Duration, Instant};
+
+use benchgate_harness::env::ScrubbedEnv;
+use benchgate_harness::process::{Exit, RunSpec, run_process};
+
+fn sh(script: &str) -> RunSpec {
+    RunSpec::new(vec!["sh".into(), "-c".into(), script.into()])
+}
+
+/// Child mode of this test binary: allocates and touches 256 MiB, then exits.
+#[test]
+fn allocating_child() {
+    if std::env::var_os("BENCHGATE_TEST_ALLOCATE").is_some() {
+        let block = vec![1u8; 256 << 20];
+        std::hint::black_box(&block);
+    }
+}
+
+#[test]
+fn a_child_never_sees_a_secret_of_the_parent() {
+    // SAFETY: nextest runs each test in its own process, so no other thread reads the env.
+    unsafe { std::env::set_var("BENCHGATE_RUNNER_TOKEN", "s3cret-token") };
+    unsafe { std::env::set_var("BENCHGATE_TEST_LISTED", "listed-value") };
+    let mut spec = RunSpec::new(vec!["env".into()]);
+    spec.env = ScrubbedEnv::from_parent(&["BENCHGATE_TEST_LISTED".into()]).unwrap();
+    let run = run_process(&spec).unwrap();
+    let env = run.stdout.text();
+    assert!(!env.contains("s3cret-token"), "{env}");
+    assert!(env.contains("BENCHGATE_TEST_LISTED=listed-value"), "{env}");
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
+    for name in &names {
+        assert!(
+            ["PATH", "HOME", "LANG", "TMPDIR", "BENCHGATE_TEST_LISTED"].contains(name),
+            "unexpected variable {name} in {names:?}"
+        );
+    }
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let mut spec = sh("sleep 30 & echo $!; wait");
+    spec.timeout = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let run = run_process(&spec).unwrap();
+    assert_eq!(run.exit, Exit::TimedOut);
+    // A semantic bound, not a timing claim: the 30 s grandchild did not keep us waiting.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let grandchild: i32 = run.stdout.text().trim().parse().unwrap();
+    let gone = (0..50).any(|_| {
+        let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat"));
+        // Gone, or a zombie waiting for init to reap it: either way it no longer runs.
+        let dead = state.map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if !dead {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        dead
+    });
+    assert!(gone, "background sleep {grandchild} survived the timeout");
+}
+
+#[test]
+fn exit_codes_signals_and_stderr_are_kept() {
+    let run = run_process(&sh("echo out; echo boom >&2; exit 3")).unwrap();
+    assert_eq!(run.exit, Exit::Code(3));
+    assert_eq!(run.stdout.text(), "out\n");
+    assert_eq!(run.stderr.tail_lines(1), "boom");
+    let killed = run_process(&sh("kill -9 $$")).unwrap();
+    assert_eq!(killed.exit, Exit::Signal(9));
+}
+
+#[test]
+fn a_missing_program_is_a_spawn_error() {
+    let err = run_process(&RunSpec::new(vec!["/nonexistent/benchgate-bench".into()])).unwrap_err();
+    assert!(err.to_string().contains("cannot start"), "{err}");
+}
+
+#[test]
+fn peak_rss_of_an_allocating_program_is_larger() {
+    let exe = std::env::current_exe()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let child = |allocate: bool| {
+        let mut spec = RunSpec::new(vec![
+            exe.clone(),
+            "allocating_child".into(),
+            "--exact".into(),
+        ]);
+        if allocate {
+            spec.env.set("BENCHGATE_TEST_ALLOCATE", "1".into());
+        }
+        let run = run_process(&spec).unwrap();
+        assert!(run.exit.success(), "{}", run.stderr.text());
+        run
+    };
+    let (small, large) = (child(false), child(true));
+    assert!(
+        large.peak_rss_bytes >= small.peak_rss_bytes + (200 << 20),
+        "{} vs {}",
+        large.peak_rss_bytes,
+        small.peak_rss_bytes
+    );
+    assert!(large.user_cpu + large.sys_cpu > Duration::ZERO);
+}
+
+#[test]
+fn pinning_and_aslr_reach_the_child() {
+    let mut spec = sh("grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality");
+    spec.cpus = vec![0];
+    spec.disable_aslr = true;
+    let run = run_process(&spec).unwrap();
+    let out = run.stdout.text();
+    assert!(out.lines().next().unwrap().ends_with("\t0"), "{out}");
+    let persona = u32::from_str_radix(out.lines().nth(1).unwrap().trim(), 16).unwrap();
+    assert_ne!(persona & 0x0040000, 0, "ADDR_NO_RANDOMIZE not set: {out}");
+}
+
+#[test]
+fn output_beyond_the_cap_is_cut_but_drained() {
+    let mut spec = sh("head -c 1000000 /dev/zero");
+    spec.stdout_cap = 1000;
+    let run = run_process(&spec).unwrap();
+    assert!(run.exit.success());
+    assert_eq!(
+        (run.stdout.bytes.len(), run.stdout.total),
+        (1000, 1_000_000)
+    );
+}
