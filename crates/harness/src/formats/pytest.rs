@@ -2,7 +2,7 @@
 //!
 //! `stats.data`, when present, holds the time of every round divided by its iterations, in
 //! seconds: each becomes one `time` measurement in ns. Saved runs keep it only with
-//! `--benchmark-save-data`; without it, the mean is the one value.
+//! `--benchmark-save-data`; without them all, the mean is the one value.
 
 use super::json::{self, Node};
 use super::units;
@@ -19,14 +19,14 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
             None => bench.field("name")?.str()?,
         };
         let stats = bench.field("stats")?;
-        match stats.get("data") {
-            Some(data) => {
-                for round in data.items()? {
+        match complete_data(&stats)? {
+            Some(rounds) => {
+                for seconds in rounds {
                     out.push(units::measurement(
                         name,
                         metric::TIME,
                         unit::NS,
-                        round.number()? * 1e9,
+                        seconds * 1e9,
                     ));
                 }
             }
@@ -37,4 +37,20 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
         }
     }
     Ok(out)
+}
+
+/// The per-round times, when `stats.data` holds all of them. Tools that shrink these files
+/// replace the tail with a note (`"... omitted"`); the first rounds alone would be a biased
+/// sample, so a list shorter than `stats.rounds` or with non-numbers is not used.
+fn complete_data(stats: &Node<'_>) -> Result<Option<Vec<f64>>, ParseError> {
+    let Some(data) = stats.get("data") else {
+        return Ok(None);
+    };
+    let items = data.items()?;
+    let values: Vec<f64> = items.iter().filter_map(|v| v.value.as_f64()).collect();
+    let rounds = stats.get("rounds").and_then(|r| r.value.as_u64());
+    let complete = values.len() == items.len()
+        && values.iter().all(|v| v.is_finite())
+        && rounds.is_none_or(|r| r as usize == values.len());
+    Ok(complete.then_some(values))
 }

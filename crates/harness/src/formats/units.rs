@@ -1,6 +1,6 @@
 //! Number and unit normalisation shared by the text parsers: time to nanoseconds, sizes to bytes.
 
-use super::{Measurement, metric, unit};
+use super::{Measurement, unit};
 
 /// Parse a finite decimal number; `,` thousands separators are allowed (libtest writes them).
 ///
