@@ -31,7 +31,7 @@ pub fn modified_z_outliers(x: &[f64]) -> Vec<Outlier> {
     } else {
         1.253314 * deviations.iter().sum::<f64>() / x.len() as f64
     };
-    if !(scale > 0.0) {
+    if scale.is_nan() || scale <= 0.0 {
         return Vec::new();
     }
     x.iter()

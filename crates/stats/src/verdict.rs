@@ -81,7 +81,7 @@ pub fn total_rounds_needed(
     cap: u64,
 ) -> Option<u64> {
     let target = mean.abs().max(margin - mean.abs());
-    if !(target > 0.0) {
+    if target.is_nan() || target <= 0.0 {
         return None;
     }
     // A scan, not a bisection: the half-width is not proven monotone just past the whole-line

@@ -14,10 +14,13 @@ fn pairs(n: usize, ratio: f64, wobble: f64) -> (Vec<f64>, Vec<f64>) {
     (base, head)
 }
 
+/// One row: what the data shows, the samples, the verdict and whether it is practical.
+type Case = (&'static str, (Vec<f64>, Vec<f64>), VerdictKind, bool);
+
 #[test]
 fn verdict_table() {
     let opts = AnalysisOptions::default();
-    let cases: [(&str, (Vec<f64>, Vec<f64>), VerdictKind, bool); 6] = [
+    let cases: [Case; 6] = [
         (
             "clear regression",
             pairs(30, 1.05, 0.01),
