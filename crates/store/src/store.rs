@@ -29,8 +29,7 @@ pub trait Store: Send + Sync + 'static {
     /// A repository by id.
     async fn repository(&self, id: RepositoryId) -> Result<Option<Repository>, StoreError>;
     /// A repository by `owner/name` (or URL/path).
-    async fn repository_by_name(&self, full_name: &str)
-    -> Result<Option<Repository>, StoreError>;
+    async fn repository_by_name(&self, full_name: &str) -> Result<Option<Repository>, StoreError>;
 
     // --- runners ---
 
@@ -58,10 +57,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a comparison and its jobs in one transaction; for a PR, supersedes the active
     /// comparisons of other heads of the same PR and runner label.
-    async fn create_comparison(
-        &self,
-        new: &NewComparison,
-    ) -> Result<CreatedComparison, StoreError>;
+    async fn create_comparison(&self, new: &NewComparison)
+    -> Result<CreatedComparison, StoreError>;
     /// A comparison by id.
     async fn comparison(&self, id: ComparisonId) -> Result<Option<Comparison>, StoreError>;
     /// The newest comparisons first.
@@ -157,8 +154,7 @@ pub trait Store: Send + Sync + 'static {
     async fn release_job(&self, job_id: JobId, lease: &LeaseToken) -> Result<(), StoreError>;
     /// Requeues running jobs whose lease expired before `now`; a job out of attempts fails with
     /// the reason, a cancelled one ends cancelled.
-    async fn reap_expired_leases(&self, now: DateTime<Utc>)
-    -> Result<Vec<ReapedJob>, StoreError>;
+    async fn reap_expired_leases(&self, now: DateTime<Utc>) -> Result<Vec<ReapedJob>, StoreError>;
     /// A job by id.
     async fn job(&self, id: JobId) -> Result<Option<Job>, StoreError>;
     /// A comparison's jobs, oldest first.

@@ -70,13 +70,22 @@ mod tests {
     #[test]
     fn masks_passwords_and_nothing_else() {
         let cases = [
-            ("postgres://user:secret@host/db", "postgres://user:***@host/db"),
-            ("postgres://user:secret@host:5432/db?sslmode=disable", "postgres://user:***@host:5432/db?sslmode=disable"),
+            (
+                "postgres://user:secret@host/db",
+                "postgres://user:***@host/db",
+            ),
+            (
+                "postgres://user:secret@host:5432/db?sslmode=disable",
+                "postgres://user:***@host:5432/db?sslmode=disable",
+            ),
             ("postgres://user@host/db", "postgres://user@host/db"),
             ("postgres://host/db", "postgres://host/db"),
             ("postgres://:secret@host/db", "postgres://:***@host/db"),
             ("postgres://u:p@ss/w@host/db", "postgres://u:***@host/db"),
-            ("postgres://u@host/db?user=x&password=secret", "postgres://u@host/db?user=x&password=***"),
+            (
+                "postgres://u@host/db?user=x&password=secret",
+                "postgres://u@host/db?user=x&password=***",
+            ),
             ("sqlite://benchgate.db", "sqlite://benchgate.db"),
             ("sqlite:benchgate.db", "sqlite:benchgate.db"),
             ("not a url", "not a url"),

@@ -39,32 +39,44 @@ macro_rules! runners_sql {
         }
 
         pub(super) async fn list(pool: &Pool) -> Result<Vec<Runner>, StoreError> {
-            sqlx::query(concat!("SELECT ", runner_columns!(), " FROM runners ORDER BY name"))
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(rows::runner)
-                .collect()
+            sqlx::query(concat!(
+                "SELECT ",
+                runner_columns!(),
+                " FROM runners ORDER BY name"
+            ))
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::runner)
+            .collect()
         }
 
         pub(super) async fn by_id(pool: &Pool, id: RunnerId) -> Result<Option<Runner>, StoreError> {
-            sqlx::query(concat!("SELECT ", runner_columns!(), " FROM runners WHERE id = $1"))
-                .bind(id)
-                .fetch_optional(pool)
-                .await?
-                .as_ref()
-                .map(rows::runner)
-                .transpose()
+            sqlx::query(concat!(
+                "SELECT ",
+                runner_columns!(),
+                " FROM runners WHERE id = $1"
+            ))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+            .as_ref()
+            .map(rows::runner)
+            .transpose()
         }
 
         pub(super) async fn by_name(pool: &Pool, name: &str) -> Result<Option<Runner>, StoreError> {
-            sqlx::query(concat!("SELECT ", runner_columns!(), " FROM runners WHERE name = $1"))
-                .bind(name)
-                .fetch_optional(pool)
-                .await?
-                .as_ref()
-                .map(rows::runner)
-                .transpose()
+            sqlx::query(concat!(
+                "SELECT ",
+                runner_columns!(),
+                " FROM runners WHERE name = $1"
+            ))
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
+            .as_ref()
+            .map(rows::runner)
+            .transpose()
         }
 
         pub(super) async fn revoke(pool: &Pool, name: &str) -> Result<(), StoreError> {

@@ -1,0 +1,76 @@
+//! The Postgres store: a connection pool; claimers skip rows another transaction has locked
+//! (`FOR UPDATE SKIP LOCKED`), so they never wait on or take each other's job.
+
+use crate::StoreError;
+use crate::model::*;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use std::str::FromStr;
+use std::time::Duration;
+
+mod dialect;
+
+type Db = sqlx::Postgres;
+type Pool = sqlx::Pool<Db>;
+type Conn = sqlx::PgConnection;
+
+const BACKEND: &str = "postgres";
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+/// Starts a transaction (READ COMMITTED; row locks do the rest).
+async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
+    pool.begin().await
+}
+
+mod rows {
+    crate::shared::rows::rows_sql!();
+}
+mod runners {
+    crate::shared::runners::runners_sql!();
+}
+mod repositories {
+    crate::shared::repositories::repositories_sql!();
+}
+mod comparisons {
+    crate::shared::comparisons::comparisons_sql!();
+}
+mod queue {
+    crate::shared::queue::queue_sql!();
+}
+mod samples {
+    crate::shared::samples::samples_sql!();
+}
+mod floors {
+    crate::shared::floors::floors_sql!();
+}
+mod webhooks {
+    crate::shared::webhooks::webhooks_sql!();
+}
+mod outbox {
+    crate::shared::outbox::outbox_sql!();
+}
+
+/// The store on a Postgres database.
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+impl PostgresStore {
+    /// Connects to the database named by a `postgres://` URL.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options =
+            PgConnectOptions::from_str(url).map_err(|e| crate::url::connect_error(url, e))?;
+        // One direct attempt first: a pool would retry a refused connection until its
+        // acquire timeout, and a server that is down should be reported at once.
+        let probe = <sqlx::PgConnection as sqlx::Connection>::connect_with(&options)
+            .await
+            .map_err(|e| crate::url::connect_error(url, e))?;
+        let _ = sqlx::Connection::close(probe).await;
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_lazy_with(options);
+        Ok(PostgresStore { pool })
+    }
+}
+
+crate::shared::impl_store::impl_store!(PostgresStore);

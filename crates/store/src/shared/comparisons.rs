@@ -1,0 +1,383 @@
+//! Comparisons, their jobs, supersede/cancel and stored results, expanded once per backend.
+//!
+//! Lock order on Postgres is always jobs before comparisons (claim, complete and reap touch a
+//! job and then refresh its comparison), so supersede and cancel update jobs first too.
+
+macro_rules! comparisons_sql {
+    () => {
+        use super::{Conn, Pool, outbox, rows};
+        use crate::StoreError;
+        use crate::model::*;
+        use crate::shared::columns::comparison_columns;
+        use sqlx::Row as _;
+        use sqlx::types::Json;
+
+        pub(super) async fn create(
+            conn: &mut Conn,
+            new: &NewComparison,
+        ) -> Result<CreatedComparison, StoreError> {
+            let now = crate::shared::now();
+            let superseded = match new.pr_number {
+                Some(pr) => supersede(conn, new, pr, now).await?,
+                None => Vec::new(),
+            };
+            let id: ComparisonId = sqlx::query(
+                "INSERT INTO comparisons (repository_id, pr_number, base_sha, head_sha, \
+                 runner_label, config, planned_rounds, state, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8) RETURNING id",
+            )
+            .bind(new.repository_id)
+            .bind(new.pr_number)
+            .bind(&new.base_sha)
+            .bind(&new.head_sha)
+            .bind(&new.runner_label)
+            .bind(Json(&new.config))
+            .bind(new.planned_rounds)
+            .bind(now)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("id")?;
+            let jobs = insert_jobs(conn, id, &new.jobs).await?;
+            for message in &new.notify {
+                let message = NewOutboxMessage {
+                    payload: crate::shared::with_comparison_id(&message.payload, id),
+                    ..message.clone()
+                };
+                outbox::insert(conn, &message).await?;
+            }
+            Ok(CreatedComparison {
+                id,
+                jobs,
+                superseded,
+            })
+        }
+
+        /// Stops the active comparisons of other heads of the same PR and runner label.
+        async fn supersede(
+            conn: &mut Conn,
+            new: &NewComparison,
+            pr: i64,
+            now: chrono::DateTime<chrono::Utc>,
+        ) -> Result<Vec<ComparisonId>, StoreError> {
+            sqlx::query(
+                "UPDATE jobs SET state = 'cancelled', finished_at = $5, updated_at = $5 \
+                 WHERE state = 'queued' AND comparison_id IN (SELECT id FROM comparisons \
+                 WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+                 AND head_sha <> $4 AND state IN ('queued', 'running'))",
+            )
+            .bind(new.repository_id)
+            .bind(pr)
+            .bind(&new.runner_label)
+            .bind(&new.head_sha)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            sqlx::query(
+                "UPDATE jobs SET cancel_requested = TRUE, updated_at = $5 \
+                 WHERE state = 'running' AND comparison_id IN (SELECT id FROM comparisons \
+                 WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+                 AND head_sha <> $4 AND state IN ('queued', 'running'))",
+            )
+            .bind(new.repository_id)
+            .bind(pr)
+            .bind(&new.runner_label)
+            .bind(&new.head_sha)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            let ids = sqlx::query(
+                "UPDATE comparisons SET state = 'superseded', updated_at = $5 \
+                 WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+                 AND head_sha <> $4 AND state IN ('queued', 'running') RETURNING id",
+            )
+            .bind(new.repository_id)
+            .bind(pr)
+            .bind(&new.runner_label)
+            .bind(&new.head_sha)
+            .bind(now)
+            .fetch_all(&mut *conn)
+            .await?;
+            ids.iter().map(|r| Ok(r.try_get("id")?)).collect()
+        }
+
+        /// Inserts jobs for a comparison, copying its repository, shas, config and label.
+        pub(super) async fn insert_jobs(
+            conn: &mut Conn,
+            comparison_id: ComparisonId,
+            jobs: &[NewJob],
+        ) -> Result<Vec<JobId>, StoreError> {
+            let now = crate::shared::now();
+            let mut ids = Vec::with_capacity(jobs.len());
+            for job in jobs {
+                let row = sqlx::query(
+                    "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, \
+                     config, runner_label, rounds, priority, state, max_attempts, created_at, \
+                     updated_at) \
+                     SELECT 'comparison', id, repository_id, base_sha, head_sha, config, \
+                     runner_label, $2, $3, 'queued', $4, $5, $5 FROM comparisons WHERE id = $1 \
+                     RETURNING id",
+                )
+                .bind(comparison_id)
+                .bind(job.rounds)
+                .bind(job.priority.0)
+                .bind(job.max_attempts)
+                .bind(now)
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("comparison {comparison_id}")))?;
+                ids.push(row.try_get("id")?);
+            }
+            Ok(ids)
+        }
+
+        pub(super) async fn add_rounds(
+            conn: &mut Conn,
+            comparison_id: ComparisonId,
+            jobs: &[NewJob],
+        ) -> Result<Vec<JobId>, StoreError> {
+            let state: Option<String> =
+                sqlx::query_scalar("SELECT state FROM comparisons WHERE id = $1")
+                    .bind(comparison_id)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            match state.as_deref() {
+                None => return Err(StoreError::NotFound(format!("comparison {comparison_id}"))),
+                Some(s @ ("superseded" | "cancelled")) => {
+                    return Err(StoreError::Conflict(format!(
+                        "comparison {comparison_id} is {s}"
+                    )));
+                }
+                Some(_) => {}
+            }
+            let ids = insert_jobs(conn, comparison_id, jobs).await?;
+            refresh_state(conn, comparison_id).await?;
+            Ok(ids)
+        }
+
+        pub(super) async fn cancel_pull_request(
+            conn: &mut Conn,
+            repository_id: RepositoryId,
+            pr_number: i64,
+        ) -> Result<u64, StoreError> {
+            let now = crate::shared::now();
+            let queued = sqlx::query(
+                "UPDATE jobs SET state = 'cancelled', finished_at = $3, updated_at = $3 \
+                 WHERE state = 'queued' AND comparison_id IN (SELECT id FROM comparisons \
+                 WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running'))",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            let running = sqlx::query(
+                "UPDATE jobs SET cancel_requested = TRUE, updated_at = $3 \
+                 WHERE state = 'running' AND cancel_requested = FALSE \
+                 AND comparison_id IN (SELECT id FROM comparisons \
+                 WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running'))",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            sqlx::query(
+                "UPDATE comparisons SET state = 'cancelled', updated_at = $3 \
+                 WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running')",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            Ok(queued.rows_affected() + running.rows_affected())
+        }
+
+        /// Recomputes a comparison's state from its jobs (superseded and cancelled stay so).
+        pub(super) async fn refresh_state(
+            conn: &mut Conn,
+            comparison_id: ComparisonId,
+        ) -> Result<(), StoreError> {
+            sqlx::query(
+                "UPDATE comparisons SET updated_at = $2, state = CASE \
+                 WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+                   AND state IN ('queued', 'running')) THEN \
+                   CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+                     AND started_at IS NOT NULL) THEN 'running' ELSE 'queued' END \
+                 WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND state = 'done') \
+                   THEN 'done' \
+                 ELSE 'failed' END \
+                 WHERE id = $1 AND state NOT IN ('superseded', 'cancelled')",
+            )
+            .bind(comparison_id)
+            .bind(crate::shared::now())
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        }
+
+        pub(super) async fn by_id(
+            pool: &Pool,
+            id: ComparisonId,
+        ) -> Result<Option<Comparison>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                comparison_columns!(),
+                " FROM comparisons c JOIN repositories r ON r.id = c.repository_id WHERE c.id = $1"
+            ))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+            .as_ref()
+            .map(rows::comparison)
+            .transpose()
+        }
+
+        pub(super) async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Comparison>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                comparison_columns!(),
+                " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+                 ORDER BY c.created_at DESC, c.id DESC LIMIT $1"
+            ))
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::comparison)
+            .collect()
+        }
+
+        pub(super) async fn of_pull_request(
+            pool: &Pool,
+            repository_id: RepositoryId,
+            pr_number: i64,
+        ) -> Result<Vec<Comparison>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                comparison_columns!(),
+                " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+                 WHERE c.repository_id = $1 AND c.pr_number = $2 \
+                 ORDER BY c.created_at DESC, c.id DESC"
+            ))
+            .bind(repository_id)
+            .bind(pr_number)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::comparison)
+            .collect()
+        }
+
+        pub(super) async fn set_check_run_id(
+            pool: &Pool,
+            id: ComparisonId,
+            check_run_id: i64,
+        ) -> Result<(), StoreError> {
+            let done = sqlx::query(
+                "UPDATE comparisons SET check_run_id = $2, updated_at = $3 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(check_run_id)
+            .bind(crate::shared::now())
+            .execute(pool)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::NotFound(format!("comparison {id}")));
+            }
+            Ok(())
+        }
+
+        pub(super) async fn comment_id(
+            pool: &Pool,
+            repository_id: RepositoryId,
+            pr_number: i64,
+            runner_label: &str,
+        ) -> Result<Option<i64>, StoreError> {
+            Ok(sqlx::query_scalar(
+                "SELECT comment_id FROM pull_request_comments \
+                 WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .bind(runner_label)
+            .fetch_optional(pool)
+            .await?)
+        }
+
+        pub(super) async fn set_comment_id(
+            pool: &Pool,
+            repository_id: RepositoryId,
+            pr_number: i64,
+            runner_label: &str,
+            comment_id: i64,
+        ) -> Result<(), StoreError> {
+            sqlx::query(
+                "INSERT INTO pull_request_comments \
+                 (repository_id, pr_number, runner_label, comment_id, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (repository_id, pr_number, runner_label) DO UPDATE \
+                 SET comment_id = excluded.comment_id, updated_at = excluded.updated_at",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .bind(runner_label)
+            .bind(comment_id)
+            .bind(crate::shared::now())
+            .execute(pool)
+            .await?;
+            Ok(())
+        }
+
+        pub(super) async fn upsert_results(
+            conn: &mut Conn,
+            comparison_id: ComparisonId,
+            runner_id: RunnerId,
+            results: &[benchgate_api::BenchmarkResult],
+        ) -> Result<(), StoreError> {
+            let now = crate::shared::now();
+            for result in results {
+                sqlx::query(
+                    "INSERT INTO comparison_results \
+                     (comparison_id, runner_id, benchmark, metric, result, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6) \
+                     ON CONFLICT (comparison_id, runner_id, benchmark, metric) DO UPDATE \
+                     SET result = excluded.result, updated_at = excluded.updated_at",
+                )
+                .bind(comparison_id)
+                .bind(runner_id)
+                .bind(&result.name)
+                .bind(&result.metric)
+                .bind(Json(result))
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+            }
+            Ok(())
+        }
+
+        pub(super) async fn results(
+            pool: &Pool,
+            comparison_id: ComparisonId,
+        ) -> Result<Vec<StoredResult>, StoreError> {
+            sqlx::query(
+                "SELECT runner_id, result, updated_at FROM comparison_results \
+                 WHERE comparison_id = $1 ORDER BY runner_id, benchmark, metric",
+            )
+            .bind(comparison_id)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(StoredResult {
+                    runner_id: row.try_get("runner_id")?,
+                    result: row.try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?.0,
+                    updated_at: row.try_get("updated_at")?,
+                })
+            })
+            .collect()
+        }
+    };
+}
+
+pub(crate) use comparisons_sql;

@@ -1,0 +1,99 @@
+//! Webhook deliveries: de-duplicated and recorded with their effects in one transaction,
+//! expanded once per backend.
+
+macro_rules! webhooks_sql {
+    () => {
+        use super::{Pool, begin, comparisons, outbox, queue, repositories};
+        use crate::StoreError;
+        use crate::model::*;
+        use sqlx::Row as _;
+
+        pub(super) async fn record(
+            pool: &Pool,
+            delivery: &Delivery,
+            effects: &[DeliveryEffect],
+        ) -> Result<DeliveryRecord, StoreError> {
+            let mut tx = begin(pool).await?;
+            let inserted = sqlx::query(
+                "INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (delivery_id) DO NOTHING",
+            )
+            .bind(&delivery.delivery_id)
+            .bind(&delivery.event)
+            .bind(&delivery.action)
+            .bind(crate::shared::now())
+            .bind(&delivery.outcome)
+            .execute(&mut *tx)
+            .await?;
+            if inserted.rows_affected() == 0 {
+                tx.rollback().await?;
+                return Ok(DeliveryRecord::Duplicate);
+            }
+            let mut created_comparisons = Vec::new();
+            let mut jobs = Vec::new();
+            let mut cancelled_jobs = 0;
+            let mut outbox_ids = Vec::new();
+            for effect in effects {
+                match effect {
+                    DeliveryEffect::UpsertInstallation(i) => {
+                        repositories::upsert_installation(&mut tx, i).await?;
+                    }
+                    DeliveryEffect::RemoveInstallation { installation_id } => {
+                        repositories::remove_installation(&mut tx, *installation_id).await?;
+                    }
+                    DeliveryEffect::UpsertRepository(r) => {
+                        repositories::upsert(&mut tx, r).await?;
+                    }
+                    DeliveryEffect::CreateComparison(c) => {
+                        let created = comparisons::create(&mut tx, c).await?;
+                        created_comparisons.push(created.id);
+                        jobs.extend(created.jobs);
+                    }
+                    DeliveryEffect::AddRounds {
+                        comparison_id,
+                        jobs: new_jobs,
+                    } => {
+                        jobs.extend(
+                            comparisons::add_rounds(&mut tx, *comparison_id, new_jobs).await?,
+                        );
+                    }
+                    DeliveryEffect::EnqueueCalibration(c) => {
+                        jobs.push(queue::enqueue_calibration(&mut tx, c).await?);
+                    }
+                    DeliveryEffect::CancelPullRequest {
+                        repository_id,
+                        pr_number,
+                    } => {
+                        cancelled_jobs +=
+                            comparisons::cancel_pull_request(&mut tx, *repository_id, *pr_number)
+                                .await?;
+                    }
+                    DeliveryEffect::Outbox(m) => {
+                        outbox_ids.push(outbox::insert(&mut tx, m).await?);
+                    }
+                }
+            }
+            tx.commit().await?;
+            Ok(DeliveryRecord::Recorded {
+                comparisons: created_comparisons,
+                jobs,
+                cancelled_jobs,
+                outbox: outbox_ids,
+            })
+        }
+
+        pub(super) async fn by_outcome(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
+            sqlx::query(
+                "SELECT outcome, COUNT(*) AS n FROM webhook_deliveries GROUP BY outcome \
+                 ORDER BY outcome",
+            )
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| Ok((row.try_get("outcome")?, row.try_get("n")?)))
+            .collect()
+        }
+    };
+}
+
+pub(crate) use webhooks_sql;

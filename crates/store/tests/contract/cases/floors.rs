@@ -1,0 +1,184 @@
+//! A/A sessions, floors and their history; stored results and GitHub ids.
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let key = FloorKey {
+        runner_id: r1.id,
+        repository_id: repo.id,
+        benchmark: "parse".into(),
+        metric: "time".into(),
+    };
+    let now = chrono::Utc::now();
+    let session = |mean: f64, at| AaSession {
+        job_id: None,
+        key: key.clone(),
+        pairs: 20,
+        mean,
+        spread: 0.01,
+        recorded_at: at,
+    };
+    store.record_aa_session(&session(0.001, now)).await.unwrap();
+    store
+        .record_aa_session(&session(-0.002, now))
+        .await
+        .unwrap();
+    assert_eq!(store.aa_sessions(&key).await.unwrap().len(), 2);
+
+    let floor = |sessions: i64, bias: f64| NoiseFloor {
+        key: key.clone(),
+        pairs: 20 * sessions,
+        sessions,
+        within_spread: 0.01,
+        between_bias: bias,
+        computed_at: chrono::DateTime::from_timestamp(1_700_000_000 + sessions, 0).unwrap(),
+    };
+    assert!(store.noise_floor(&key).await.unwrap().is_none());
+    store.update_noise_floor(&floor(1, 0.0)).await.unwrap();
+    store.update_noise_floor(&floor(2, 0.0015)).await.unwrap();
+    assert_eq!(
+        store.noise_floor(&key).await.unwrap(),
+        Some(floor(2, 0.0015))
+    );
+    assert_eq!(
+        store.noise_floor_history(&key).await.unwrap(),
+        vec![floor(1, 0.0), floor(2, 0.0015)]
+    );
+    assert_eq!(
+        store.runner_noise_floors(r1.id).await.unwrap(),
+        vec![floor(2, 0.0015)]
+    );
+    let elsewhere = FloorKey {
+        metric: "instructions".into(),
+        ..key.clone()
+    };
+    assert!(store.noise_floor(&elsewhere).await.unwrap().is_none());
+}
+
+pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let result = |n: usize, verdict| benchgate_api::BenchmarkResult {
+        name: "parse".into(),
+        metric: "time".into(),
+        unit: "ns".into(),
+        n,
+        base_center: 100.0,
+        head_center: 110.0,
+        change_pct: 10.0,
+        interval_pct: [None, None],
+        fixed_interval_pct: [Some(2.0), Some(18.0)],
+        verdict,
+        practical: false,
+        rounds_needed: Some(12),
+        e_value: 1.5,
+    };
+    use benchgate_api::VerdictKind::{NoResultYet, Slower};
+    store
+        .upsert_comparison_results(c.id, r1.id, &[result(5, NoResultYet)])
+        .await
+        .unwrap();
+    store
+        .upsert_comparison_results(c.id, r1.id, &[result(20, Slower)])
+        .await
+        .unwrap();
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert_eq!(stored.len(), 1, "a newer result replaces the older one");
+    assert_eq!(
+        (stored[0].runner_id, &stored[0].result),
+        (r1.id, &result(20, Slower))
+    );
+
+    store.set_check_run_id(c.id, 123456789012).await.unwrap();
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().check_run_id,
+        Some(123456789012)
+    );
+    assert!(
+        store
+            .pull_request_comment_id(repo.id, 7, "x")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    store
+        .set_pull_request_comment_id(repo.id, 7, "x", 1)
+        .await
+        .unwrap();
+    store
+        .set_pull_request_comment_id(repo.id, 7, "x", 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .pull_request_comment_id(repo.id, 7, "x")
+            .await
+            .unwrap(),
+        Some(2)
+    );
+    assert!(
+        store
+            .pull_request_comment_id(repo.id, 7, "arm")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Repositories: GitHub ones keep their row across a rename.
+    let gh = NewRepository {
+        github_id: Some(99),
+        installation_id: None,
+        full_name: "acme/old".into(),
+        clone_url: "https://github.com/acme/old.git".into(),
+    };
+    store
+        .upsert_installation(&Installation {
+            id: 5,
+            account_login: "acme".into(),
+        })
+        .await
+        .unwrap();
+    let first = store
+        .upsert_repository(&NewRepository {
+            installation_id: Some(5),
+            ..gh.clone()
+        })
+        .await
+        .unwrap();
+    let renamed = store
+        .upsert_repository(&NewRepository {
+            full_name: "acme/new".into(),
+            ..gh
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.id, renamed.id);
+    assert_eq!(renamed.installation_id, Some(5));
+    assert_eq!(
+        store
+            .repository_by_name("acme/new")
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        first.id
+    );
+    store.remove_installation(5).await.unwrap();
+    assert!(
+        store
+            .repository(first.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .removed_at
+            .is_some()
+    );
+}

@@ -1,0 +1,157 @@
+//! Comparisons over a PR's life: new heads, closing, `/rebench`.
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+pub async fn new_head_supersedes_old_head(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let old = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(2, 3)))
+        .await
+        .unwrap();
+    let other_pr = store
+        .create_comparison(&comparison(&repo, Some(8), "h9", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let running = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(running.job.id, old.jobs[0]);
+
+    let new = store
+        .create_comparison(&comparison(&repo, Some(7), "h2", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    assert_eq!(new.superseded, vec![old.id]);
+    let old_state = store.comparison(old.id).await.unwrap().unwrap().state;
+    assert_eq!(old_state, ComparisonState::Superseded);
+    let queued_old = store.job(old.jobs[1]).await.unwrap().unwrap();
+    assert_eq!(queued_old.state, JobState::Cancelled);
+    let hb = store
+        .heartbeat(running.job.id, &running.lease, LEASE)
+        .await
+        .unwrap();
+    assert!(
+        hb.cancel_requested,
+        "the running job learns it at its next heartbeat"
+    );
+    let ok = JobOutcome::Succeeded { log_tail: None };
+    store
+        .complete_job(running.job.id, &running.lease, &ok)
+        .await
+        .unwrap();
+    let ended = store.job(running.job.id).await.unwrap().unwrap();
+    assert_eq!(ended.state, JobState::Cancelled);
+    assert_eq!(
+        store.comparison(old.id).await.unwrap().unwrap().state,
+        ComparisonState::Superseded,
+        "finishing a job does not revive a superseded comparison"
+    );
+    let other = store.comparison(other_pr.id).await.unwrap().unwrap();
+    assert_eq!(
+        other.state,
+        ComparisonState::Queued,
+        "another PR is untouched"
+    );
+    let of_pr = store.pull_request_comparisons(repo.id, 7).await.unwrap();
+    assert_eq!(
+        of_pr.iter().map(|c| c.id).collect::<Vec<_>>(),
+        vec![new.id, old.id]
+    );
+    assert_eq!(of_pr[0].repository, "acme/widgets");
+    assert_eq!(of_pr[0].config["benchmark"]["format"], "criterion");
+    let recent = store.recent_comparisons(2).await.unwrap();
+    assert_eq!(recent[0].id, new.id);
+    assert_eq!(recent.len(), 2);
+}
+
+pub async fn closing_a_pr_cancels_its_jobs(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(3, 3)))
+        .await
+        .unwrap();
+    let running = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.cancel_pull_request(repo.id, 7).await.unwrap(), 3);
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Cancelled
+    );
+    assert!(
+        store
+            .claim_job(r1.id, &labels(&["x"]), LEASE)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let hb = store
+        .heartbeat(running.job.id, &running.lease, LEASE)
+        .await
+        .unwrap();
+    assert!(hb.cancel_requested);
+    // A lease expiring on a cancelled job ends it cancelled, not requeued.
+    let reaped = store.reap_expired_leases(much_later()).await.unwrap();
+    assert_eq!(reaped[0].state, JobState::Cancelled);
+    assert_eq!(store.queue_depth().await.unwrap(), QueueDepth::default());
+    assert_eq!(store.cancel_pull_request(repo.id, 7).await.unwrap(), 0);
+}
+
+pub async fn rebench_adds_rounds(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    let ok = JobOutcome::Succeeded { log_tail: None };
+    store
+        .complete_job(claim.job.id, &claim.lease, &ok)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Done
+    );
+
+    let more = vec![NewJob {
+        rounds: 10,
+        priority: Priority::INTERACTIVE,
+        max_attempts: 3,
+    }];
+    let added = store.add_rounds(c.id, &more).await.unwrap();
+    assert_eq!(added.len(), 1);
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Running
+    );
+    let jobs = store.comparison_jobs(c.id).await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[1].head_sha, "h1");
+    assert_eq!(jobs[1].priority, Priority::INTERACTIVE);
+
+    store.cancel_pull_request(repo.id, 7).await.unwrap();
+    let refused = store.add_rounds(c.id, &more).await;
+    assert!(
+        matches!(refused, Err(StoreError::Conflict(_))),
+        "{refused:?}"
+    );
+    let missing = store.add_rounds(ComparisonId(9999), &more).await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
+    );
+}

@@ -1,0 +1,17 @@
+//! Contract cases: each takes a fresh, migrated store.
+
+mod floors;
+mod lifecycle;
+mod outbox;
+mod queue;
+mod runners;
+mod samples;
+mod webhooks;
+
+pub use floors::*;
+pub use lifecycle::*;
+pub use outbox::*;
+pub use queue::*;
+pub use runners::*;
+pub use samples::*;
+pub use webhooks::*;

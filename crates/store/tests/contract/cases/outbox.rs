@@ -1,0 +1,104 @@
+//! The outbox: leases, backoff, payload replacement.
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+fn message(kind: &str, key: Option<&str>, body: &str) -> NewOutboxMessage {
+    NewOutboxMessage {
+        kind: kind.into(),
+        dedupe_key: key.map(Into::into),
+        payload: serde_json::json!({ "body": body }),
+    }
+}
+
+pub async fn outbox_claims_leases_and_backs_off(store: Arc<dyn Store>) {
+    let a = store
+        .enqueue_outbox(&message("comment.upsert", None, "a"))
+        .await
+        .unwrap();
+    let b = store
+        .enqueue_outbox(&message("check_run.update", None, "b"))
+        .await
+        .unwrap();
+    assert_eq!(store.outbox_backlog().await.unwrap(), 2);
+
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), vec![a, b]);
+    assert!(
+        store.claim_outbox(10, LEASE).await.unwrap().is_empty(),
+        "leased rows are skipped"
+    );
+
+    let later = chrono::Utc::now() + chrono::TimeDelta::hours(1);
+    let past = chrono::Utc::now() - chrono::TimeDelta::seconds(1);
+    store
+        .outbox_failed(a, &claimed[0].lease, "502 from GitHub", Some(later))
+        .await
+        .unwrap();
+    store
+        .outbox_failed(b, &claimed[1].lease, "429 rate limited", Some(past))
+        .await
+        .unwrap();
+    let due = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(due.len(), 1, "a is backing off");
+    assert_eq!((due[0].id, due[0].attempts), (b, 1));
+    assert_eq!(due[0].last_error.as_deref(), Some("429 rate limited"));
+
+    let stale = store.outbox_delivered(b, &claimed[1].lease).await;
+    assert!(matches!(stale, Err(StoreError::LeaseLost)), "{stale:?}");
+    store.outbox_delivered(b, &due[0].lease).await.unwrap();
+    assert_eq!(store.outbox_backlog().await.unwrap(), 1);
+
+    // A lease that expired lets another worker take the row.
+    let c = store
+        .enqueue_outbox(&message("reaction.add", None, "c"))
+        .await
+        .unwrap();
+    let short = store
+        .claim_outbox(10, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(short[0].id, c);
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let retaken = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(retaken[0].id, c);
+    store
+        .outbox_failed(c, &retaken[0].lease, "422 forever", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.outbox_backlog().await.unwrap(),
+        1,
+        "given up rows leave the backlog"
+    );
+}
+
+pub async fn outbox_replaced_payload_is_sent_again(store: Arc<dyn Store>) {
+    let key = Some("comment:acme/widgets#7:x");
+    let id = store
+        .enqueue_outbox(&message("comment.upsert", key, "v1"))
+        .await
+        .unwrap();
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(claimed[0].payload["body"], "v1");
+    let same = store
+        .enqueue_outbox(&message("comment.upsert", key, "v2"))
+        .await
+        .unwrap();
+    assert_eq!(same, id, "a pending row with the key takes the new payload");
+    store.outbox_delivered(id, &claimed[0].lease).await.unwrap();
+    let resend = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(resend.len(), 1, "v2 arrived while v1 was being sent");
+    assert_eq!(resend[0].payload["body"], "v2");
+    store.outbox_delivered(id, &resend[0].lease).await.unwrap();
+    assert_eq!(store.outbox_backlog().await.unwrap(), 0);
+    let fresh = store
+        .enqueue_outbox(&message("comment.upsert", key, "v3"))
+        .await
+        .unwrap();
+    assert_ne!(
+        fresh, id,
+        "a delivered row is history; the key starts a new row"
+    );
+}

@@ -1,0 +1,71 @@
+//! Runner registration, tokens and revocation.
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+pub async fn runner_tokens_authenticate_until_revoked(store: Arc<dyn Store>) {
+    let added = runner(&store, "quiet-1", &["linux-x86-quiet", "x86"]).await;
+    let token = added.token.expose().to_string();
+    assert_eq!(token.len(), 64, "256 bits as hex");
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(
+        !format!("{:?}", added.token).contains(&token),
+        "Debug never shows the token"
+    );
+    assert_eq!(added.runner.labels, labels(&["linux-x86-quiet", "x86"]));
+
+    let other = runner(&store, "quiet-2", &["x86"]).await;
+    assert_ne!(other.token.expose(), token);
+    let authed = store.authenticate_runner(&token).await.unwrap().unwrap();
+    assert_eq!(authed.id, added.runner.id);
+    assert!(
+        store
+            .authenticate_runner("0".repeat(64).as_str())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.authenticate_runner("").await.unwrap().is_none());
+
+    let dup = store.add_runner("quiet-1", &labels(&["x"])).await;
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+
+    let fingerprint =
+        serde_json::json!({"cpu": "EPYC 7B13", "cores": 8, "governor": "performance"});
+    store
+        .touch_runner(added.runner.id, Some(&fingerprint))
+        .await
+        .unwrap();
+    store.touch_runner(added.runner.id, None).await.unwrap();
+    let seen = store.runner(added.runner.id).await.unwrap().unwrap();
+    assert!(seen.last_seen_at.is_some());
+    assert_eq!(
+        seen.fingerprint,
+        Some(fingerprint),
+        "a touch without fingerprint keeps it"
+    );
+
+    store.revoke_runner("quiet-1").await.unwrap();
+    assert!(store.authenticate_runner(&token).await.unwrap().is_none());
+    assert!(
+        store
+            .authenticate_runner(other.token.expose())
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let missing = store.revoke_runner("nobody").await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
+    );
+    let all = store.list_runners().await.unwrap();
+    assert_eq!(
+        all.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["quiet-1", "quiet-2"]
+    );
+    assert!(all[0].revoked_at.is_some());
+    let by_name = store.runner_by_name("quiet-2").await.unwrap().unwrap();
+    assert_eq!(by_name.id, other.runner.id);
+}

@@ -1,0 +1,51 @@
+//! The store contract, written once and run against SQLite (always) and Postgres (when
+//! `BENCHGATE_TEST_POSTGRES_URL` is set; required when `CI` is set).
+
+mod cases;
+mod support;
+
+/// Expands each case into one test per backend.
+macro_rules! contract_tests {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let db = crate::support::sqlite().await;
+                    crate::cases::$name(db.store.clone()).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let Some(db) = crate::support::postgres().await else { return };
+                    crate::cases::$name(db.store.clone()).await;
+                }
+            )*
+        }
+    };
+}
+
+contract_tests!(
+    migrations_are_current,
+    concurrent_claimers_take_each_job_once,
+    claims_follow_priority_age_label_and_pin,
+    late_upload_after_reap_is_lease_lost,
+    reupload_is_idempotent,
+    reaper_requeues_then_fails_after_max_attempts,
+    live_leases_are_not_reaped,
+    release_gives_the_job_back,
+    new_head_supersedes_old_head,
+    closing_a_pr_cancels_its_jobs,
+    rebench_adds_rounds,
+    redelivery_does_nothing_twice,
+    failed_delivery_records_nothing,
+    outbox_claims_leases_and_backs_off,
+    outbox_replaced_payload_is_sent_again,
+    runner_tokens_authenticate_until_revoked,
+    samples_stay_with_their_runner,
+    noise_floors_keep_history,
+    comparison_results_and_github_ids,
+);
