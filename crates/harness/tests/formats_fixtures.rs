@@ -83,77 +83,24 @@ const fn case(
 
 use Format::*;
 
+#[rustfmt::skip]
 const CASES: &[Case] = &[
     // libtest
-    case(
-        "libtest/bencher-rust-bench-failed.txt",
-        Libtest,
-        2,
-        2,
-        &[bounded(1, "tests::benchmark_c", 3215.0, 2859.0, 3571.0)],
-    ),
-    case(
-        "libtest/bencher-rust-bench-ignore.txt",
-        Libtest,
-        1,
-        1,
-        &[bounded(0, "tests::benchmark", 3161.0, 2186.0, 4136.0)],
-    ),
-    case(
-        "libtest/bencher-rust-bench-issue_390.txt",
-        Libtest,
-        4,
-        4,
-        &[
-            bounded(
-                0,
-                "bleu::benchmark::bench_batch_bleu",
-                13_967_756.30,
-                13_700_986.66,
-                14_234_525.94,
-            ),
-            at(
-                3,
-                "tokenizer::benchmark::bench_tokenizer",
-                "time",
-                "ns",
-                15_690.73,
-            ),
-        ],
-    ),
-    case(
-        "libtest/bencher-rust-bench-many.txt",
-        Libtest,
-        6,
-        6,
-        &[
-            bounded(3, "tests::one_digit", 1_000.0, 0.0, 2_000.0),
-            at(4, "tests::two_digit", "time", "ns", 22e6),
-            at(5, "tests::three_digit", "time", "ns", 333e9),
-        ],
-    ),
-    case(
-        "libtest/bencher-rust-bench-multi_target.txt",
-        Libtest,
-        2,
-        2,
-        &[at(1, "tests::other_benchmark", "time", "ns", 3161.0)],
-    ),
-    case(
-        "libtest/bencher-rust-bench-one.txt",
-        Libtest,
-        1,
-        1,
-        &[at(0, "tests::benchmark", "time", "ns", 3161.0)],
-    ),
+    case("libtest/bencher-rust-bench-failed.txt", Libtest, 2, 2, &[bounded(1, "tests::benchmark_c", 3215.0, 2859.0, 3571.0)]),
+    case("libtest/bencher-rust-bench-ignore.txt", Libtest, 1, 1, &[bounded(0, "tests::benchmark", 3161.0, 2186.0, 4136.0)]),
+    case("libtest/bencher-rust-bench-issue_390.txt", Libtest, 4, 4, &[
+        bounded(0, "bleu::benchmark::bench_batch_bleu", 13_967_756.30, 13_700_986.66, 14_234_525.94),
+        at(3, "tokenizer::benchmark::bench_tokenizer", "time", "ns", 15_690.73),
+    ]),
+    case("libtest/bencher-rust-bench-many.txt", Libtest, 6, 6, &[
+        bounded(3, "tests::one_digit", 1_000.0, 0.0, 2_000.0),
+        at(4, "tests::two_digit", "time", "ns", 22e6),
+        at(5, "tests::three_digit", "time", "ns", 333e9),
+    ]),
+    case("libtest/bencher-rust-bench-multi_target.txt", Libtest, 2, 2, &[at(1, "tests::other_benchmark", "time", "ns", 3161.0)]),
+    case("libtest/bencher-rust-bench-one.txt", Libtest, 1, 1, &[at(0, "tests::benchmark", "time", "ns", 3161.0)]),
     case("libtest/bencher-rust-bench-zero.txt", Libtest, 0, 0, &[]),
-    case(
-        "libtest/gab-cargo_output.txt",
-        Libtest,
-        2,
-        2,
-        &[bounded(1, "bench_fib_20", 18_149.0, 17_394.0, 18_904.0)],
-    ),
+    case("libtest/gab-cargo_output.txt", Libtest, 2, 2, &[bounded(1, "bench_fib_20", 18_149.0, 17_394.0, 18_904.0)]),
     case(
         "libtest/gab-cargo_output2.txt",
         Libtest,
@@ -167,57 +114,27 @@ const CASES: &[Case] = &[
             281_960.0,
         )],
     ),
-    case(
-        "libtest/gab-cargo_output3.txt",
-        Libtest,
-        2,
-        2,
-        &[
-            bounded(0, "bench_fib_10", 148.70, 146.49, 150.91),
-            at(1, "bench_fib_20", "time", "ns", 18_794.12),
-        ],
-    ),
-    case(
-        "libtest/gab-cargo_output_units.txt",
-        Libtest,
-        5,
-        5,
-        &[
-            at(0, "cmov", "cycles", "cycles", 2835.0),
-            at(3, "upload", "MS/s", "MS/s", 1911.0),
-        ],
-    ),
+    case("libtest/gab-cargo_output3.txt", Libtest, 2, 2, &[
+        bounded(0, "bench_fib_10", 148.70, 146.49, 150.91),
+        at(1, "bench_fib_20", "time", "ns", 18_794.12),
+    ]),
+    case("libtest/gab-cargo_output_units.txt", Libtest, 5, 5, &[
+        at(0, "cmov", "cycles", "cycles", 2835.0),
+        at(3, "upload", "MS/s", "MS/s", 1911.0),
+    ]),
     // criterion stdout
-    case(
-        "criterion/bencher-criterion-console-dogfood.txt",
-        Criterion,
-        4,
-        4,
-        &[
-            bounded(0, "Adapter::Magic (JSON)", 3_463.2, 3_462.3, 3_464.1),
-            bounded(3, "Adapter::Rust", 14_884.0, 14_881.0, 14_887.0),
-        ],
-    ),
-    case(
-        "criterion/bencher-criterion-console-failed.txt",
-        Criterion,
-        4,
-        4,
-        &[
-            bounded(0, "file", 2.2311, 2.0246, 2.4461),
-            bounded(2, "tracing_file", 60_753.0, 52_371.0, 71_099.0),
-        ],
-    ),
-    case(
-        "criterion/bencher-criterion-console-many.txt",
-        Criterion,
-        5,
-        5,
-        &[
-            bounded(0, "file", 0.3239, 0.32062, 0.32755),
-            bounded(4, "benchmark: name with spaces", 20.930, 18.195, 24.240),
-        ],
-    ),
+    case("criterion/bencher-criterion-console-dogfood.txt", Criterion, 4, 4, &[
+        bounded(0, "Adapter::Magic (JSON)", 3_463.2, 3_462.3, 3_464.1),
+        bounded(3, "Adapter::Rust", 14_884.0, 14_881.0, 14_887.0),
+    ]),
+    case("criterion/bencher-criterion-console-failed.txt", Criterion, 4, 4, &[
+        bounded(0, "file", 2.2311, 2.0246, 2.4461),
+        bounded(2, "tracing_file", 60_753.0, 52_371.0, 71_099.0),
+    ]),
+    case("criterion/bencher-criterion-console-many.txt", Criterion, 5, 5, &[
+        bounded(0, "file", 0.3239, 0.32062, 0.32755),
+        bounded(4, "benchmark: name with spaces", 20.930, 18.195, 24.240),
+    ]),
     Case {
         detected: Libtest,
         ..case(
@@ -235,178 +152,40 @@ const CASES: &[Case] = &[
         )
     },
     // go test -bench
-    case(
-        "go/bencher-go-bench-five.txt",
-        Go,
-        5,
-        5,
-        &[
-            at(1, "BenchmarkFib20", "time", "ns", 40_537.123),
-            at(
-                4,
-                "BenchmarkFib/my/tabled/benchmark_-_20",
-                "time",
-                "ns",
-                40_537.456,
-            ),
-        ],
-    ),
-    case(
-        "go/bencher-go-bench-three.txt",
-        Go,
-        4,
-        3,
-        &[
-            at(0, "BenchmarkFib10-8", "time", "ns", 210.2),
-            at(
-                3,
-                "BenchmarkFib20WithAuxMetric-8",
-                "auxMetricUnits",
-                "auxMetricUnits",
-                4.0,
-            ),
-        ],
-    ),
-    case(
-        "go/gab-go_fiber_duplicate_names_output.txt",
-        Go,
-        16,
-        4,
-        &[
-            at(
-                1,
-                "github.com/gofiber/fiber/v3/middleware/cache.BenchmarkAppendMsgitem-4",
-                "throughput",
-                "bytes/s",
-                2833.37e6,
-            ),
-            at(
-                8,
-                "github.com/gofiber/fiber/v3/middleware/csrf.BenchmarkAppendMsgitem-4",
-                "time",
-                "ns",
-                0.3733,
-            ),
-        ],
-    ),
-    case(
-        "go/gab-go_fiber_output.txt",
-        Go,
-        18,
-        6,
-        &[
-            at(
-                0,
-                "Benchmark_Ctx_Accepts/run-[]string{\".xml\"}-4",
-                "time",
-                "ns",
-                247.6,
-            ),
-            at(
-                10,
-                "Benchmark_Utils_GetOffer/mime_extension#01-4",
-                "bytes_per_op",
-                "bytes",
-                48.0,
-            ),
-            at(
-                11,
-                "Benchmark_Utils_GetOffer/mime_extension#01-4",
-                "allocs_per_op",
-                "count",
-                2.0,
-            ),
-        ],
-    ),
-    case(
-        "go/gab-go_output.txt",
-        Go,
-        10,
-        8,
-        &[
-            at(
-                5,
-                "BenchmarkFib/my/tabled/benchmark_-_20,var1=13,var2=14",
-                "time",
-                "ns",
-                40_537.456,
-            ),
-            at(
-                7,
-                "BenchmarkFib11-16",
-                "auxMetricUnits",
-                "auxMetricUnits",
-                3.0,
-            ),
-        ],
-    ),
-    case(
-        "go/suffixarray-benchmem-count10.txt",
-        Go,
-        1680,
-        42,
-        &[
-            at(
-                0,
-                "BenchmarkNew/text=opticks/size=100K/bits=32-8",
-                "time",
-                "ns",
-                4_052_123.0,
-            ),
-            at(
-                1,
-                "BenchmarkNew/text=opticks/size=100K/bits=32-8",
-                "throughput",
-                "bytes/s",
-                24.68e6,
-            ),
-            at(
-                2,
-                "BenchmarkNew/text=opticks/size=100K/bits=32-8",
-                "bytes_per_op",
-                "bytes",
-                401_490.0,
-            ),
-            at(
-                3,
-                "BenchmarkNew/text=opticks/size=100K/bits=32-8",
-                "allocs_per_op",
-                "count",
-                2.0,
-            ),
-            // The second of the ten -count runs comes next, in order.
-            at(
-                4,
-                "BenchmarkNew/text=opticks/size=100K/bits=32-8",
-                "time",
-                "ns",
-                4_072_122.0,
-            ),
-        ],
-    ),
+    case("go/bencher-go-bench-five.txt", Go, 5, 5, &[
+        at(1, "BenchmarkFib20", "time", "ns", 40_537.123),
+        at(4, "BenchmarkFib/my/tabled/benchmark_-_20", "time", "ns", 40_537.456),
+    ]),
+    case("go/bencher-go-bench-three.txt", Go, 4, 3, &[
+        at(0, "BenchmarkFib10-8", "time", "ns", 210.2),
+        at(3, "BenchmarkFib20WithAuxMetric-8", "auxMetricUnits", "auxMetricUnits", 4.0),
+    ]),
+    case("go/gab-go_fiber_duplicate_names_output.txt", Go, 16, 4, &[
+        at(1, "github.com/gofiber/fiber/v3/middleware/cache.BenchmarkAppendMsgitem-4", "throughput", "bytes/s", 2833.37e6),
+        at(8, "github.com/gofiber/fiber/v3/middleware/csrf.BenchmarkAppendMsgitem-4", "time", "ns", 0.3733),
+    ]),
+    case("go/gab-go_fiber_output.txt", Go, 18, 6, &[
+        at(0, "Benchmark_Ctx_Accepts/run-[]string{\".xml\"}-4", "time", "ns", 247.6),
+        at(10, "Benchmark_Utils_GetOffer/mime_extension#01-4", "bytes_per_op", "bytes", 48.0),
+        at(11, "Benchmark_Utils_GetOffer/mime_extension#01-4", "allocs_per_op", "count", 2.0),
+    ]),
+    case("go/gab-go_output.txt", Go, 10, 8, &[
+        at(5, "BenchmarkFib/my/tabled/benchmark_-_20,var1=13,var2=14", "time", "ns", 40_537.456),
+        at(7, "BenchmarkFib11-16", "auxMetricUnits", "auxMetricUnits", 3.0),
+    ]),
+    case("go/suffixarray-benchmem-count10.txt", Go, 1680, 42, &[
+        at(0, "BenchmarkNew/text=opticks/size=100K/bits=32-8", "time", "ns", 4_052_123.0),
+        at(1, "BenchmarkNew/text=opticks/size=100K/bits=32-8", "throughput", "bytes/s", 24.68e6),
+        at(2, "BenchmarkNew/text=opticks/size=100K/bits=32-8", "bytes_per_op", "bytes", 401_490.0),
+        at(3, "BenchmarkNew/text=opticks/size=100K/bits=32-8", "allocs_per_op", "count", 2.0),
+        // The second of the ten -count runs comes next, in order.
+        at(4, "BenchmarkNew/text=opticks/size=100K/bits=32-8", "time", "ns", 4_072_122.0),
+    ]),
     // benchstat's inputs are go test output
-    case(
-        "benchstat/crc-new.txt",
-        Go,
-        720,
-        36,
-        &[
-            at(
-                0,
-                "BenchmarkCRC32/poly=IEEE/size=15/align=0-8",
-                "time",
-                "ns",
-                43.6,
-            ),
-            at(
-                1,
-                "BenchmarkCRC32/poly=IEEE/size=15/align=0-8",
-                "throughput",
-                "bytes/s",
-                343.87e6,
-            ),
-        ],
-    ),
+    case("benchstat/crc-new.txt", Go, 720, 36, &[
+        at(0, "BenchmarkCRC32/poly=IEEE/size=15/align=0-8", "time", "ns", 43.6),
+        at(1, "BenchmarkCRC32/poly=IEEE/size=15/align=0-8", "throughput", "bytes/s", 343.87e6),
+    ]),
     case(
         "benchstat/crc-old.txt",
         Go,
@@ -446,27 +225,9 @@ const CASES: &[Case] = &[
             3062.0,
         )],
     ),
-    case(
-        "benchstat/issue19565.txt",
-        Go,
-        24,
-        3,
-        &[at(23, "BenchmarkC", "time", "ns", 10_000.0)],
-    ),
-    case(
-        "benchstat/smallSample.txt",
-        Go,
-        2,
-        1,
-        &[at(1, "BenchmarkX", "time", "ns", 101.0)],
-    ),
-    case(
-        "benchstat/units.txt",
-        Go,
-        8,
-        2,
-        &[at(0, "BenchmarkSize", "text-bytes", "text-bytes", 100.0)],
-    ),
+    case("benchstat/issue19565.txt", Go, 24, 3, &[at(23, "BenchmarkC", "time", "ns", 10_000.0)]),
+    case("benchstat/smallSample.txt", Go, 2, 1, &[at(1, "BenchmarkX", "time", "ns", 101.0)]),
+    case("benchstat/units.txt", Go, 8, 2, &[at(0, "BenchmarkSize", "text-bytes", "text-bytes", 100.0)]),
     case(
         "benchstat/zero.txt",
         Go,
@@ -481,88 +242,34 @@ const CASES: &[Case] = &[
         )],
     ),
     // hyperfine
-    case(
-        "hyperfine/bencher-hyperfine-one.json",
-        Hyperfine,
-        214,
-        1,
-        &[at(0, "sleep 0.01", "wall_time", "ns", 10_745_851.46)],
-    ),
-    case(
-        "hyperfine/bencher-hyperfine-two.json",
-        Hyperfine,
-        40,
-        2,
-        &[
-            at(0, "sleep 0.1", "wall_time", "ns", 105_868_768.72),
-            at(27, "sleep 0.2", "wall_time", "ns", 212_312_310.720_000_04),
-        ],
-    ),
+    case("hyperfine/bencher-hyperfine-one.json", Hyperfine, 214, 1, &[at(0, "sleep 0.01", "wall_time", "ns", 10_745_851.46)]),
+    case("hyperfine/bencher-hyperfine-two.json", Hyperfine, 40, 2, &[
+        at(0, "sleep 0.1", "wall_time", "ns", 105_868_768.72),
+        at(27, "sleep 0.2", "wall_time", "ns", 212_312_310.720_000_04),
+    ]),
     // Google Benchmark
-    case(
-        "google-benchmark/bencher-google-benchmark-two.json",
-        Google,
-        4,
-        2,
-        &[
-            at(0, "fib_10", "time", "ns", 214.989_801_145_479_53),
-            at(1, "fib_10", "cpu_time", "ns", 213.655_072_061_632_95),
-        ],
-    ),
-    case(
-        "google-benchmark/gbench-compare-test1_run1.json",
-        Google,
-        28,
-        14,
-        &[
-            at(22, "BM_NotBadTimeUnit", "time", "ns", 0.4e9),
-            at(23, "BM_NotBadTimeUnit", "cpu_time", "ns", 0.5e9),
-        ],
-    ),
-    case(
-        "google-benchmark/gbench-compare-test1_run2.json",
-        Google,
-        28,
-        14,
-        &[at(20, "BM_ThirdFaster", "time", "ns", 66.665)],
-    ),
+    case("google-benchmark/bencher-google-benchmark-two.json", Google, 4, 2, &[
+        at(0, "fib_10", "time", "ns", 214.989_801_145_479_53),
+        at(1, "fib_10", "cpu_time", "ns", 213.655_072_061_632_95),
+    ]),
+    case("google-benchmark/gbench-compare-test1_run1.json", Google, 28, 14, &[
+        at(22, "BM_NotBadTimeUnit", "time", "ns", 0.4e9),
+        at(23, "BM_NotBadTimeUnit", "cpu_time", "ns", 0.5e9),
+    ]),
+    case("google-benchmark/gbench-compare-test1_run2.json", Google, 28, 14, &[at(20, "BM_ThirdFaster", "time", "ns", 66.665)]),
     // Aggregates (BM_One, short) are summaries and are skipped.
-    case(
-        "google-benchmark/gbench-compare-test3_run0.json",
-        Google,
-        8,
-        2,
-        &[
-            at(0, "BM_Two", "time", "ns", 9.0),
-            at(2, "BM_Two", "time", "ns", 8.0),
-        ],
-    ),
-    case(
-        "google-benchmark/gbench-compare-test3_run1.json",
-        Google,
-        8,
-        4,
-        &[at(4, "short", "time", "ns", 800.0)],
-    ),
+    case("google-benchmark/gbench-compare-test3_run0.json", Google, 8, 2, &[
+        at(0, "BM_Two", "time", "ns", 9.0),
+        at(2, "BM_Two", "time", "ns", 8.0),
+    ]),
+    case("google-benchmark/gbench-compare-test3_run1.json", Google, 8, 4, &[at(4, "short", "time", "ns", 800.0)]),
     // pytest-benchmark: where `data` was cut short upstream the mean is used; test_sleep_2
     // kept all five rounds, so each is a sample.
-    case(
-        "pytest-benchmark/bencher-pytest-four.json",
-        Pytest,
-        8,
-        4,
-        &[
-            at(
-                0,
-                "bench.py::test_fib_1",
-                "time",
-                "ns",
-                149.956_102_486_288_36,
-            ),
-            at(3, "bench.py::test_sleep_2", "time", "ns", 2_005_173_128.0),
-            at(7, "bench.py::test_sleep_2", "time", "ns", 2_001_044_877.0),
-        ],
-    ),
+    case("pytest-benchmark/bencher-pytest-four.json", Pytest, 8, 4, &[
+        at(0, "bench.py::test_fib_1", "time", "ns", 149.956_102_486_288_36),
+        at(3, "bench.py::test_sleep_2", "time", "ns", 2_005_173_128.0),
+        at(7, "bench.py::test_sleep_2", "time", "ns", 2_001_044_877.0),
+    ]),
     case(
         "pytest-benchmark/bencher-pytest-two.json",
         Pytest,
@@ -590,81 +297,21 @@ const CASES: &[Case] = &[
             42_622.0,
         )],
     ),
-    case(
-        "catch2/bencher-catch2-issue_351.txt",
-        Catch2,
-        6,
-        6,
-        &[
-            bounded(
-                0,
-                "Unit_assignment / Construction / Fibonacci 10",
-                344.0,
-                341.0,
-                349.0,
-            ),
-            bounded(
-                4,
-                "Even More Fibonacci / With a long name / Fibonacci 10 with a long name",
-                344.0,
-                341.0,
-                349.0,
-            ),
-        ],
-    ),
-    case(
-        "catch2/bencher-catch2-two.txt",
-        Catch2,
-        2,
-        2,
-        &[bounded(1, "Fibonacci / Fibonacci 20", 1.0, 1.0, 1.0)],
-    ),
-    case(
-        "catch2/gab-catch2_output_v3.txt",
-        Catch2,
-        4,
-        4,
-        &[
-            bounded(2, "More Fibonacci / Fibonacci~ 5!", 36.0, 35.0, 37.0),
-            bounded(
-                3,
-                "More Fibonacci / Fibonacci-15_bench",
-                3_789.0,
-                3_734.0,
-                3_888.0,
-            ),
-        ],
-    ),
+    case("catch2/bencher-catch2-issue_351.txt", Catch2, 6, 6, &[
+        bounded(0, "Unit_assignment / Construction / Fibonacci 10", 344.0, 341.0, 349.0),
+        bounded(4, "Even More Fibonacci / With a long name / Fibonacci 10 with a long name", 344.0, 341.0, 349.0),
+    ]),
+    case("catch2/bencher-catch2-two.txt", Catch2, 2, 2, &[bounded(1, "Fibonacci / Fibonacci 20", 1.0, 1.0, 1.0)]),
+    case("catch2/gab-catch2_output_v3.txt", Catch2, 4, 4, &[
+        bounded(2, "More Fibonacci / Fibonacci~ 5!", 36.0, 35.0, 37.0),
+        bounded(3, "More Fibonacci / Fibonacci-15_bench", 3_789.0, 3_734.0, 3_888.0),
+    ]),
     // BenchmarkDotNet
-    case(
-        "benchmarkdotnet/bencher-dotnet-memory.json",
-        Dotnet,
-        8,
-        2,
-        &[
-            at(
-                0,
-                "BenchmarkDotNet.Samples.Memory.AllocEmptyList",
-                "time",
-                "ns",
-                76.358_580_589_294_43,
-            ),
-            at(
-                3,
-                "BenchmarkDotNet.Samples.Memory.AllocEmptyList",
-                "bytes_per_op",
-                "bytes",
-                368.0,
-            ),
-        ],
-    ),
-    case(
-        "benchmarkdotnet/bencher-dotnet-null_namespace.json",
-        Dotnet,
-        1,
-        1,
-        &[at(0, "NullNamespaceMethod", "time", "ns", 0.0)],
-    ),
+    case("benchmarkdotnet/bencher-dotnet-memory.json", Dotnet, 8, 2, &[
+        at(0, "BenchmarkDotNet.Samples.Memory.AllocEmptyList", "time", "ns", 76.358_580_589_294_43),
+        at(3, "BenchmarkDotNet.Samples.Memory.AllocEmptyList", "bytes_per_op", "bytes", 368.0),
+    ]),
+    case("benchmarkdotnet/bencher-dotnet-null_namespace.json", Dotnet, 1, 1, &[at(0, "NullNamespaceMethod", "time", "ns", 0.0)]),
     case(
         "benchmarkdotnet/bencher-dotnet-two.json",
         Dotnet,
@@ -722,13 +369,7 @@ const CASES: &[Case] = &[
             )
         }],
     ),
-    case(
-        "bmf/bencher-report_latency.json",
-        Bmf,
-        3,
-        3,
-        &[at(2, "tests::benchmark_c", "time", "ns", 3361.0)],
-    ),
+    case("bmf/bencher-report_latency.json", Bmf, 3, 3, &[at(2, "tests::benchmark_c", "time", "ns", 3361.0)]),
 ];
 
 /// Files refused on purpose, with a part of the message that says why.
