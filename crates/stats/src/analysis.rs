@@ -167,7 +167,19 @@ pub fn analyze_pairs(
         });
     let base_first = match &opts.order {
         RoundOrder::Abba => abba_base_first(n),
-        RoundOrder::BaseFirst(flags) => flags.clone(),
+        RoundOrder::BaseFirst(flags) if flags.len() == n => flags.clone(),
+        RoundOrder::BaseFirst(flags) => {
+            return Err(StatsError::OrderLength {
+                rounds: n,
+                flags: flags.len(),
+            });
+        }
+    };
+    // A deterministic metric has no noise to regress; a fit would only show rounding error.
+    let drift = if exact {
+        None
+    } else {
+        drift_regression(&d, &base_first, opts.alpha)?
     };
     Ok(BenchmarkAnalysis {
         n,
@@ -189,7 +201,7 @@ pub fn analyze_pairs(
         anytime_p_value: sequence.anytime_p_value(),
         sequence_crossed: sequence.crossed(),
         outliers: modified_z_outliers(&d),
-        drift: drift_regression(&d, &base_first, opts.alpha)?,
+        drift,
         boundary,
     })
 }

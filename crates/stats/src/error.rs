@@ -48,6 +48,8 @@ pub enum StatsError {
         value: f64,
         expected: &'static str,
     },
+    #[error("{flags} run-order flags for {rounds} rounds; give one per round")]
+    OrderLength { rounds: usize, flags: usize },
     #[error("{n} pairs is more than the {limit} the Walsh-average diagnostics handle")]
     TooManyPairs { n: usize, limit: usize },
 }

@@ -96,6 +96,17 @@ fn bad_input_is_a_typed_error() {
         analyze_pairs(&[1.0, 2.0, 3.0], &[1.0, 2.0], &o, None),
         Err(StatsError::LengthMismatch { base: 3, head: 2 })
     ));
+    let short_order = AnalysisOptions {
+        order: benchgate_stats::RoundOrder::BaseFirst(vec![true; 3]),
+        ..AnalysisOptions::default()
+    };
+    assert_eq!(
+        analyze_pairs(&BASE, &HEAD, &short_order, None),
+        Err(StatsError::OrderLength {
+            rounds: 10,
+            flags: 3
+        })
+    );
     let bad_alpha = AnalysisOptions {
         alpha: 1.5,
         ..AnalysisOptions::default()

@@ -97,3 +97,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn any_input_gives_a_result_or_a_typed_error(
+        base in prop::collection::vec(any::<f64>(), 0..12),
+        head in prop::collection::vec(any::<f64>(), 0..12),
+    ) {
+        // Arbitrary doubles include NaN, ±inf, zero, negatives and subnormals: never a panic.
+        let _ = analyze_pairs(&base, &head, &AnalysisOptions::default(), None);
+    }
+
+    #[test]
+    fn extreme_positive_pairs_never_panic(
+        pairs in prop::collection::vec((f64::MIN_POSITIVE..f64::MAX, f64::MIN_POSITIVE..f64::MAX), 2..30),
+        mixed in prop::collection::vec((any::<f64>(), any::<f64>()), 0..30),
+    ) {
+        let (base, head): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        let a = analyze_pairs(&base, &head, &AnalysisOptions::default(), None).unwrap();
+        let _ = a.to_result("extreme", "time", "ns");
+        let (base, head): (Vec<f64>, Vec<f64>) = mixed.into_iter().unzip();
+        let _ = analyze_pairs(&base, &head, &AnalysisOptions::default(), None);
+    }
+}
