@@ -1,0 +1,237 @@
+//! The GitHub calls the server makes, with the few fields it reads from each answer.
+
+use http::{Method, StatusCode};
+use serde::Deserialize;
+
+use super::types::{
+    ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, IssueComment,
+    Permission, comment_marker,
+};
+use super::{GitHubClient, GitHubError, JSON, RepoTarget, decode};
+
+/// GitHub's page size ceiling; fewer round trips on long threads.
+const PER_PAGE: u32 = 100;
+
+impl GitHubClient {
+    /// Benchgate's comment for `label` on issue/PR `number`, found by its hidden marker across
+    /// all pages of comments.
+    pub async fn find_marked_comment(
+        &self,
+        repo: &RepoTarget,
+        number: u64,
+        label: &str,
+    ) -> Result<Option<IssueComment>, GitHubError> {
+        let marker = comment_marker(label);
+        let first = format!(
+            "{}/issues/{number}/comments?per_page={PER_PAGE}",
+            repo.path()
+        );
+        let mut found = None;
+        self.each_page(repo, first, |page: Vec<IssueComment>| {
+            // The oldest marked comment wins, so a duplicate from a past race never takes over.
+            found = page
+                .into_iter()
+                .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)));
+            found.is_none()
+        })
+        .await?;
+        Ok(found)
+    }
+
+    /// Creates or edits benchgate's one comment for `label` on PR `number`; the marker is
+    /// added to `body` if missing. Safe to retry: a retry finds and edits the same comment.
+    pub async fn upsert_marked_comment(
+        &self,
+        repo: &RepoTarget,
+        number: u64,
+        label: &str,
+        body: &str,
+    ) -> Result<CommentUpsert, GitHubError> {
+        let marker = comment_marker(label);
+        let body = if body.contains(&marker) {
+            body.to_owned()
+        } else {
+            format!("{marker}\n{body}")
+        };
+        let payload = serde_json::json!({ "body": body });
+        match self.find_marked_comment(repo, number, label).await? {
+            Some(existing) => {
+                let path = format!("{}/issues/comments/{}", repo.path(), existing.id);
+                let comment = self
+                    .call_json(repo, Method::PATCH, &path, Some(&payload))
+                    .await?;
+                Ok(CommentUpsert {
+                    comment,
+                    created: false,
+                })
+            }
+            None => {
+                let comment = self.post_comment(repo, number, &body).await?;
+                Ok(CommentUpsert {
+                    comment,
+                    created: true,
+                })
+            }
+        }
+    }
+
+    /// Posts a new comment (replies to commands, explanations).
+    pub async fn post_comment(
+        &self,
+        repo: &RepoTarget,
+        number: u64,
+        body: &str,
+    ) -> Result<IssueComment, GitHubError> {
+        let path = format!("{}/issues/{number}/comments", repo.path());
+        let payload = serde_json::json!({ "body": body });
+        self.call_json(repo, Method::POST, &path, Some(&payload))
+            .await
+    }
+
+    /// Creates a check run.
+    pub async fn create_check_run(
+        &self,
+        repo: &RepoTarget,
+        request: &CheckRunRequest,
+    ) -> Result<CheckRun, GitHubError> {
+        let path = format!("{}/check-runs", repo.path());
+        self.call_json(repo, Method::POST, &path, Some(request))
+            .await
+    }
+
+    /// Updates a check run.
+    pub async fn update_check_run(
+        &self,
+        repo: &RepoTarget,
+        check_run_id: u64,
+        update: &CheckRunUpdate,
+    ) -> Result<CheckRun, GitHubError> {
+        let path = format!("{}/check-runs/{check_run_id}", repo.path());
+        self.call_json(repo, Method::PATCH, &path, Some(update))
+            .await
+    }
+
+    /// Adds 👀 to a comment (the command was accepted). Returns false when it was already there.
+    pub async fn add_eyes_reaction(
+        &self,
+        repo: &RepoTarget,
+        comment_id: u64,
+    ) -> Result<bool, GitHubError> {
+        let path = format!("{}/issues/comments/{comment_id}/reactions", repo.path());
+        let payload = serde_json::json!({ "content": "eyes" });
+        let answer = self
+            .call(repo, Method::POST, &path, Some(&payload), JSON)
+            .await?;
+        // 201: added; 200: this app had already reacted (a retried outbox row).
+        Ok(answer.status == StatusCode::CREATED)
+    }
+
+    /// `login`'s permission on the repository. Callers treat an error as "denied".
+    pub async fn collaborator_permission(
+        &self,
+        repo: &RepoTarget,
+        login: &str,
+    ) -> Result<Permission, GitHubError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            permission: String,
+            #[serde(default)]
+            role_name: Option<String>,
+        }
+        let path = format!("{}/collaborators/{login}/permission", repo.path());
+        let a: Answer = self
+            .call_json(repo, Method::GET, &path, None::<&()>)
+            .await?;
+        // `permission` folds maintain into write and triage into read; `role_name` keeps them.
+        let from_role = a.role_name.as_deref().map(Permission::from_api);
+        Ok(match from_role {
+            Some(role) if role != Permission::None => role,
+            _ => Permission::from_api(&a.permission),
+        })
+    }
+
+    /// The text of `path` at `git_ref` (branch, tag or sha); `None` when the file does not exist.
+    pub async fn read_file(
+        &self,
+        repo: &RepoTarget,
+        path: &str,
+        git_ref: &str,
+    ) -> Result<Option<String>, GitHubError> {
+        let url = format!(
+            "{}/contents/{}?ref={}",
+            repo.path(),
+            path.trim_start_matches('/'),
+            encode_query(git_ref)
+        );
+        // The raw media type answers the file's bytes instead of base64 in JSON.
+        match self
+            .call(
+                repo,
+                Method::GET,
+                &url,
+                None::<&()>,
+                "application/vnd.github.raw+json",
+            )
+            .await
+        {
+            Ok(answer) => Ok(Some(answer.body)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The files PR `number` changes (GitHub lists at most 3,000).
+    pub async fn list_pr_files(
+        &self,
+        repo: &RepoTarget,
+        number: u64,
+    ) -> Result<Vec<ChangedFile>, GitHubError> {
+        let first = format!("{}/pulls/{number}/files?per_page={PER_PAGE}", repo.path());
+        let mut files = Vec::new();
+        self.each_page(repo, first, |page: Vec<ChangedFile>| {
+            files.extend(page);
+            true
+        })
+        .await?;
+        Ok(files)
+    }
+
+    /// GETs `first` and each `rel="next"` page after it while `visit` returns true.
+    async fn each_page<T, F>(
+        &self,
+        repo: &RepoTarget,
+        first: String,
+        mut visit: F,
+    ) -> Result<(), GitHubError>
+    where
+        T: serde::de::DeserializeOwned,
+        F: FnMut(T) -> bool,
+    {
+        let mut next = Some(first);
+        while let Some(path) = next.take() {
+            let answer = self
+                .call(repo, Method::GET, &path, None::<&()>, JSON)
+                .await?;
+            let page: T = decode(&Method::GET, &path, &answer.body)?;
+            if !visit(page) {
+                break;
+            }
+            next = self.next_page(&answer.headers);
+        }
+        Ok(())
+    }
+}
+
+/// Percent-encodes a ref for a query string (refs may contain `/`, `#`, `&`, `+`).
+fn encode_query(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}

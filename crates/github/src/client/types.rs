@@ -1,0 +1,174 @@
+//! The request and answer types of the GitHub calls: only the fields benchgate sends or reads.
+
+use serde::{Deserialize, Serialize};
+
+/// The hidden marker that identifies benchgate's comment for one runner label.
+pub fn comment_marker(label: &str) -> String {
+    format!("<!-- benchgate:{label} -->")
+}
+
+/// An issue or PR comment.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct IssueComment {
+    /// Comment id.
+    pub id: u64,
+    /// Markdown body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Link for people.
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+/// What [`crate::client::GitHubClient::upsert_marked_comment`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentUpsert {
+    /// The comment as GitHub now has it.
+    pub comment: IssueComment,
+    /// True when no marked comment existed and one was created.
+    pub created: bool,
+}
+
+/// A check run's lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Enqueued.
+    Queued,
+    /// Running.
+    InProgress,
+    /// Done; a conclusion is required.
+    Completed,
+}
+
+/// How a completed check run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckConclusion {
+    /// Gate passed.
+    Success,
+    /// Gate failed (per `[gate] fail_on`).
+    Failure,
+    /// No result yet, or no config.
+    Neutral,
+    /// Superseded or closed.
+    Cancelled,
+    /// Skipped (e.g. a draft).
+    Skipped,
+    /// The run could not finish.
+    TimedOut,
+    /// Needs a person (e.g. a fork PR waiting for `/rebench`).
+    ActionRequired,
+}
+
+/// The title and Markdown summary shown on the check run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckRunOutput {
+    /// One line.
+    pub title: String,
+    /// Markdown, up to 65,535 characters.
+    pub summary: String,
+}
+
+/// `POST /repos/{o}/{r}/check-runs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckRunRequest {
+    /// The check's name (`benchgate`).
+    pub name: String,
+    /// The commit it is on.
+    pub head_sha: String,
+    /// State.
+    pub status: CheckStatus,
+    /// Required when `status` is completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<CheckConclusion>,
+    /// Link to the comparison on the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details_url: Option<String>,
+    /// Our id for it (the comparison id), to find it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// Title and summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<CheckRunOutput>,
+}
+
+/// `PATCH /repos/{o}/{r}/check-runs/{id}`: only the fields given change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CheckRunUpdate {
+    /// New state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<CheckStatus>,
+    /// Conclusion (completes the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<CheckConclusion>,
+    /// Link to the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details_url: Option<String>,
+    /// Title and summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<CheckRunOutput>,
+}
+
+/// A check run as GitHub answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckRun {
+    /// Check run id.
+    pub id: u64,
+    /// Commit.
+    pub head_sha: String,
+    /// State.
+    pub status: CheckStatus,
+    /// Conclusion once completed.
+    pub conclusion: Option<CheckConclusion>,
+    /// Link for people.
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+/// A user's permission on a repository, weakest to strongest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Permission {
+    /// No access (or an unknown value: treated as none).
+    None,
+    /// Read.
+    Read,
+    /// Triage.
+    Triage,
+    /// Write (push).
+    Write,
+    /// Maintain.
+    Maintain,
+    /// Admin.
+    Admin,
+}
+
+impl Permission {
+    /// Write, maintain or admin: may run `/rebench`.
+    pub fn can_write(self) -> bool {
+        self >= Self::Write
+    }
+
+    pub(super) fn from_api(name: &str) -> Self {
+        match name {
+            "admin" => Self::Admin,
+            "maintain" => Self::Maintain,
+            "write" | "push" => Self::Write,
+            "triage" => Self::Triage,
+            "read" | "pull" => Self::Read,
+            _ => Self::None,
+        }
+    }
+}
+
+/// A file a PR changes.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ChangedFile {
+    /// Path after the change.
+    pub filename: String,
+    /// `added`, `modified`, `removed`, `renamed`, ...
+    pub status: String,
+    /// Path before a rename.
+    #[serde(default)]
+    pub previous_filename: Option<String>,
+}

@@ -1,0 +1,222 @@
+//! The typed events benchgate acts on.
+
+use serde::Deserialize;
+
+/// One delivery, reduced to what benchgate needs to decide what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookEvent {
+    /// GitHub checking the hook is reachable, sent once when it is created.
+    Ping(PingEvent),
+    /// The app was installed, uninstalled, suspended, ...
+    Installation(InstallationEvent),
+    /// Repositories were added to or removed from an installation.
+    InstallationRepositories(InstallationRepositoriesEvent),
+    /// A pull request action benchgate acts on (enqueue or cancel).
+    PullRequest(PullRequestEvent),
+    /// A new comment on a pull request (where commands live).
+    PrComment(PrCommentEvent),
+    /// Someone pressed "Re-run" on a check run.
+    CheckRunRerequested(CheckRunRerequestedEvent),
+    /// An event or action benchgate does not act on; answered 202 and logged at debug.
+    Ignored(IgnoredEvent),
+}
+
+/// What was ignored, for the debug log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoredEvent {
+    /// The `X-GitHub-Event` value.
+    pub event: String,
+    /// The payload's `action`, when it has one.
+    pub action: Option<String>,
+}
+
+/// `ping`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PingEvent {
+    /// GitHub's zen line.
+    pub zen: Option<String>,
+    /// The hook's id.
+    pub hook_id: Option<u64>,
+    /// Set when the hook belongs to a GitHub App.
+    pub app_id: Option<u64>,
+}
+
+/// `installation`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallationEvent {
+    /// `created`, `deleted`, `suspend`, `unsuspend`, `new_permissions_accepted`.
+    pub action: String,
+    /// The installation id used to mint tokens.
+    pub installation_id: u64,
+    /// The user or organisation the app was installed on.
+    pub account: Option<String>,
+    /// Repositories granted at install time (`owner/name`); empty when not listed.
+    pub repositories: Vec<String>,
+    /// Who did it.
+    pub sender: Option<String>,
+}
+
+/// `installation_repositories`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallationRepositoriesEvent {
+    /// `added` or `removed`.
+    pub action: String,
+    /// The installation id.
+    pub installation_id: u64,
+    /// Repositories added (`owner/name`).
+    pub added: Vec<String>,
+    /// Repositories removed (`owner/name`).
+    pub removed: Vec<String>,
+}
+
+/// The `pull_request` actions benchgate acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PullRequestAction {
+    /// A new PR: enqueue.
+    Opened,
+    /// New commits pushed: enqueue, superseding the old head.
+    Synchronize,
+    /// Reopened: enqueue.
+    Reopened,
+    /// Draft became ready: enqueue.
+    ReadyForReview,
+    /// Closed or merged: cancel.
+    Closed,
+}
+
+/// A repository as benchgate refers to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoRef {
+    /// `owner/name`.
+    pub full_name: String,
+    /// HTTPS clone URL.
+    pub clone_url: String,
+}
+
+/// A branch name and the commit it pointed at when the event fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitRef {
+    /// Branch name without `refs/heads/`.
+    pub ref_name: String,
+    /// Full commit sha.
+    pub sha: String,
+}
+
+/// `pull_request` with one of the [`PullRequestAction`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullRequestEvent {
+    /// What happened.
+    pub action: PullRequestAction,
+    /// The base repository (where the PR lives).
+    pub repo: RepoRef,
+    /// Absent for plain repository webhooks.
+    pub installation_id: Option<u64>,
+    /// PR number.
+    pub number: u64,
+    /// Base branch and sha.
+    pub base: GitRef,
+    /// Head branch and sha.
+    pub head: GitRef,
+    /// The repository the head commits come from; `None` when that fork was deleted.
+    pub head_repo: Option<RepoRef>,
+    /// Login of the PR's author.
+    pub author: String,
+    /// The author's relationship to the base repository.
+    pub author_association: AuthorAssociation,
+    /// Draft PRs are not benchmarked until ready.
+    pub draft: bool,
+    /// Only meaningful for `closed`.
+    pub merged: bool,
+}
+
+impl PullRequestEvent {
+    /// True when the head commits come from another repository (or a deleted one): such PRs
+    /// run only after a maintainer's `/rebench`.
+    pub fn is_fork(&self) -> bool {
+        self.head_repo
+            .as_ref()
+            .is_none_or(|head| head.full_name != self.repo.full_name)
+    }
+}
+
+/// `issue_comment` `created` on a pull request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrCommentEvent {
+    /// The repository.
+    pub repo: RepoRef,
+    /// Absent for plain repository webhooks.
+    pub installation_id: Option<u64>,
+    /// The PR (issue) number.
+    pub pr_number: u64,
+    /// The comment's id (reactions go to it).
+    pub comment_id: u64,
+    /// The comment text; empty when GitHub sent `null`.
+    pub body: String,
+    /// Login of the commenter.
+    pub commenter: String,
+    /// True for bot accounts, including benchgate itself: never treat their text as commands.
+    pub commenter_is_bot: bool,
+    /// The commenter's relationship to the repository.
+    pub author_association: AuthorAssociation,
+}
+
+/// `check_run` `rerequested`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRunRerequestedEvent {
+    /// The repository.
+    pub repo: RepoRef,
+    /// Absent for plain repository webhooks.
+    pub installation_id: Option<u64>,
+    /// The check run's id.
+    pub check_run_id: u64,
+    /// The check run's name (benchgate's is `benchgate`).
+    pub name: String,
+    /// The app that owns the check run; GitHub only sends rerequests to the owning app.
+    pub app_id: Option<u64>,
+    /// The commit the check run is on.
+    pub head_sha: String,
+    /// Open PRs in the same repository with that head (empty for fork PRs).
+    pub pr_numbers: Vec<u64>,
+}
+
+/// How a commenter or author relates to a repository, as GitHub reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AuthorAssociation {
+    /// Owns the repository.
+    Owner,
+    /// Member of the owning organisation.
+    Member,
+    /// Invited collaborator.
+    Collaborator,
+    /// Has had a commit merged before.
+    Contributor,
+    /// First contribution to this repository.
+    FirstTimeContributor,
+    /// First contribution to GitHub at all.
+    FirstTimer,
+    /// A placeholder for an imported user.
+    Mannequin,
+    /// No association.
+    None,
+    /// A value GitHub added after this was written; treated as untrusted.
+    #[serde(other)]
+    Unknown,
+}
+
+impl AuthorAssociation {
+    /// The spelling GitHub uses (`OWNER`, `FIRST_TIME_CONTRIBUTOR`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Owner => "OWNER",
+            Self::Member => "MEMBER",
+            Self::Collaborator => "COLLABORATOR",
+            Self::Contributor => "CONTRIBUTOR",
+            Self::FirstTimeContributor => "FIRST_TIME_CONTRIBUTOR",
+            Self::FirstTimer => "FIRST_TIMER",
+            Self::Mannequin => "MANNEQUIN",
+            Self::None => "NONE",
+            Self::Unknown => "UNKNOWN",
+        }
+    }
+}
