@@ -25,7 +25,11 @@ enum Command {
 #[derive(clap::Args)]
 struct MigrateArgs {
     /// Database URL: `sqlite://FILE` or `postgres://USER@HOST/DB`.
-    #[arg(long, env = "BENCHGATE_DATABASE_URL", default_value = "sqlite://benchgate.db")]
+    #[arg(
+        long,
+        env = "BENCHGATE_DATABASE_URL",
+        default_value = "sqlite://benchgate.db"
+    )]
     database_url: String,
 }
 
@@ -51,18 +55,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
             init_tracing(args.log_format);
-            let store = benchgate_store::connect(&args.database_url).await?;
-            store.migrate().await.context("applying migrations")?;
-            let listener = tokio::net::TcpListener::bind(args.listen)
-                .await
-                .with_context(|| format!("cannot listen on {}", args.listen))?;
-            tracing::info!(
-                addr = %listener.local_addr()?,
-                database = %benchgate_store::mask_url(&args.database_url),
-                "benchgate listening"
-            );
-            let state = benchgate_server::AppState::new(args, store);
-            benchgate_server::serve(listener, state, benchgate_server::shutdown_signal()).await?;
+            let server = benchgate_server::start(args, benchgate_server::shutdown_signal()).await?;
+            server.wait().await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Migrate(args) => {

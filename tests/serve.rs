@@ -5,10 +5,10 @@ mod support;
 
 use std::process::Command;
 
-use support::{BIN, FreshPostgres, postgres_admin_url, spawn_server};
+use support::{BIN, FreshPostgres, http, postgres_admin_url, spawn_server};
 
 async fn get(url: &str) -> (u16, serde_json::Value) {
-    let resp = reqwest::get(url).await.expect("request");
+    let resp = http().get(url).send().await.expect("request");
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
@@ -58,7 +58,10 @@ fn unreachable_database_is_one_clear_line_with_the_password_masked() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("postgres://bench:***@127.0.0.1:1/nowhere"), "{stderr}");
+    assert!(
+        stderr.contains("postgres://bench:***@127.0.0.1:1/nowhere"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
@@ -92,12 +95,18 @@ fn a_listen_address_in_use_is_named_in_the_error() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("cannot listen on {addr}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on {addr}")),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn unknown_flags_get_the_usage_message() {
-    let out = Command::new(BIN).args(["serve", "--frobnicate"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--frobnicate"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Usage: benchgate serve"), "{stderr}");
@@ -112,7 +121,11 @@ fn migrate_creates_the_schema_and_is_idempotent() {
             .args(["migrate", "--database-url", &url])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(String::from_utf8_lossy(&out.stdout).contains("migrations applied"));
     }
 }

@@ -9,6 +9,12 @@ use std::time::Duration;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
 
+/// An HTTP client for tests; installs the process-wide TLS crypto provider reqwest needs.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A running `benchgate serve` process; killed on drop.
 pub struct Server {
     pub child: Child,
@@ -120,7 +126,10 @@ impl FreshPostgres {
     pub fn create(admin_url: &str) -> FreshPostgres {
         let name = format!("benchgate_e2e_{}", uuid_like());
         psql(admin_url, &format!("CREATE DATABASE {name}"));
-        let base = admin_url.rsplit_once('/').map(|(b, _)| b).unwrap_or(admin_url);
+        let base = admin_url
+            .rsplit_once('/')
+            .map(|(b, _)| b)
+            .unwrap_or(admin_url);
         FreshPostgres {
             url: format!("{base}/{name}"),
             admin_url: admin_url.to_string(),
@@ -148,7 +157,10 @@ fn psql(url: &str, sql: &str) {
         let mut conn = sqlx::PgConnection::connect(url)
             .await
             .unwrap_or_else(|e| panic!("cannot connect to test Postgres: {e}"));
-        sqlx::raw_sql(sql).execute(&mut conn).await.expect(sql);
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut conn)
+            .await
+            .expect(sql);
     });
 }
 

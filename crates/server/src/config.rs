@@ -20,7 +20,11 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// Database URL: `sqlite://FILE` (created if missing) or `postgres://USER@HOST/DB`.
-    #[arg(long, env = "BENCHGATE_DATABASE_URL", default_value = "sqlite://benchgate.db")]
+    #[arg(
+        long,
+        env = "BENCHGATE_DATABASE_URL",
+        default_value = "sqlite://benchgate.db"
+    )]
     pub database_url: String,
 
     /// Log format.

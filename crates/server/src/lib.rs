@@ -1,6 +1,7 @@
 //! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the
 //! scheduler, the reaper, the outbox worker and report rendering.
 
+mod background;
 pub mod config;
 pub mod error;
 mod health;
@@ -37,6 +38,51 @@ pub fn router(state: AppState) -> axum::Router {
     let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
     let routes = axum::Router::new().merge(health::routes());
     http::layered(routes.with_state(state), body_limit, timeout)
+}
+
+/// Connects the store, applies migrations, binds the listen address and starts the background
+/// tasks and the HTTP server; the returned handle knows the bound address (port 0 works).
+pub async fn start(
+    args: ServeArgs,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<RunningServer> {
+    use anyhow::Context;
+    let store = benchgate_store::connect(&args.database_url).await?;
+    store.migrate().await.context("applying migrations")?;
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(
+        addr = %addr,
+        database = %benchgate_store::mask_url(&args.database_url),
+        "benchgate listening"
+    );
+    let state = AppState::new(args, store);
+    let background = background::spawn(state.clone());
+    let task = tokio::spawn(serve(listener, state, shutdown));
+    Ok(RunningServer {
+        addr,
+        task,
+        background,
+    })
+}
+
+/// A server started by [`start`].
+pub struct RunningServer {
+    pub addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    background: background::BackgroundTasks,
+}
+
+impl RunningServer {
+    /// Waits until the HTTP server has shut down, then stops the background tasks.
+    pub async fn wait(self) -> anyhow::Result<()> {
+        let served = self.task.await;
+        self.background.stop().await;
+        served??;
+        Ok(())
+    }
 }
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish.
