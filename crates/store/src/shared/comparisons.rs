@@ -198,6 +198,14 @@ macro_rules! comparisons_sql {
             conn: &mut Conn,
             comparison_id: ComparisonId,
         ) -> Result<(), StoreError> {
+            // Lock the row in a statement of its own first: on Postgres the UPDATE below then
+            // takes its snapshot after any concurrent refresh committed. Otherwise two jobs
+            // finishing together could each see the other still running, and the comparison
+            // would stay "running" for ever.
+            sqlx::query(super::LOCK_COMPARISON)
+                .bind(comparison_id)
+                .fetch_optional(&mut *conn)
+                .await?;
             sqlx::query(
                 "UPDATE comparisons SET updated_at = $2, state = CASE \
                  WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \

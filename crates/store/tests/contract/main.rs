@@ -40,6 +40,7 @@ contract_tests!(
     new_head_supersedes_old_head,
     closing_a_pr_cancels_its_jobs,
     rebench_adds_rounds,
+    concurrent_completions_finish_the_comparison,
     redelivery_does_nothing_twice,
     failed_delivery_records_nothing,
     outbox_claims_leases_and_backs_off,

@@ -155,3 +155,38 @@ pub async fn rebench_adds_rounds(store: Arc<dyn Store>) {
         "{missing:?}"
     );
 }
+
+pub async fn concurrent_completions_finish_the_comparison(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let c = store
+        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(32, 3)))
+        .await
+        .unwrap();
+    let mut workers = Vec::new();
+    for i in 0..8 {
+        let store = store.clone();
+        let runner = runner(&store, &format!("r{i}"), &["x"]).await.runner;
+        workers.push(tokio::spawn(async move {
+            let ok = JobOutcome::Succeeded { log_tail: None };
+            while let Some(claim) = store
+                .claim_job(runner.id, &labels(&["x"]), LEASE)
+                .await
+                .unwrap()
+            {
+                store
+                    .complete_job(claim.job.id, &claim.lease, &ok)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    let state = store.comparison(c.id).await.unwrap().unwrap().state;
+    assert_eq!(
+        state,
+        ComparisonState::Done,
+        "the last completion sees all the others"
+    );
+}
