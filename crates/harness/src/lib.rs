@@ -1,9 +1,18 @@
 //! benchgate-harness: runs commands in interleaved rounds, measures a process without disturbing
-//! it, and parses the output of common benchmark harnesses into samples.
+//! it, and parses the output of common benchmark harnesses into samples. `cli` holds the
+//! `benchgate compare` and `benchgate analyze` commands built on them.
 
 pub mod capture;
+pub mod cli;
+pub mod command;
 pub mod env;
+pub mod evaluate;
+pub mod fingerprint;
 pub mod formats;
+pub mod perf;
 pub mod process;
 pub mod quieting;
+pub mod rounds;
+pub mod samples;
 pub mod schedule;
+pub mod worktree;

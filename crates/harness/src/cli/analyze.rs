@@ -1,0 +1,159 @@
+//! `benchgate analyze BASE_FILE HEAD_FILE`: benchstat, but paired and honest. Reads two result
+//! files in any format the parsers know, pairs each benchmark's samples by order, and reports
+//! the anytime-valid interval and verdict of each.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use benchgate_api::Measurement;
+use benchgate_stats::NoiseFloor;
+
+use crate::cli::CliError;
+use crate::cli::args::AnalyzeArgs;
+use crate::evaluate::{Evaluation, evaluate};
+use crate::formats::{self, Format};
+use crate::samples::{PairedSamples, SeriesKey};
+
+/// What `analyze` found, before it is printed.
+#[derive(Debug)]
+pub struct AnalyzeOutcome {
+    pub evaluation: Evaluation,
+    /// Human-readable warnings (unequal sample counts), already worded.
+    pub warnings: Vec<String>,
+}
+
+/// Runs the analysis of `args` without printing anything.
+pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
+    let base = read_results(&args.base_file, args.format)?;
+    let head = read_results(&args.head_file, args.format)?;
+    let (samples, mismatches) = PairedSamples::pair_by_order(&base, &head);
+    let warnings = mismatches
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}: {} has {} sample(s), {} has {}; pairing the first {}",
+                m.key.benchmark,
+                m.key.metric,
+                args.base_file.display(),
+                m.base,
+                args.head_file.display(),
+                m.head,
+                m.base.min(m.head)
+            )
+        })
+        .collect();
+    if samples.series().is_empty() {
+        return Err(CliError::Input(format!(
+            "{} and {} share no benchmark; nothing to compare",
+            args.base_file.display(),
+            args.head_file.display()
+        )));
+    }
+    let floors = aa_floors(&args.aa, args.format)?;
+    Ok(AnalyzeOutcome {
+        evaluation: evaluate(&samples, &args.policy.policy(), &floors),
+        warnings,
+    })
+}
+
+/// Reads one results file: every value finite and positive, at least one benchmark.
+pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, CliError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Input(format!("cannot read {shown}: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(CliError::Input(format!("{shown} is empty")));
+    }
+    let format = match format {
+        Format::Auto => formats::detect(&text)
+            .map_err(|e| CliError::Input(format!("{shown}: cannot tell its format: {e}")))?,
+        Format::Command => {
+            return Err(CliError::Usage(
+                "--format command measures processes; analyze reads files: name their format"
+                    .into(),
+            ));
+        }
+        f => f,
+    };
+    let measurements =
+        formats::parse(format, &text).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+    if measurements.is_empty() {
+        return Err(CliError::Input(format!(
+            "{shown}: no benchmark results found in it as {format}"
+        )));
+    }
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, m) in measurements.iter().enumerate() {
+        let nth = seen.entry((&m.benchmark, &m.metric)).or_default();
+        *nth += 1;
+        // A harness may legitimately report a zero counter (0 B/op); the engine then declines
+        // that one series. A number the user wrote as a timing must be positive, and nothing
+        // may be negative or non-finite.
+        let zero_allowed = format != Format::Raw && m.value == 0.0;
+        if !(m.value.is_finite() && (m.value > 0.0 || zero_allowed)) {
+            let place = match (format, raw_line(&text, i)) {
+                (Format::Raw, Some(line)) => format!("line {line}"),
+                _ => format!("benchmark {} {}, sample {}", m.benchmark, m.metric, *nth),
+            };
+            return Err(CliError::Input(format!(
+                "{shown}, {place}: value {} is not a positive number; timings and counters must be > 0",
+                m.value
+            )));
+        }
+    }
+    Ok(measurements)
+}
+
+/// The 1-based line of the `index`-th sample of a `raw` file (blank and `#` lines skipped).
+fn raw_line(text: &str, index: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim().starts_with('#'))
+        .nth(index)
+        .map(|(i, _)| i + 1)
+}
+
+/// Noise floors per series from A/A files given in (base, head) pairs, one pair per session.
+fn aa_floors(
+    files: &[std::path::PathBuf],
+    format: Format,
+) -> Result<HashMap<SeriesKey, NoiseFloor>, CliError> {
+    if files.len() % 2 == 1 {
+        return Err(CliError::Usage(format!(
+            "--aa takes files in pairs (base and head of one A/A session); got {}",
+            files.len()
+        )));
+    }
+    let mut sessions: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
+    for pair in files.chunks(2) {
+        let base = read_results(&pair[0], format)?;
+        let head = read_results(&pair[1], format)?;
+        let (samples, _) = PairedSamples::pair_by_order(&base, &head);
+        for s in samples.series().iter().filter(|s| s.base.len() >= 2) {
+            let d = s
+                .base
+                .iter()
+                .zip(&s.head)
+                .map(|(b, h)| (h / b).ln())
+                .collect();
+            sessions.entry(s.key.clone()).or_default().push(d);
+        }
+    }
+    Ok(sessions
+        .into_iter()
+        .filter_map(|(key, d)| Some((key, NoiseFloor::from_sessions(&d).ok()?)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_lines_skip_blanks_and_comments() {
+        let text = "# header\n1.0\n\n2.0\n-3\n";
+        assert_eq!(raw_line(text, 0), Some(2));
+        assert_eq!(raw_line(text, 2), Some(5));
+        assert_eq!(raw_line(text, 3), None);
+    }
+}

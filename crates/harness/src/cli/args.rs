@@ -1,0 +1,196 @@
+//! Command-line arguments of `benchgate compare` and `benchgate analyze` (clap derive); the
+//! binary embeds them as subcommands and calls [`super::run_compare`] / [`super::run_analyze`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, ValueEnum};
+
+use crate::evaluate::{FailOn, Policy};
+use crate::formats::Format;
+
+/// Exit statuses, shown in `--help` of both commands.
+pub const EXIT_CODES_HELP: &str = "Exit status:\n  \
+    0  no regression (under --fail-on)\n  \
+    1  a regression (under --fail-on)\n  \
+    2  usage or measurement error (bad arguments, unreadable input, a benchmark command that \
+    failed, timed out or printed nothing parsable)";
+
+/// Run a base and a head benchmark interleaved (ABBA) until every benchmark has a verdict.
+///
+/// Two forms: `--base 'CMD A' --head 'CMD B'`, or `--base-rev REV --head-rev REV
+/// [--build 'CMD'] -- CMD…` to benchmark two revisions of the git repository in the current
+/// directory, each in its own worktree (kept under .git/benchgate-worktrees, so builds are
+/// incremental).
+#[derive(Debug, Clone, Parser)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct CompareArgs {
+    /// Base command, split into words as a shell would (without running one; see --shell).
+    #[arg(long, value_name = "CMD", requires = "head", conflicts_with_all = ["base_rev", "head_rev", "build"])]
+    pub base: Option<String>,
+    /// Head command, split like --base.
+    #[arg(long, value_name = "CMD", requires = "base")]
+    pub head: Option<String>,
+    /// Run the commands through `sh -c` (pipes, redirections, variables).
+    #[arg(long)]
+    pub shell: bool,
+    /// Base revision of the current git repository (branch, tag, sha, HEAD~1…).
+    #[arg(long, value_name = "REV", requires = "head_rev")]
+    pub base_rev: Option<String>,
+    /// Head revision of the current git repository.
+    #[arg(long, value_name = "REV", requires = "base_rev")]
+    pub head_rev: Option<String>,
+    /// Build command run (by sh -c) in each revision's worktree before measuring.
+    #[arg(long, value_name = "CMD", requires = "base_rev")]
+    pub build: Option<String>,
+    /// With --base-rev/--head-rev: the repository (default: the current directory's).
+    #[arg(long, value_name = "DIR", requires = "base_rev")]
+    pub repo: Option<PathBuf>,
+    /// With --base-rev/--head-rev: the benchmark command, run in each worktree.
+    #[arg(last = true, value_name = "CMD")]
+    pub run: Vec<String>,
+
+    /// How samples come out of a run: `command` measures the whole process (wall time, CPU time,
+    /// peak RSS); other formats parse the benchmark's stdout.
+    #[arg(long, default_value = "command", value_parser = parse_format)]
+    pub format: Format,
+    /// Warm-up rounds, run and discarded before measuring.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub warmup: u32,
+    /// Order of base and head inside each round [default: abba].
+    #[arg(long, value_enum)]
+    pub schedule: Option<ScheduleKind>,
+    /// Seed of the random schedule (implies `--schedule random`; default: drawn and reported).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run exactly N rounds instead of stopping when every benchmark has a verdict.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub rounds: Option<u32>,
+    /// Stop after this many rounds even without a verdict.
+    #[arg(long, default_value_t = 50, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub max_rounds: u32,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Pass this variable to the benchmark (NAME copies it from here, NAME=VALUE sets it).
+    /// Benchmarks otherwise get only PATH, HOME, LANG and TMPDIR.
+    #[arg(long = "env", value_name = "NAME[=VALUE]")]
+    pub env: Vec<String>,
+    /// Kill a run (and its whole process group) after this many seconds.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Pin benchmark processes to these CPUs, e.g. `2,3` or `4-7`.
+    #[arg(long, value_name = "LIST")]
+    pub pin_cpus: Option<String>,
+    /// Disable address-space layout randomisation for benchmark processes.
+    #[arg(long)]
+    pub no_aslr: bool,
+    /// Before each round, wait (up to a minute) for the 1-minute load average to drop below this.
+    #[arg(long, value_name = "LOAD")]
+    pub max_load: Option<f64>,
+    /// Also count instructions with `perf stat` where the machine supports it (wall time and
+    /// peak RSS then include perf, on both sides alike).
+    #[arg(long)]
+    pub instructions: bool,
+    /// Write every round's raw samples, the machine fingerprint and the settings as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Do not draw the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Compare two files of benchmark results, pairing each benchmark's samples by order.
+#[derive(Debug, Clone, Parser)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct AnalyzeArgs {
+    /// Results of the base build.
+    pub base_file: PathBuf,
+    /// Results of the head build.
+    pub head_file: PathBuf,
+    /// Format of both files.
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: Format,
+    /// A/A result files giving this machine's noise floor, in pairs: base and head of one A/A
+    /// session (the same code on both sides), then the next session's pair, …
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub aa: Vec<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The statistics policy, shared by both commands.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// Error level of the intervals.
+    #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// Planned pairs the anytime-valid interval is tuned for.
+    #[arg(long, default_value_t = 20.0, value_name = "N")]
+    pub n_star: f64,
+    /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or `1%`.
+    #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_percent)]
+    pub min_effect: f64,
+    /// What fails the gate (exit status 1).
+    #[arg(long, value_enum, default_value_t = FailOn::Regression)]
+    pub fail_on: FailOn,
+}
+
+impl PolicyArgs {
+    /// The policy the evaluation uses.
+    pub fn policy(&self) -> Policy {
+        Policy {
+            alpha: self.alpha,
+            n_star: self.n_star,
+            min_effect_pct: self.min_effect,
+        }
+    }
+}
+
+/// Output shape, shared by both commands.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Print the stable JSON report (benchgate_api::AnalysisReport) instead of a table.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print a Markdown table (for a PR comment or a README).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// `--schedule` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleKind {
+    /// Round k runs base first when k is even, head first when odd.
+    Abba,
+    /// Each round's order is drawn from a seeded generator (the seed is reported).
+    Random,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse::<Format>().map_err(|e| e.to_string())
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!(
+            "expected a number strictly between 0 and 1, got {s:?}"
+        )),
+    }
+}
+
+/// `1`, `1.5` or `1%` → percent; negative or non-finite values are refused.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let number = s.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!(
+            "expected a percentage such as 1 or 2.5%, got {s:?}"
+        )),
+    }
+}

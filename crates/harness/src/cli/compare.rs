@@ -1,0 +1,278 @@
+//! `benchgate compare`: run base and head interleaved until every benchmark has a verdict (or a
+//! round limit), then report. Two forms: two commands, or two revisions of the current git
+//! repository built and run in their own worktrees.
+
+use std::time::Duration;
+
+use benchgate_api::Side;
+use serde::Serialize;
+
+use crate::cli::CliError;
+use crate::cli::args::{CompareArgs, ScheduleKind};
+use crate::cli::progress::Progress;
+use crate::command::BenchCommand;
+use crate::env::ScrubbedEnv;
+use crate::evaluate::{Evaluation, evaluate};
+use crate::fingerprint::MachineFingerprint;
+use crate::quieting::{Quieting, parse_cpu_list};
+use crate::rounds::{Round, RoundRunner, RunnerConfig};
+use crate::samples::PairedSamples;
+use crate::schedule::Schedule;
+use crate::worktree::{self, Repository};
+
+/// Why a session stopped measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every gated benchmark had a verdict.
+    AllDecided,
+    /// `--rounds N` were run.
+    FixedRounds,
+    /// `--max-rounds` was reached without a verdict for every benchmark.
+    MaxRounds,
+}
+
+/// Everything a session did, for `--record` and the report's context lines.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionRecord {
+    pub machine: MachineFingerprint,
+    pub base: BenchCommand,
+    pub head: BenchCommand,
+    /// Commits measured, in the revisions form.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revisions: Option<[String; 2]>,
+    pub format: String,
+    pub schedule: Schedule,
+    /// Warm-up rounds run and discarded.
+    pub warmup_rounds: u32,
+    pub quieting: Quieting,
+    /// Names of the variables the benchmark saw (values are not recorded).
+    pub env: Vec<String>,
+    pub instructions_counted: bool,
+    pub stop: StopReason,
+    pub rounds: Vec<Round>,
+}
+
+impl SessionRecord {
+    /// Context lines printed under the table: workload, schedule and machine.
+    pub fn context(&self) -> Vec<String> {
+        let schedule = match self.schedule {
+            Schedule::Abba => "ABBA".to_owned(),
+            Schedule::Random { seed } => format!("random (seed {seed})"),
+        };
+        let stop = match self.stop {
+            StopReason::AllDecided => "every benchmark decided",
+            StopReason::FixedRounds => "fixed round count",
+            StopReason::MaxRounds => "round limit reached",
+        };
+        let mut lines = vec![
+            format!("base: {}", self.base.display()),
+            format!("head: {}", self.head.display()),
+        ];
+        if let Some([b, h]) = &self.revisions {
+            lines.push(format!("revisions: base {b}, head {h}"));
+        }
+        lines.push(format!(
+            "{} rounds ({stop}), {} warm-up round(s) discarded, schedule {schedule}, format {}",
+            self.rounds.len(),
+            self.warmup_rounds,
+            self.format
+        ));
+        let q = &self.quieting;
+        lines.push(format!(
+            "quieting: pinned to {}, ASLR {}, load limit {}; instructions {}",
+            if q.cpus.is_empty() {
+                "no CPUs".to_owned()
+            } else {
+                format!("CPUs {:?}", q.cpus)
+            },
+            if q.disable_aslr { "off" } else { "on" },
+            q.max_load
+                .map_or_else(|| "none".to_owned(), |l| l.to_string()),
+            if self.instructions_counted {
+                "counted"
+            } else {
+                "not counted"
+            },
+        ));
+        lines.push(format!("machine: {}", self.machine.summary()));
+        lines
+    }
+}
+
+/// What `compare` found, before it is printed.
+#[derive(Debug)]
+pub struct CompareOutcome {
+    pub evaluation: Evaluation,
+    pub session: SessionRecord,
+}
+
+/// Runs the session `args` describes; `progress` draws the live display on stderr.
+pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, CliError> {
+    let (base, head, revisions) = commands(args)?;
+    let schedule = schedule(args)?;
+    let policy = args.policy.policy();
+    if !(policy.n_star.is_finite() && policy.n_star >= 1.0) {
+        return Err(CliError::Usage(format!(
+            "--n-star must be at least 1, got {}",
+            policy.n_star
+        )));
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(CliError::Usage(format!(
+            "--timeout must be positive, got {}",
+            args.timeout
+        )));
+    }
+    let quieting = Quieting {
+        cpus: match &args.pin_cpus {
+            Some(list) => parse_cpu_list(list).map_err(|e| CliError::Usage(e.to_string()))?,
+            None => Vec::new(),
+        },
+        disable_aslr: args.no_aslr,
+        max_load: args.max_load,
+    };
+    let env = ScrubbedEnv::from_parent(&args.env).map_err(|e| CliError::Usage(e.to_string()))?;
+    let config = RunnerConfig {
+        format: args.format,
+        env: env.clone(),
+        timeout: Some(Duration::from_secs_f64(args.timeout)),
+        quieting: quieting.clone(),
+        count_instructions: args.instructions,
+        ..RunnerConfig::default()
+    };
+    let limit = args.rounds.unwrap_or(args.max_rounds);
+    let mut display = Progress::new(u64::from(limit), progress);
+
+    let (base, head, revisions) = match revisions {
+        None => (base, head, None),
+        Some((repo, [base_rev, head_rev])) => {
+            let shas = [repo.resolve(&base_rev)?, repo.resolve(&head_rev)?];
+            let mut dirs = Vec::new();
+            for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
+                display.phase(&format!("checking out {} {}", side.as_str(), short(sha)));
+                let dir = repo.checkout(side, sha)?;
+                if let Some(build) = &args.build {
+                    display.phase(&format!("building {} {}", side.as_str(), short(sha)));
+                    worktree::build(&dir, side, build)?;
+                }
+                dirs.push(dir);
+            }
+            (base.in_dir(&dirs[0]), head.in_dir(&dirs[1]), Some(shas))
+        }
+    };
+
+    let mut runner = RoundRunner::new(base.clone(), head.clone(), config, schedule);
+    display.phase("warming up");
+    runner.warm_up(args.warmup)?;
+    let mut samples = PairedSamples::default();
+    let mut rounds = Vec::new();
+    let (evaluation, stop) = loop {
+        let round = runner.run_round()?;
+        samples.push_round(&round.base, &round.head, round.base_first());
+        rounds.push(round);
+        let evaluation = evaluate(&samples, &policy, &Default::default());
+        display.update(rounds.len() as u64, &evaluation);
+        if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
+            break (evaluation, StopReason::FixedRounds);
+        }
+        if args.rounds.is_none() && evaluation.all_decided() {
+            break (evaluation, StopReason::AllDecided);
+        }
+        if rounds.len() >= limit as usize {
+            break (evaluation, StopReason::MaxRounds);
+        }
+    };
+    display.finish();
+
+    let session = SessionRecord {
+        machine: MachineFingerprint::current(),
+        base,
+        head,
+        revisions,
+        format: args.format.to_string(),
+        schedule,
+        warmup_rounds: args.warmup,
+        quieting,
+        env: env.names(),
+        instructions_counted: runner.counts_instructions(),
+        stop,
+        rounds,
+    };
+    if let Some(path) = &args.record {
+        let json = serde_json::to_string_pretty(&session).expect("session record serialises");
+        std::fs::write(path, json)
+            .map_err(|e| CliError::Input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(CompareOutcome {
+        evaluation,
+        session,
+    })
+}
+
+type Revisions = Option<(Repository, [String; 2])>;
+
+/// The two commands, and the repository and revisions in the revisions form.
+fn commands(args: &CompareArgs) -> Result<(BenchCommand, BenchCommand, Revisions), CliError> {
+    let parse = |line: &str| {
+        if args.shell {
+            BenchCommand::shell(line)
+        } else {
+            BenchCommand::from_words(line)
+        }
+        .map_err(|e| CliError::Usage(e.to_string()))
+    };
+    match (&args.base, &args.head, &args.base_rev, &args.head_rev) {
+        (Some(base), Some(head), None, None) => {
+            if !args.run.is_empty() {
+                return Err(CliError::Usage(
+                    "a command after `--` goes with --base-rev/--head-rev, not --base/--head"
+                        .into(),
+                ));
+            }
+            Ok((parse(base)?, parse(head)?, None))
+        }
+        (None, None, Some(base_rev), Some(head_rev)) => {
+            if args.run.is_empty() {
+                return Err(CliError::Usage(
+                    "--base-rev/--head-rev need the benchmark command after `--`".into(),
+                ));
+            }
+            let run = if args.shell {
+                BenchCommand::shell(&args.run.join(" "))
+            } else {
+                BenchCommand::from_argv(args.run.clone())
+            }
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+            let cwd = match &args.repo {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir()
+                    .map_err(|e| CliError::Usage(format!("no current directory: {e}")))?,
+            };
+            let repo = Repository::discover(&cwd)?;
+            Ok((
+                run.clone(),
+                run,
+                Some((repo, [base_rev.clone(), head_rev.clone()])),
+            ))
+        }
+        _ => Err(CliError::Usage(
+            "give either --base CMD --head CMD, or --base-rev REV --head-rev REV -- CMD".into(),
+        )),
+    }
+}
+
+fn schedule(args: &CompareArgs) -> Result<Schedule, CliError> {
+    match (args.schedule, args.seed) {
+        (None | Some(ScheduleKind::Abba), None) => Ok(Schedule::Abba),
+        (Some(ScheduleKind::Abba), Some(_)) => Err(CliError::Usage(
+            "--seed applies to --schedule random, not abba".into(),
+        )),
+        (None | Some(ScheduleKind::Random), Some(seed)) => Ok(Schedule::Random { seed }),
+        (Some(ScheduleKind::Random), None) => Ok(Schedule::random_unseeded()),
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}

@@ -1,0 +1,110 @@
+//! `benchgate compare` and `benchgate analyze`: argument structs and the entry points the binary
+//! calls. Each entry point prints its report and returns the documented exit status.
+
+pub mod analyze;
+pub mod args;
+pub mod compare;
+pub mod progress;
+pub mod render;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+pub use args::{AnalyzeArgs, CompareArgs, EXIT_CODES_HELP};
+
+use crate::cli::args::OutputArgs;
+use crate::evaluate::{Evaluation, FailOn};
+use crate::rounds::MeasurementError;
+use crate::worktree::WorktreeError;
+
+/// Exit status: no regression.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a regression under `--fail-on`.
+pub const EXIT_REGRESSION: u8 = 1;
+/// Exit status: usage or measurement error.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Why a command produced no report. Every variant exits with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Input(String),
+    #[error("measurement failed: {0}")]
+    Measurement(Box<MeasurementError>),
+    #[error(transparent)]
+    Worktree(#[from] WorktreeError),
+}
+
+impl From<MeasurementError> for CliError {
+    fn from(e: MeasurementError) -> Self {
+        CliError::Measurement(Box::new(e))
+    }
+}
+
+/// `benchgate compare`: measures, prints the report to stdout, returns 0, 1 or 2.
+pub fn run_compare(args: CompareArgs) -> ExitCode {
+    let progress = !args.no_progress && std::io::stderr().is_terminal();
+    match compare::compare(&args, progress) {
+        Ok(outcome) => {
+            let context = outcome.session.context();
+            print_report(&outcome.evaluation, &args.output, &context);
+            exit_for(&outcome.evaluation, args.policy.fail_on)
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `benchgate analyze`: reads both files, prints the report to stdout, returns 0, 1 or 2.
+pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
+    match analyze::analyze(&args) {
+        Ok(outcome) => {
+            for warning in &outcome.warnings {
+                eprintln!("warning: {warning}");
+            }
+            print_report(&outcome.evaluation, &args.output, &[]);
+            exit_for(&outcome.evaluation, args.policy.fail_on)
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// The report in the shape `output` asks for: JSON, Markdown or a plain table.
+pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String]) -> String {
+    if output.json {
+        let json = serde_json::to_string_pretty(&eval.report()).expect("report serialises");
+        return json + "\n";
+    }
+    let mut out = if output.markdown {
+        render::markdown(eval)
+    } else {
+        render::table(eval)
+    };
+    let notes = render::margin_note(eval)
+        .into_iter()
+        .chain(context.iter().cloned());
+    for note in notes {
+        out.push_str(if output.markdown { "\n" } else { "" });
+        out.push_str(&note);
+        out.push('\n');
+    }
+    out
+}
+
+fn print_report(eval: &Evaluation, output: &OutputArgs, context: &[String]) {
+    print!("{}", format_report(eval, output, context));
+}
+
+fn exit_for(eval: &Evaluation, fail_on: FailOn) -> ExitCode {
+    if eval.has_regression(fail_on) {
+        ExitCode::from(EXIT_REGRESSION)
+    } else {
+        ExitCode::from(EXIT_OK)
+    }
+}
+
+fn fail(e: &CliError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(EXIT_ERROR)
+}

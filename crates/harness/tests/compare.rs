@@ -1,0 +1,193 @@
+//! `benchgate compare` end to end with real processes and a real git repository. Assertions are
+//! about verdicts and intervals (what a user reads), never about how long anything took.
+
+use std::path::Path;
+use std::process::Command;
+
+use benchgate_api::{AnalysisReport, VerdictKind};
+use benchgate_harness::cli::compare::{CompareOutcome, compare};
+use benchgate_harness::cli::{CliError, CompareArgs, format_report};
+use benchgate_harness::formats::command::WALL_TIME;
+use benchgate_harness::schedule::Schedule;
+use clap::Parser;
+
+fn args(extra: &[&str]) -> CompareArgs {
+    let argv = ["compare", "--no-progress"].iter().chain(extra);
+    CompareArgs::try_parse_from(argv).unwrap()
+}
+
+fn wall(outcome: &CompareOutcome) -> benchgate_api::BenchmarkResult {
+    let report = outcome.evaluation.report();
+    report
+        .benchmarks
+        .into_iter()
+        .find(|b| b.metric == WALL_TIME)
+        .expect("a wall_time row")
+}
+
+#[test]
+fn a_ten_percent_slower_sleep_is_reported_slower_with_ten_percent_inside() {
+    let outcome = compare(
+        &args(&["--base", "sleep 0.02", "--head", "sleep 0.022"]),
+        false,
+    )
+    .unwrap();
+    let row = wall(&outcome);
+    assert_eq!(row.verdict, VerdictKind::Slower, "{row:?}");
+    let [lo, hi] = row.interval_pct;
+    assert!(lo.unwrap() > 0.0 && lo.unwrap() <= 10.0, "{row:?}");
+    assert!(hi.is_none_or(|hi| hi >= 10.0), "{row:?}");
+    assert_eq!(outcome.session.warmup_rounds, 1);
+}
+
+#[test]
+fn the_same_sleep_against_itself_never_claims_a_change_in_20_invocations() {
+    for i in 0..20 {
+        let outcome = compare(
+            &args(&[
+                "--base",
+                "sleep 0.02",
+                "--head",
+                "sleep 0.02",
+                "--max-rounds",
+                "20",
+            ]),
+            false,
+        )
+        .unwrap();
+        let row = wall(&outcome);
+        assert!(
+            !matches!(row.verdict, VerdictKind::Slower | VerdictKind::Faster),
+            "invocation {i}: {row:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_command_is_a_measurement_error_with_its_stderr() {
+    let err = compare(
+        &args(&[
+            "--shell",
+            "--base",
+            "true",
+            "--head",
+            "echo broken-build >&2; exit 7",
+        ]),
+        false,
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, CliError::Measurement(_)), "{text}");
+    assert!(
+        text.contains("exit code 7") && text.contains("broken-build"),
+        "{text}"
+    );
+}
+
+#[test]
+fn fixed_rounds_random_schedule_and_json_report() {
+    let outcome = compare(
+        &args(&[
+            "--base", "true", "--head", "true", "--rounds", "6", "--seed", "42", "--warmup", "2",
+        ]),
+        false,
+    )
+    .unwrap();
+    assert_eq!(outcome.session.rounds.len(), 6);
+    assert_eq!(outcome.session.schedule, Schedule::Random { seed: 42 });
+    assert_eq!(outcome.session.warmup_rounds, 2);
+    let output = args(&["--base", "x", "--head", "y", "--json"]).output;
+    let json = format_report(&outcome.evaluation, &output, &[]);
+    let report: AnalysisReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        report.benchmarks.iter().filter(|b| b.n == 6).count(),
+        report.benchmarks.len()
+    );
+}
+
+#[test]
+fn usage_errors_are_named() {
+    let err = compare(
+        &args(&["--base", "echo 'unbalanced", "--head", "true"]),
+        false,
+    )
+    .unwrap_err();
+    assert!(matches!(err, CliError::Usage(_)), "{err}");
+    assert!(CompareArgs::try_parse_from(["compare", "--base", "true"]).is_err());
+    let help = CompareArgs::try_parse_from(["compare", "--help"])
+        .unwrap_err()
+        .to_string();
+    assert!(help.contains("1  a regression"), "{help}");
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn two_revisions_are_built_and_compared_in_kept_worktrees() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(dir.join("bench.sh"), "sleep 0.02\n").unwrap();
+    std::fs::write(dir.join(".gitignore"), "run.sh\nbuilds\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "base"]);
+    let base_sha = git(dir, &["rev-parse", "HEAD"]);
+    std::fs::write(dir.join("bench.sh"), "sleep 0.03\n").unwrap();
+    git(dir, &["commit", "--quiet", "-am", "head: slower"]);
+
+    // The "build" copies the script and counts builds, so we can see the worktree was reused.
+    let build = "cp bench.sh run.sh && echo built >> builds";
+    let session = |rounds: &str| {
+        let repo_arg = dir.to_str().unwrap();
+        compare(
+            &args(&[
+                "--repo",
+                repo_arg,
+                "--base-rev",
+                "main~1",
+                "--head-rev",
+                "main",
+                "--build",
+                build,
+                "--rounds",
+                rounds,
+                "--",
+                "sh",
+                "run.sh",
+            ]),
+            false,
+        )
+        .unwrap()
+    };
+    let first = session("8");
+    assert_eq!(
+        wall(&first).verdict,
+        VerdictKind::Slower,
+        "{:?}",
+        wall(&first)
+    );
+    assert_eq!(first.session.revisions.as_ref().unwrap()[0], base_sha);
+
+    session("2");
+    let base_tree = dir.join(".git/benchgate-worktrees/base");
+    assert_eq!(git(&base_tree, &["rev-parse", "HEAD"]), base_sha);
+    let builds = std::fs::read_to_string(base_tree.join("builds")).unwrap();
+    assert_eq!(
+        builds.lines().count(),
+        2,
+        "second build ran in the same worktree"
+    );
+}
