@@ -1,6 +1,7 @@
 //! benchgate-api: the JSON wire types shared by the server, the agent and the CLI — the agent
 //! protocol and comparison results exactly as `benchgate analyze --json` prints them. serde only.
 
+pub mod agent;
 pub mod analysis;
 pub mod sample;
 

@@ -1,0 +1,358 @@
+//! The agent protocol: JSON over HTTP under `/api/v1`, bearer runner token, and the admin
+//! API's comparison request. Every write from an agent names its lease token; a writer whose
+//! lease is gone gets `409 Conflict` and stops.
+//!
+//! | call | request | answer |
+//! |---|---|---|
+//! | `POST /api/v1/jobs/claim` | [`ClaimRequest`] | `200` [`ClaimedJob`] or `204` (nothing within `wait_secs`) |
+//! | `POST /api/v1/jobs/{id}/heartbeat` | [`HeartbeatRequest`] | [`HeartbeatResponse`] / `409` |
+//! | `POST /api/v1/jobs/{id}/rounds` | [`RoundUpload`] | [`UploadReceipt`] / `409` |
+//! | `POST /api/v1/jobs/{id}/complete` | [`CompleteRequest`] | `204` / `409` |
+//! | `POST /api/v1/jobs/{id}/release` | [`ReleaseRequest`] | `204` / `409` |
+//! | `PUT /api/v1/runners/me/fingerprint` | [`FingerprintRequest`] | `204` |
+//! | `POST /api/v1/comparisons` (admin token) | [`CreateComparisonRequest`] | `201` [`CreatedComparison`] |
+//! | `GET /api/v1/comparisons/{id}` (admin token) | — | [`ComparisonStatus`] |
+//!
+//! A wrong or revoked runner token gets `401`.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{AnalysisReport, Measurement, Side};
+
+/// Ask for the next job; the server holds the request up to `wait_secs` (capped at ~25 s).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRequest {
+    /// Only jobs for these labels (a subset of the runner's registered labels); empty = all of them.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// How long the server may wait for a job before answering `204`; `None` = server default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_secs: Option<u64>,
+}
+
+/// What a job measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// Rounds of an A/B comparison of `base_sha` and `head_sha`.
+    Comparison,
+    /// An A/A session: `base_sha == head_sha`; its samples give this runner's noise floor.
+    Calibration,
+}
+
+/// The repository to check out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepositorySpec {
+    /// `owner/name`, or the URL/path itself.
+    pub name: String,
+    /// Anything `git clone` accepts: a URL or a local path.
+    pub clone_url: String,
+}
+
+/// The order of base and head inside each round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleKind {
+    /// Round k runs base first when k is even, head first when odd.
+    #[default]
+    Abba,
+    /// Seeded random order (`BenchmarkSpec::seed`; the agent picks and reports one when absent).
+    Random,
+}
+
+fn default_format() -> String {
+    "command".to_owned()
+}
+
+fn default_rounds() -> u32 {
+    10
+}
+
+fn default_warmup() -> u32 {
+    1
+}
+
+/// What to build and run on each side, as `.benchgate.toml`'s `[benchmark]` says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkSpec {
+    /// Shell command run once per side in its worktree before the rounds; `None` = nothing to build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// Shell command run once per side per round, in the side's worktree.
+    pub run: String,
+    /// How to read the run's output: `command` (measure the process), `criterion`, `libtest`, …
+    #[serde(default = "default_format")]
+    pub format: String,
+    /// Measured rounds this job runs (warm-ups not counted).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+    /// Leading rounds run and discarded.
+    #[serde(default = "default_warmup")]
+    pub warmup: u32,
+    /// Order of the sides inside rounds.
+    #[serde(default)]
+    pub schedule: ScheduleKind,
+    /// Seed of a `random` schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Per-run timeout; `None` = the agent's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Extra `NAME=value` entries added to the scrubbed environment of benchmarked processes.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// `[gate]`: when a comparison's check fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateSpec {
+    /// `regression`, `practical-regression` or `never`.
+    #[serde(default = "default_fail_on")]
+    pub fail_on: String,
+    /// Policy minimum of the practical margin M, as a fraction (0.01 = 1%).
+    #[serde(default = "default_min_effect")]
+    pub min_effect: f64,
+}
+
+fn default_fail_on() -> String {
+    "regression".to_owned()
+}
+
+fn default_min_effect() -> f64 {
+    0.01
+}
+
+impl Default for GateSpec {
+    fn default() -> Self {
+        GateSpec {
+            fail_on: default_fail_on(),
+            min_effect: default_min_effect(),
+        }
+    }
+}
+
+/// A comparison's (and job's) stored `config`: the parsed `.benchgate.toml` in wire form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonConfig {
+    /// What to build and run.
+    pub benchmark: BenchmarkSpec,
+    /// When the check fails.
+    #[serde(default)]
+    pub gate: GateSpec,
+}
+
+/// A job just claimed, under a lease the agent keeps alive with heartbeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimedJob {
+    /// The job's id (the `{id}` of later calls).
+    pub job_id: i64,
+    /// Which claim of this job this is (1 for the first); uploads carry it.
+    pub attempt: i64,
+    /// Proof of holding the lease; every later call names it. Secret: never log it.
+    pub lease_token: String,
+    /// The lease ends then unless a heartbeat extends it.
+    pub lease_expires_at: DateTime<Utc>,
+    /// A/B comparison or A/A calibration.
+    pub kind: JobKind,
+    /// Where the code is.
+    pub repository: RepositorySpec,
+    /// The base side's commit.
+    pub base_sha: String,
+    /// The head side's commit (equal to `base_sha` for calibration).
+    pub head_sha: String,
+    /// What to build and run, and how many rounds.
+    pub benchmark: BenchmarkSpec,
+    /// Send a heartbeat at least this often.
+    pub heartbeat_secs: u64,
+}
+
+/// Keep the lease alive and learn whether the job was cancelled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatRequest {
+    /// The lease held.
+    pub lease_token: String,
+    /// Measured rounds uploaded so far (for progress display).
+    #[serde(default)]
+    pub rounds_done: u32,
+}
+
+/// The extended lease; `cancelled` means stop after the current round and complete the job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatResponse {
+    /// The new end of the lease.
+    pub lease_expires_at: DateTime<Utc>,
+    /// A newer head or a closed PR cancelled the job.
+    pub cancelled: bool,
+}
+
+/// One value of one side in an uploaded round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UploadedSample {
+    /// Which build produced it.
+    pub side: Side,
+    /// 0 when this side ran first in the round, 1 when second.
+    pub position: i64,
+    /// The value.
+    pub measurement: Measurement,
+}
+
+/// One finished measured round (warm-ups are not uploaded); idempotent on
+/// (job, attempt, round, side, benchmark, metric), fenced by the lease.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundUpload {
+    /// The lease held.
+    pub lease_token: String,
+    /// The claim's `attempt`.
+    pub attempt: i64,
+    /// 0-based index of the measured round.
+    pub round: i64,
+    /// Whether base ran first (positions say the same per sample).
+    pub base_first: bool,
+    /// Every value of both sides.
+    pub samples: Vec<UploadedSample>,
+}
+
+/// What an upload stored: re-sent values count as duplicates and keep their first value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UploadReceipt {
+    /// Values newly stored.
+    pub inserted: u64,
+    /// Values already stored by an earlier identical upload.
+    pub duplicates: u64,
+}
+
+/// How the agent ended a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum JobOutcome {
+    /// Every round ran and was uploaded (or the job was cancelled and stopped cleanly).
+    Succeeded {
+        /// The end of the agent's log, for the record.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_tail: Option<String>,
+    },
+    /// The build or a run failed.
+    Failed {
+        /// One line saying what failed.
+        reason: String,
+        /// The end of the failing command's output.
+        #[serde(default)]
+        log_tail: String,
+    },
+}
+
+/// End a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompleteRequest {
+    /// The lease held.
+    pub lease_token: String,
+    /// Succeeded or failed with a reason.
+    pub outcome: JobOutcome,
+}
+
+/// Give a job back to the queue without using up an attempt (agent shutting down).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseRequest {
+    /// The lease held.
+    pub lease_token: String,
+}
+
+/// The runner's machine fingerprint (CPU, cores, kernel, governor…), stored with the runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FingerprintRequest {
+    /// Any JSON object; the agent sends the harness's `MachineFingerprint`.
+    pub fingerprint: serde_json::Value,
+}
+
+/// Request a comparison of two revisions without GitHub (tests, scripts, the demo).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateComparisonRequest {
+    /// A clone URL or a local path.
+    pub repository: String,
+    /// Base revision: a sha, or a ref the server resolves with `git rev-parse` for a local path.
+    pub base: String,
+    /// Head revision, like `base`.
+    pub head: String,
+    /// Which runners run it.
+    pub runner_label: String,
+    /// What to build and run; `benchmark.rounds` is the number of rounds.
+    pub config: ComparisonConfig,
+    /// Split the rounds into this many jobs (so several runners can share them); default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u32>,
+}
+
+/// A comparison just requested.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreatedComparison {
+    /// Its id (for `GET /api/v1/comparisons/{id}`).
+    pub id: i64,
+    /// The resolved base sha.
+    pub base_sha: String,
+    /// The resolved head sha.
+    pub head_sha: String,
+    /// Ids of the jobs enqueued.
+    pub jobs: Vec<i64>,
+    /// Rounds planned from the runner's noise floor (n*), when a floor was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_rounds: Option<i64>,
+}
+
+/// One runner's results for a comparison, in `benchgate analyze --json`'s shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerReport {
+    /// The runner's name.
+    pub runner: String,
+    /// Whether this runner's series is the comparison's headline (most complete pairs).
+    pub headline: bool,
+    /// Per benchmark and metric.
+    pub report: AnalysisReport,
+}
+
+/// A comparison's state and results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonStatus {
+    /// Its id.
+    pub id: i64,
+    /// `queued`, `running`, `done`, `failed`, `superseded` or `cancelled`.
+    pub state: String,
+    /// The repository's name.
+    pub repository: String,
+    /// Base sha.
+    pub base_sha: String,
+    /// Head sha.
+    pub head_sha: String,
+    /// Runner label.
+    pub runner_label: String,
+    /// n* planned from the floor before any A/B data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_rounds: Option<i64>,
+    /// Results per runner, headline first; samples of two runners are never pooled.
+    pub runners: Vec<RunnerReport>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_spec_defaults_fill_a_minimal_config() {
+        let spec: BenchmarkSpec = serde_json::from_str(r#"{"run":"./bench"}"#).unwrap();
+        assert_eq!(spec.format, "command");
+        assert_eq!(spec.schedule, ScheduleKind::Abba);
+        assert_eq!((spec.rounds, spec.warmup), (10, 1));
+    }
+
+    #[test]
+    fn outcome_is_tagged_by_status() {
+        let json = serde_json::to_value(JobOutcome::Failed {
+            reason: "build failed".into(),
+            log_tail: "error[E0425]".into(),
+        })
+        .unwrap();
+        assert_eq!(json["status"], "failed");
+        let back: JobOutcome = serde_json::from_str(r#"{"status":"succeeded"}"#).unwrap();
+        assert_eq!(back, JobOutcome::Succeeded { log_tail: None });
+    }
+}
