@@ -20,6 +20,13 @@ enum Command {
     Serve(benchgate_server::ServeArgs),
     /// Apply database migrations and exit.
     Migrate(MigrateArgs),
+    /// Compare two commands or two git revisions on this machine, interleaved, until the
+    /// interval decides.
+    #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
+    Compare(benchgate_harness::cli::CompareArgs),
+    /// Compare two files of benchmark results (benchstat, but paired and anytime-valid).
+    #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
+    Analyze(benchgate_harness::cli::AnalyzeArgs),
 }
 
 #[derive(clap::Args)]
@@ -35,6 +42,12 @@ struct MigrateArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
+    let cli = match cli.command {
+        Command::Compare(args) => return benchgate_harness::cli::run_compare(args),
+        Command::Analyze(args) => return benchgate_harness::cli::run_analyze(args),
+        command => Cli { command },
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -59,6 +72,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             server.wait().await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Compare(_) | Command::Analyze(_) => unreachable!("handled before the runtime"),
         Command::Migrate(args) => {
             init_tracing(benchgate_server::LogFormat::Pretty);
             let store = benchgate_store::connect(&args.database_url).await?;
