@@ -27,6 +27,8 @@ enum Command {
     /// Compare two files of benchmark results (benchstat, but paired and anytime-valid).
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
+    /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
+    Runner(benchgate_server::runner_cli::RunnerArgs),
 }
 
 #[derive(clap::Args)]
@@ -73,6 +75,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare(_) | Command::Analyze(_) => unreachable!("handled before the runtime"),
+        Command::Runner(args) => {
+            benchgate_server::runner_cli::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Migrate(args) => {
             init_tracing(benchgate_server::LogFormat::Pretty);
             let store = benchgate_store::connect(&args.database_url).await?;

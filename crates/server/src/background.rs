@@ -22,8 +22,10 @@ impl BackgroundTasks {
 /// Starts every background task. Each task loops until `cancel` fires.
 pub fn spawn(state: AppState) -> BackgroundTasks {
     let cancel = CancellationToken::new();
-    let tasks = JoinSet::new();
+    let mut tasks = JoinSet::new();
     // Each background module adds itself here: tasks.spawn(module::run(state.clone(), cancel.clone()));
+    tasks.spawn(crate::reaper::run(state.clone(), cancel.clone()));
+    tasks.spawn(crate::calibration::run(state.clone(), cancel.clone()));
     let _ = &state;
     BackgroundTasks { cancel, tasks }
 }

@@ -38,6 +38,31 @@ pub struct ServeArgs {
     /// Seconds a request may take before it is answered 408.
     #[arg(long, env = "BENCHGATE_REQUEST_TIMEOUT", default_value_t = 60)]
     pub request_timeout_secs: u64,
+
+    /// Admin API token (`POST /api/v1/comparisons`); the admin API answers 401 without one.
+    #[arg(long, env = "BENCHGATE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Seconds a job's lease lasts without a heartbeat before the reaper requeues the job.
+    #[arg(long, env = "BENCHGATE_LEASE_SECS", default_value_t = 60)]
+    pub lease_secs: u64,
+
+    /// Claims a job may use before it fails (each expired lease uses one).
+    #[arg(long, env = "BENCHGATE_MAX_ATTEMPTS", default_value_t = 3)]
+    pub max_attempts: i64,
+
+    /// How often each runner re-measures its A/A noise floor per repository ("24h", "30m", "90s").
+    #[arg(long, env = "BENCHGATE_CALIBRATION_INTERVAL", default_value = "24h", value_parser = crate::calibration::parse_interval)]
+    pub calibration_interval: std::time::Duration,
+
+    /// Longest a job claim waits for work before answering 204, in seconds.
+    #[arg(long, env = "BENCHGATE_CLAIM_WAIT", default_value_t = 25)]
+    pub claim_wait_secs: u64,
+
+    /// Token the dashboard and its read API require (bearer, `?token=` or cookie); unset, they
+    /// are public and read-only.
+    #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide_env_values = true)]
+    pub dashboard_token: Option<String>,
 }
 
 impl fmt::Debug for ServeArgs {
@@ -51,6 +76,12 @@ impl fmt::Debug for ServeArgs {
             .field("log_format", &self.log_format)
             .field("body_limit", &self.body_limit)
             .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "***"))
+            .field("lease_secs", &self.lease_secs)
+            .field("max_attempts", &self.max_attempts)
+            .field("calibration_interval", &self.calibration_interval)
+            .field("claim_wait_secs", &self.claim_wait_secs)
+            .field("dashboard_token", &self.dashboard_token.as_ref().map(|_| "***"))
             .finish()
     }
 }

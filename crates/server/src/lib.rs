@@ -1,11 +1,18 @@
 //! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the
 //! scheduler, the reaper, the outbox worker and report rendering.
 
+mod agent_api;
+pub mod analysis;
+pub mod auth;
 mod background;
+pub mod calibration;
+mod comparisons_api;
 pub mod config;
 pub mod error;
 mod health;
 mod http;
+mod reaper;
+pub mod runner_cli;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -36,7 +43,10 @@ impl AppState {
 pub fn router(state: AppState) -> axum::Router {
     let body_limit = state.config.body_limit;
     let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
-    let routes = axum::Router::new().merge(health::routes());
+    let routes = axum::Router::new()
+        .merge(health::routes())
+        .merge(agent_api::routes())
+        .merge(comparisons_api::routes());
     http::layered(routes.with_state(state), body_limit, timeout)
 }
 

@@ -1,0 +1,297 @@
+//! The agent protocol under `/api/v1` (wire types in `benchgate_api::agent`): claim a job under
+//! a lease, keep it alive, upload rounds, complete or release it. Every write names its lease;
+//! a writer that lost it gets 409 and stops.
+
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{post, put};
+use axum::{Json, Router};
+use benchgate_api::agent::{
+    self as wire, ClaimRequest, CompleteRequest, FingerprintRequest, HeartbeatRequest,
+    HeartbeatResponse, ReleaseRequest, RoundUpload, UploadReceipt,
+};
+use benchgate_store::{
+    ClaimedJob, Job, JobId, JobKind, JobOutcome, LeaseToken, SampleInput, StoreError,
+};
+
+use crate::auth::RunnerAuth;
+use crate::{ApiError, AppState, analysis, calibration};
+
+/// How often a waiting claim asks the store again.
+const CLAIM_POLL: Duration = Duration::from_millis(250);
+
+/// The agent routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/jobs/claim", post(claim))
+        .route("/api/v1/jobs/{id}/heartbeat", post(heartbeat))
+        .route("/api/v1/jobs/{id}/rounds", post(upload_round))
+        .route("/api/v1/jobs/{id}/complete", post(complete))
+        .route("/api/v1/jobs/{id}/release", post(release))
+        .route("/api/v1/runners/me/fingerprint", put(fingerprint))
+}
+
+/// Maps a store error of a fenced write: a lost lease is 409, anything else stays internal.
+fn fenced(e: StoreError) -> ApiError {
+    match e {
+        StoreError::LeaseLost => ApiError::Conflict("lease lost: stop working on this job".into()),
+        StoreError::NotFound(what) => ApiError::NotFound(format!("{what} not found")),
+        e => e.into(),
+    }
+}
+
+/// The job, which must be held by this runner; otherwise 404 or 409.
+async fn held_job(app: &AppState, id: i64, runner: &RunnerAuth) -> Result<Job, ApiError> {
+    let job = app
+        .store
+        .job(JobId(id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("job {id} not found")))?;
+    if job.claimed_by != Some(runner.0.id) {
+        return Err(fenced(StoreError::LeaseLost));
+    }
+    Ok(job)
+}
+
+/// Long-polls for a job: answers with the first one claimable under the runner's labels, or
+/// 204 when none came within the wait.
+#[tracing::instrument(skip_all, fields(runner = %runner.0.name))]
+async fn claim(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Json(req): Json<ClaimRequest>,
+) -> Result<Response, ApiError> {
+    let labels = claim_labels(&runner.0.labels, &req.labels)?;
+    let wait = Duration::from_secs(
+        req.wait_secs
+            .unwrap_or(u64::MAX)
+            .min(app.config.claim_wait_secs),
+    );
+    let lease = Duration::from_secs(app.config.lease_secs);
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(claimed) = app.store.claim_job(runner.0.id, &labels, lease).await? {
+            match describe_claim(&app, &claimed).await {
+                Ok(job) => {
+                    tracing::info!(job = %claimed.job.id, attempt = claimed.job.attempts, kind = claimed.job.kind.as_str(), "job claimed");
+                    if claimed.job.kind == JobKind::Comparison {
+                        calibration::ensure_calibrated(&app, runner.0.id, &claimed.job).await;
+                    }
+                    return Ok(Json(job).into_response());
+                }
+                Err(reason) => reject_unrunnable(&app, &claimed, reason).await?,
+            }
+            continue;
+        }
+        if Instant::now() >= deadline {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        }
+        tokio::time::sleep(CLAIM_POLL).await;
+    }
+}
+
+/// The labels to claim for: the requested subset of the runner's registered labels (all of
+/// them when none requested).
+fn claim_labels(registered: &[String], requested: &[String]) -> Result<Vec<String>, ApiError> {
+    if requested.is_empty() {
+        return Ok(registered.to_vec());
+    }
+    let labels: Vec<String> = requested
+        .iter()
+        .filter(|l| registered.contains(l))
+        .cloned()
+        .collect();
+    if labels.is_empty() {
+        return Err(ApiError::BadRequest(format!(
+            "none of the labels {requested:?} is registered for this runner (registered: {registered:?})"
+        )));
+    }
+    Ok(labels)
+}
+
+/// The wire form of a claimed job, or why it cannot run (a config the agent could not read).
+async fn describe_claim(app: &AppState, claimed: &ClaimedJob) -> Result<wire::ClaimedJob, String> {
+    let job = &claimed.job;
+    let repository = app
+        .store
+        .repository(job.repository_id)
+        .await
+        .map_err(|e| format!("cannot read repository: {e}"))?
+        .ok_or("the job's repository is gone")?;
+    let mut benchmark = analysis::benchmark_spec(&job.config)
+        .map_err(|e| format!("invalid benchmark config: {e}"))?;
+    benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
+    Ok(wire::ClaimedJob {
+        job_id: job.id.0,
+        attempt: job.attempts,
+        lease_token: claimed.lease.0.clone(),
+        lease_expires_at: claimed.lease_expires_at,
+        kind: match job.kind {
+            JobKind::Comparison => wire::JobKind::Comparison,
+            JobKind::Calibration => wire::JobKind::Calibration,
+        },
+        repository: wire::RepositorySpec {
+            name: repository.full_name,
+            clone_url: repository.clone_url,
+        },
+        base_sha: job.base_sha.clone(),
+        head_sha: job.head_sha.clone(),
+        benchmark,
+        heartbeat_secs: (app.config.lease_secs / 3).max(1),
+    })
+}
+
+/// Fails a claimed job no agent could run, so the queue moves on.
+async fn reject_unrunnable(
+    app: &AppState,
+    claimed: &ClaimedJob,
+    reason: String,
+) -> Result<(), ApiError> {
+    tracing::warn!(job = %claimed.job.id, %reason, "claimed job cannot run; failed");
+    let outcome = JobOutcome::Failed {
+        reason,
+        log_tail: String::new(),
+    };
+    match app
+        .store
+        .complete_job(claimed.job.id, &claimed.lease, &outcome)
+        .await
+    {
+        Ok(()) | Err(StoreError::LeaseLost) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Extends the lease and tells the agent whether the job was cancelled.
+#[tracing::instrument(skip_all, fields(job = id, runner = %runner.0.name))]
+async fn heartbeat(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Path(id): Path<i64>,
+    Json(req): Json<HeartbeatRequest>,
+) -> Result<Json<HeartbeatResponse>, ApiError> {
+    held_job(&app, id, &runner).await?;
+    let lease = Duration::from_secs(app.config.lease_secs);
+    let beat = app
+        .store
+        .heartbeat(JobId(id), &LeaseToken(req.lease_token), lease)
+        .await
+        .map_err(fenced)?;
+    tracing::debug!(rounds_done = req.rounds_done, "heartbeat");
+    Ok(Json(HeartbeatResponse {
+        lease_expires_at: beat.lease_expires_at,
+        cancelled: beat.cancel_requested,
+    }))
+}
+
+/// Stores one finished round (idempotently, under the lease), then updates the comparison's
+/// results for this runner.
+#[tracing::instrument(skip_all, fields(job = id, runner = %runner.0.name, round = req.round))]
+async fn upload_round(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Path(id): Path<i64>,
+    Json(req): Json<RoundUpload>,
+) -> Result<Json<UploadReceipt>, ApiError> {
+    let job = held_job(&app, id, &runner).await?;
+    if req.attempt != job.attempts {
+        return Err(fenced(StoreError::LeaseLost));
+    }
+    let upload = benchgate_store::RoundUpload {
+        round: req.round,
+        samples: req
+            .samples
+            .into_iter()
+            .map(|s| SampleInput {
+                side: s.side,
+                position: s.position,
+                measurement: s.measurement,
+            })
+            .collect(),
+    };
+    let receipt = app
+        .store
+        .upload_round(job.id, &LeaseToken(req.lease_token), &upload)
+        .await
+        .map_err(fenced)?;
+    if let Some(comparison) = job.comparison_id {
+        analysis::refresh_comparison(&app.store, comparison).await;
+    }
+    Ok(Json(UploadReceipt {
+        inserted: receipt.inserted,
+        duplicates: receipt.duplicates,
+    }))
+}
+
+/// Ends a job; a finished A/A session updates the runner's noise floor.
+#[tracing::instrument(skip_all, fields(job = id, runner = %runner.0.name))]
+async fn complete(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Path(id): Path<i64>,
+    Json(req): Json<CompleteRequest>,
+) -> Result<StatusCode, ApiError> {
+    let job = held_job(&app, id, &runner).await?;
+    let outcome = match req.outcome {
+        wire::JobOutcome::Succeeded { log_tail } => JobOutcome::Succeeded { log_tail },
+        wire::JobOutcome::Failed { reason, log_tail } => JobOutcome::Failed { reason, log_tail },
+    };
+    app.store
+        .complete_job(job.id, &LeaseToken(req.lease_token), &outcome)
+        .await
+        .map_err(fenced)?;
+    tracing::info!(
+        succeeded = matches!(outcome, JobOutcome::Succeeded { .. }),
+        "job completed"
+    );
+    match (job.kind, &outcome) {
+        (JobKind::Calibration, JobOutcome::Succeeded { .. }) => {
+            calibration::record_session(&app.store, &job).await;
+        }
+        (JobKind::Comparison, _) => {
+            if let Some(comparison) = job.comparison_id {
+                analysis::refresh_comparison(&app.store, comparison).await;
+            }
+        }
+        _ => {}
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Gives the job back to the queue without using up an attempt (the agent is stopping).
+#[tracing::instrument(skip_all, fields(job = id, runner = %runner.0.name))]
+async fn release(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Path(id): Path<i64>,
+    Json(req): Json<ReleaseRequest>,
+) -> Result<StatusCode, ApiError> {
+    held_job(&app, id, &runner).await?;
+    app.store
+        .release_job(JobId(id), &LeaseToken(req.lease_token))
+        .await
+        .map_err(fenced)?;
+    tracing::info!("job released");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Records what machine the runner is (CPU, cores, kernel, governor…).
+#[tracing::instrument(skip_all, fields(runner = %runner.0.name))]
+async fn fingerprint(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Json(req): Json<FingerprintRequest>,
+) -> Result<StatusCode, ApiError> {
+    if !req.fingerprint.is_object() {
+        return Err(ApiError::BadRequest(
+            "fingerprint must be a JSON object".into(),
+        ));
+    }
+    app.store
+        .touch_runner(runner.0.id, Some(&req.fingerprint))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

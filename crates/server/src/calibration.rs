@@ -1,0 +1,318 @@
+//! A/A calibration: the same sha on both sides, pinned to one runner, gives that runner's noise
+//! floor per (repository, benchmark, metric). Enqueued when a runner first serves a repository,
+//! again every `BENCHGATE_CALIBRATION_INTERVAL`, and on demand (`/rebench aa`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchgate_stats::paired::{mean_sd, paired_log_ratios};
+use benchgate_store::{
+    AaSession, ComparisonId, FloorKey, Job, JobId, NewCalibration, NoiseFloor, Priority,
+    RepositoryId, RunnerId, RunnerSeries, Store, StoreError,
+};
+use chrono::Utc;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::AppState;
+use crate::analysis::{benchmark_spec, pair_samples};
+
+/// Fewest measured rounds of an A/A session (two pairs give no usable spread).
+pub const MIN_ROUNDS: i64 = 5;
+
+/// Serialises "is this runner calibrated here?" checks, so two claims enqueue one job.
+static ENQUEUING: Mutex<()> = Mutex::const_new(());
+
+/// Parses an interval such as `24h`, `30m`, `90s`, `2d` or `1h30m` (a bare number is seconds).
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let bad = || format!("expected an interval such as \"24h\", \"30m\" or \"90s\", got {text:?}");
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let (mut total, mut number) = (0u64, String::new());
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(bad()),
+        };
+        let n: u64 = number.parse().map_err(|_| bad())?;
+        total = n
+            .checked_mul(unit)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(bad)?;
+        number.clear();
+    }
+    if !number.is_empty() || total == 0 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs(total))
+}
+
+/// Enqueues an A/A job of `sha` pinned to one runner; the `/rebench aa` handler and the
+/// schedule call this.
+pub async fn request_calibration(
+    app: &AppState,
+    runner_id: RunnerId,
+    repository_id: RepositoryId,
+    sha: &str,
+    runner_label: &str,
+    config: &serde_json::Value,
+    priority: Priority,
+) -> Result<JobId, StoreError> {
+    let rounds = benchmark_spec(config).map_or(MIN_ROUNDS, |s| i64::from(s.rounds).max(MIN_ROUNDS));
+    let job = app
+        .store
+        .enqueue_calibration(&NewCalibration {
+            runner_id,
+            repository_id,
+            sha: sha.to_owned(),
+            runner_label: runner_label.to_owned(),
+            config: config.clone(),
+            rounds,
+            priority,
+            max_attempts: app.config.max_attempts,
+        })
+        .await?;
+    tracing::info!(job = %job, runner = %runner_id, repository = %repository_id, rounds, "calibration enqueued");
+    Ok(job)
+}
+
+/// `/rebench aa`: a fresh A/A session of the comparison's base on every runner of its label,
+/// ahead of other work. Returns the jobs enqueued.
+pub async fn calibrate_comparison(
+    app: &AppState,
+    id: ComparisonId,
+) -> Result<Vec<JobId>, StoreError> {
+    let comparison = app
+        .store
+        .comparison(id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("comparison {id}")))?;
+    let mut jobs = Vec::new();
+    for runner in app.store.list_runners().await? {
+        if runner.revoked_at.is_none() && runner.labels.contains(&comparison.runner_label) {
+            let job = request_calibration(
+                app,
+                runner.id,
+                comparison.repository_id,
+                &comparison.base_sha,
+                &comparison.runner_label,
+                &comparison.config,
+                Priority::INTERACTIVE,
+            )
+            .await?;
+            jobs.push(job);
+        }
+    }
+    Ok(jobs)
+}
+
+/// A runner just claimed an A/B job: if it never calibrated on this repository, an A/A job
+/// of the job's base goes ahead of its other work. Failures are logged; the claim stands.
+pub async fn ensure_calibrated(app: &AppState, runner_id: RunnerId, job: &Job) {
+    let _one_at_a_time = ENQUEUING.lock().await;
+    let result = async {
+        if app
+            .store
+            .latest_calibration(runner_id, job.repository_id)
+            .await?
+            .is_none()
+        {
+            request_calibration(
+                app,
+                runner_id,
+                job.repository_id,
+                &job.base_sha,
+                &job.runner_label,
+                &job.config,
+                Priority::INTERACTIVE,
+            )
+            .await?;
+        }
+        Ok::<_, StoreError>(())
+    }
+    .await;
+    if let Err(e) = result {
+        tracing::error!(runner = %runner_id, error = ?e, "cannot enqueue first calibration");
+    }
+}
+
+/// A calibration job succeeded: records its session per benchmark and metric and recomputes
+/// each floor from all its sessions. Failures are logged.
+#[tracing::instrument(skip_all, fields(job = %job.id))]
+pub async fn record_session(store: &Arc<dyn Store>, job: &Job) {
+    if let Err(e) = record_session_inner(store, job).await {
+        tracing::error!(error = ?e, "cannot update the noise floor");
+    }
+}
+
+async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<(), StoreError> {
+    let mut samples: HashMap<JobId, Vec<RunnerSeries>> = HashMap::new();
+    samples.insert(job.id, store.job_samples(job.id).await?);
+    let mut keys = Vec::new();
+    for series in &samples[&job.id] {
+        for ((benchmark, metric), pairs) in pair_samples(&series.samples) {
+            let Ok(d) = paired_log_ratios(&pairs.base, &pairs.head) else {
+                continue;
+            };
+            let Ok(summary) = mean_sd(&d) else { continue };
+            if d.len() < 2 {
+                continue;
+            }
+            let key = FloorKey {
+                runner_id: series.runner_id,
+                repository_id: job.repository_id,
+                benchmark,
+                metric,
+            };
+            store
+                .record_aa_session(&AaSession {
+                    job_id: Some(job.id),
+                    key: key.clone(),
+                    pairs: d.len() as i64,
+                    mean: summary.mean,
+                    spread: summary.sd,
+                    recorded_at: Utc::now(),
+                })
+                .await?;
+            keys.push(key);
+        }
+    }
+    for key in keys {
+        update_floor(store, &key, &mut samples).await?;
+    }
+    Ok(())
+}
+
+/// Recomputes one floor from the raw log-ratios of every session recorded for it.
+async fn update_floor(
+    store: &Arc<dyn Store>,
+    key: &FloorKey,
+    samples: &mut HashMap<JobId, Vec<RunnerSeries>>,
+) -> Result<(), StoreError> {
+    let mut sessions = Vec::new();
+    for session in store.aa_sessions(key).await? {
+        let Some(job_id) = session.job_id else {
+            continue;
+        };
+        if let std::collections::hash_map::Entry::Vacant(slot) = samples.entry(job_id) {
+            slot.insert(store.job_samples(job_id).await?);
+        }
+        let log_ratios = samples[&job_id]
+            .iter()
+            .filter(|s| s.runner_id == key.runner_id)
+            .filter_map(|s| {
+                pair_samples(&s.samples).remove(&(key.benchmark.clone(), key.metric.clone()))
+            })
+            .filter_map(|p| paired_log_ratios(&p.base, &p.head).ok())
+            .find(|d| d.len() >= 2);
+        sessions.extend(log_ratios);
+    }
+    let floor = match benchgate_stats::NoiseFloor::from_sessions(&sessions) {
+        Ok(floor) => floor,
+        Err(e) => {
+            tracing::warn!(benchmark = %key.benchmark, metric = %key.metric, error = %e, "no floor from these sessions");
+            return Ok(());
+        }
+    };
+    store
+        .update_noise_floor(&NoiseFloor {
+            key: key.clone(),
+            pairs: floor.pairs as i64,
+            sessions: floor.sessions as i64,
+            within_spread: floor.s_aa,
+            between_bias: floor.tau_b,
+            computed_at: Utc::now(),
+        })
+        .await?;
+    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, "noise floor updated");
+    Ok(())
+}
+
+/// Background loop: re-calibrates every (runner, repository) whose last A/A session is older
+/// than the interval, on the base of the repository's newest comparison.
+pub async fn run(app: AppState, cancel: CancellationToken) {
+    let interval = app.config.calibration_interval;
+    let period = (interval / 4).clamp(Duration::from_secs(1), Duration::from_secs(600));
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(period) => {}
+        }
+        if let Err(e) = recalibrate_due(&app, interval).await {
+            tracing::error!(error = ?e, "scheduled calibration failed");
+        }
+    }
+}
+
+async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), StoreError> {
+    let due_before =
+        Utc::now() - chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX);
+    let comparisons = app.store.recent_comparisons(200).await?;
+    let runners = app.store.list_runners().await?;
+    let mut seen = HashSet::new();
+    // Newest comparison first: its base is the sha to measure.
+    for comparison in &comparisons {
+        for runner in runners
+            .iter()
+            .filter(|r| r.revoked_at.is_none() && r.labels.contains(&comparison.runner_label))
+        {
+            if !seen.insert((runner.id, comparison.repository_id)) {
+                continue;
+            }
+            let _one_at_a_time = ENQUEUING.lock().await;
+            let last = app
+                .store
+                .latest_calibration(runner.id, comparison.repository_id)
+                .await?;
+            if last.is_some_and(|t| t < due_before) {
+                request_calibration(
+                    app,
+                    runner.id,
+                    comparison.repository_id,
+                    &comparison.base_sha,
+                    &comparison.runner_label,
+                    &comparison.config,
+                    Priority::BACKGROUND,
+                )
+                .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_parse_like_humantime() {
+        for (text, secs) in [
+            ("24h", 86_400),
+            ("30m", 1800),
+            ("90s", 90),
+            ("1h30m", 5400),
+            ("2d", 172_800),
+            ("45", 45),
+        ] {
+            assert_eq!(
+                parse_interval(text),
+                Ok(Duration::from_secs(secs)),
+                "{text}"
+            );
+        }
+        for text in ["", "h", "10x", "5m3", "0s"] {
+            assert!(parse_interval(text).is_err(), "{text:?} should be rejected");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The admin API: request a comparison of two revisions of a repository by URL or local path,
+//! without GitHub (tests, scripts, the demo), and read its state and results.
+
+use std::path::Path as FsPath;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use benchgate_api::agent::{ComparisonStatus, CreateComparisonRequest, CreatedComparison};
+use benchgate_store::{ComparisonId, NewComparison, NewJob, NewRepository, Priority};
+
+use crate::auth::AdminAuth;
+use crate::{ApiError, AppState, analysis};
+
+/// The admin comparison routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/comparisons", post(create_comparison))
+        .route("/api/v1/comparisons/{id}", get(show_comparison))
+}
+
+/// Creates a comparison and its jobs, with `n*` planned from the runners' current floors.
+#[tracing::instrument(skip_all, fields(repository = %req.repository))]
+async fn create_comparison(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Json(req): Json<CreateComparisonRequest>,
+) -> Result<(StatusCode, Json<CreatedComparison>), ApiError> {
+    let rounds = i64::from(req.config.benchmark.rounds);
+    let jobs = i64::from(req.jobs.unwrap_or(1).max(1));
+    if rounds < 2 || jobs > rounds {
+        return Err(ApiError::BadRequest(format!(
+            "need at least 2 rounds and no more jobs than rounds (rounds {rounds}, jobs {jobs})"
+        )));
+    }
+    if req.runner_label.trim().is_empty() {
+        return Err(ApiError::BadRequest(
+            "runner_label must not be empty".into(),
+        ));
+    }
+    let base_sha = resolve_revision(&req.repository, &req.base).await?;
+    let head_sha = resolve_revision(&req.repository, &req.head).await?;
+    let repository = app
+        .store
+        .upsert_repository(&NewRepository {
+            github_id: None,
+            installation_id: None,
+            full_name: req.repository.clone(),
+            clone_url: req.repository.clone(),
+        })
+        .await?;
+    let config = serde_json::to_value(&req.config).map_err(anyhow::Error::from)?;
+    let planned_rounds = analysis::plan_rounds(
+        &app.store,
+        repository.id,
+        &req.runner_label,
+        req.config.gate.min_effect,
+    )
+    .await?;
+    let created = app
+        .store
+        .create_comparison(&NewComparison {
+            repository_id: repository.id,
+            pr_number: None,
+            base_sha: base_sha.clone(),
+            head_sha: head_sha.clone(),
+            runner_label: req.runner_label,
+            config,
+            planned_rounds,
+            jobs: split_rounds(rounds, jobs, app.config.max_attempts),
+            notify: Vec::new(),
+        })
+        .await?;
+    tracing::info!(comparison = %created.id, jobs = created.jobs.len(), ?planned_rounds, "comparison requested");
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedComparison {
+            id: created.id.0,
+            base_sha,
+            head_sha,
+            jobs: created.jobs.iter().map(|j| j.0).collect(),
+            planned_rounds,
+        }),
+    ))
+}
+
+/// A comparison's state and per-runner results.
+async fn show_comparison(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Path(id): Path<i64>,
+) -> Result<Json<ComparisonStatus>, ApiError> {
+    analysis::comparison_report(&app.store, ComparisonId(id))
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::NotFound(format!("comparison {id} not found")))
+}
+
+/// `rounds` spread over `jobs` jobs as evenly as possible.
+fn split_rounds(rounds: i64, jobs: i64, max_attempts: i64) -> Vec<NewJob> {
+    (0..jobs)
+        .map(|i| NewJob {
+            rounds: rounds / jobs + i64::from(i < rounds % jobs),
+            priority: Priority::NORMAL,
+            max_attempts,
+        })
+        .collect()
+}
+
+/// A full sha as given; otherwise a ref resolved with `git rev-parse` in a local repository.
+async fn resolve_revision(repository: &str, revision: &str) -> Result<String, ApiError> {
+    let is_sha = revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit());
+    if is_sha {
+        return Ok(revision.to_ascii_lowercase());
+    }
+    if revision.starts_with('-') || revision.is_empty() {
+        return Err(ApiError::BadRequest(format!(
+            "invalid revision {revision:?}"
+        )));
+    }
+    if !FsPath::new(repository).is_dir() {
+        return Err(ApiError::BadRequest(format!(
+            "{revision:?} is not a full sha, and refs can be resolved only in a local repository path"
+        )));
+    }
+    let output = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(repository)
+        .args(["rev-parse", "--verify", "--end-of-options"])
+        .arg(format!("{revision}^{{commit}}"))
+        .output()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot run git: {e}"))?;
+    if !output.status.success() {
+        return Err(ApiError::BadRequest(format!(
+            "cannot resolve {revision:?} in {repository}: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_are_split_evenly() {
+        let rounds: Vec<i64> = split_rounds(10, 3, 3).iter().map(|j| j.rounds).collect();
+        assert_eq!(rounds, [4, 3, 3]);
+    }
+}
