@@ -27,6 +27,11 @@ enum Command {
     /// Compare two files of benchmark results (benchstat, but paired and anytime-valid).
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
+    /// Run a benchmark runner: claim jobs from the server, build both sides, run and upload rounds.
+    Agent(benchgate_agent::AgentArgs),
+    /// A deterministic CPU-bound workload (time proportional to --iterations), for tests and demos.
+    #[command(hide = true)]
+    Spin(benchgate_agent::SpinArgs),
     /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
     Runner(benchgate_server::runner_cli::RunnerArgs),
 }
@@ -48,6 +53,10 @@ fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Compare(args) => return benchgate_harness::cli::run_compare(args),
         Command::Analyze(args) => return benchgate_harness::cli::run_analyze(args),
+        Command::Spin(args) => {
+            benchgate_agent::spin::run(&args);
+            return ExitCode::SUCCESS;
+        }
         command => Cli { command },
     };
     let runtime = match tokio::runtime::Runtime::new() {
@@ -74,7 +83,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             server.wait().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare(_) | Command::Analyze(_) => unreachable!("handled before the runtime"),
+        Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) => {
+            unreachable!("handled before the runtime")
+        }
+        Command::Agent(args) => {
+            init_tracing(benchgate_server::LogFormat::Pretty);
+            benchgate_agent::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runner(args) => {
             benchgate_server::runner_cli::run(args).await?;
             Ok(ExitCode::SUCCESS)

@@ -1,2 +1,137 @@
 //! benchgate-agent: the runner daemon. Claims jobs from the server, checks out and builds both
 //! sides, runs the rounds through the harness and uploads each round as it finishes.
+//!
+//! Failure behaviour: an unreachable server is retried with backoff while finished rounds wait
+//! in memory; `409` (lease lost) stops the job at once without completing it; `401` ends the
+//! agent; SIGTERM finishes the current round, uploads it, releases the lease and exits cleanly.
+
+pub mod checkout;
+pub mod client;
+pub mod config;
+pub mod heartbeat;
+mod job;
+pub mod round_upload;
+pub mod settings;
+pub mod shutdown;
+pub mod spin;
+pub mod upload;
+
+use benchgate_api::agent::FingerprintRequest;
+use benchgate_harness::fingerprint::MachineFingerprint;
+
+pub use client::{Client, ClientError};
+pub use config::AgentArgs;
+pub use shutdown::Shutdown;
+pub use spin::SpinArgs;
+
+/// Why the agent stopped other than by a requested shutdown.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("cannot create the work dir {path}: {source}")]
+    WorkDir {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot listen for signals: {0}")]
+    Signals(std::io::Error),
+}
+
+/// How one job ended, from this agent's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobEnd {
+    /// Completed with every round uploaded.
+    Succeeded,
+    /// Completed as failed (build or run failure).
+    Failed,
+    /// Cancelled by the server and released.
+    Cancelled,
+    /// Released because the agent is shutting down.
+    Released,
+    /// Another holder has it; this agent wrote nothing more.
+    LeaseLost,
+}
+
+/// What every job of this agent shares.
+#[derive(Debug, Clone)]
+pub struct AgentContext {
+    pub args: AgentArgs,
+    pub client: Client,
+    pub shutdown: Shutdown,
+}
+
+/// Runs the agent until SIGTERM/SIGINT (then `Ok`) or until the token is rejected.
+pub async fn run(args: AgentArgs) -> Result<(), AgentError> {
+    let shutdown = Shutdown::install().map_err(AgentError::Signals)?;
+    run_until(args, shutdown).await
+}
+
+/// Runs the agent until `shutdown` is requested; one job at a time.
+pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentError> {
+    std::fs::create_dir_all(&args.work_dir).map_err(|source| AgentError::WorkDir {
+        path: args.work_dir.clone(),
+        source,
+    })?;
+    let client = Client::new(&args.server, &args.token)?;
+    tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, "agent starting");
+    let ctx = AgentContext {
+        args,
+        client,
+        shutdown,
+    };
+    send_fingerprint(&ctx).await?;
+
+    let mut idle_backoff = client::Backoff::new(ctx.args.max_backoff());
+    while !ctx.shutdown.requested() {
+        let claimed = tokio::select! {
+            r = client::with_retry("claim", ctx.args.max_backoff(), || ctx.client.claim(&ctx.args.labels)) => r,
+            // Dropping an in-flight long poll: if the server handed out a job just then, its
+            // lease expires and the reaper requeues it.
+            () = ctx.shutdown.wait() => break,
+        };
+        match claimed {
+            Ok(Some(claim)) => {
+                idle_backoff = client::Backoff::new(ctx.args.max_backoff());
+                let end = job::run(&ctx, claim).await;
+                tracing::info!(?end, "job ended");
+            }
+            Ok(None) => {}
+            Err(ClientError::Unauthorized) => return Err(ClientError::Unauthorized.into()),
+            Err(e) => {
+                // A 4xx other than 401 (a server without the agent API, a bad request):
+                // waiting is all the agent can do; an operator has to look.
+                let delay = idle_backoff.next_delay();
+                tracing::error!(error = %e, retry_in_ms = delay.as_millis() as u64, "claim refused");
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = ctx.shutdown.wait() => break,
+                }
+            }
+        }
+    }
+    tracing::info!("agent stopped");
+    Ok(())
+}
+
+/// Tells the server what machine this is (CPU, cores, kernel, governor…).
+async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {
+    let fingerprint = MachineFingerprint::current();
+    tracing::info!(machine = %fingerprint.summary(), "machine fingerprint");
+    let req = FingerprintRequest {
+        fingerprint: serde_json::to_value(&fingerprint).unwrap_or_default(),
+    };
+    let sent = tokio::select! {
+        r = client::with_retry("fingerprint", ctx.args.max_backoff(), || ctx.client.fingerprint(&req)) => r,
+        () = ctx.shutdown.wait() => return Ok(()),
+    };
+    match sent {
+        Ok(()) => Ok(()),
+        Err(ClientError::Unauthorized) => Err(ClientError::Unauthorized.into()),
+        // The fingerprint is informative; a server that refuses it can still hand out jobs.
+        Err(e) => {
+            tracing::warn!(error = %e, "fingerprint not accepted");
+            Ok(())
+        }
+    }
+}

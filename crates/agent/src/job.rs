@@ -1,0 +1,290 @@
+//! One claimed job from start to end: check out and build both sides, run the warm-up and the
+//! measured rounds through the harness, upload each round as it finishes, and end the job the
+//! way the circumstances demand (complete, fail, release, or walk away when the lease is lost).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchgate_api::Side;
+use benchgate_api::agent::{ClaimedJob, CompleteRequest, JobOutcome, ReleaseRequest};
+use benchgate_harness::env::ScrubbedEnv;
+use benchgate_harness::rounds::{RoundRunner, RunnerConfig};
+use tracing::Instrument;
+
+use crate::checkout::{self, Checkout};
+use crate::client::{ClientError, with_retry};
+use crate::heartbeat::{self, JobSignals};
+use crate::round_upload::{build_time_samples, round_upload};
+use crate::settings;
+use crate::upload::Uploader;
+use crate::{AgentContext, JobEnd};
+
+/// Why the round loop stopped.
+#[derive(Debug)]
+enum Stop {
+    /// Every round ran and the server stored it.
+    Done { rounds: u32 },
+    /// The build or a run failed, or the job cannot run on this agent.
+    Failed { reason: String, log_tail: String },
+    /// The server cancelled the job; what ran is uploaded.
+    Cancelled,
+    /// The agent is shutting down; what ran is uploaded.
+    Shutdown,
+    /// Another holder has the job: nothing more may be written.
+    LeaseLost,
+}
+
+/// Runs one claimed job to its end and reports how it ended.
+pub async fn run(ctx: &AgentContext, claim: ClaimedJob) -> JobEnd {
+    let span = tracing::info_span!("job", job = claim.job_id, attempt = claim.attempt);
+    async move {
+        tracing::info!(
+            repository = %claim.repository.name,
+            base = %claim.base_sha,
+            head = %claim.head_sha,
+            rounds = claim.benchmark.rounds,
+            "job claimed"
+        );
+        let signals = Arc::new(JobSignals::default());
+        let heartbeat = heartbeat::spawn(
+            ctx.client.clone(),
+            claim.job_id,
+            claim.lease_token.clone(),
+            Duration::from_secs(claim.heartbeat_secs.max(1)),
+            Arc::clone(&signals),
+        );
+        let stop = execute(ctx, &claim, &signals).await;
+        let end = finish(ctx, &claim, stop).await;
+        heartbeat.abort();
+        end
+    }
+    .instrument(span)
+    .await
+}
+
+async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignals>) -> Stop {
+    let settings = match settings::job_settings(&ctx.args, &claim.benchmark) {
+        Ok(s) => s,
+        Err(reason) => {
+            return Stop::Failed {
+                log_tail: reason.clone(),
+                reason,
+            };
+        }
+    };
+
+    // Git and the builds block; they run on a blocking thread while heartbeats go on.
+    let prepared = {
+        let work_dir = ctx.args.work_dir.clone();
+        let claim = claim.clone();
+        let build_env = settings.build_env.clone();
+        tokio::task::spawn_blocking(move || prepare(&work_dir, &claim, &build_env)).await
+    };
+    let prepared = match prepared {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "checkout or build failed");
+            return Stop::Failed {
+                reason: first_line(&e.to_string()),
+                log_tail: e.log_tail(),
+            };
+        }
+        Err(e) => return failed(format!("checkout task: {e}")),
+    };
+    if let Some(stop) = interruption(ctx, signals) {
+        return stop;
+    }
+
+    let mut runner = RoundRunner::new(
+        settings.run.clone().in_dir(&prepared.base),
+        settings.run.clone().in_dir(&prepared.head),
+        RunnerConfig {
+            format: settings.format,
+            env: settings.run_env.clone(),
+            timeout: Some(settings.timeout),
+            quieting: settings.quieting.clone(),
+            ..RunnerConfig::default()
+        },
+        settings.schedule,
+    );
+    let warmup = claim.benchmark.warmup;
+    let warmed = tokio::task::spawn_blocking(move || runner.warm_up(warmup).map(|()| runner)).await;
+    runner = match warmed {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return measurement_failed(&e.to_string()),
+        Err(e) => return failed(format!("warm-up task: {e}")),
+    };
+    tracing::info!(warmup, "warm-up done and discarded");
+
+    let uploader = Uploader::spawn(
+        ctx.client.clone(),
+        claim.job_id,
+        Arc::clone(signals),
+        ctx.args.max_backoff(),
+    );
+    let mut interrupted = None;
+    for _ in 0..claim.benchmark.rounds {
+        if let Some(stop) = interruption(ctx, signals) {
+            interrupted = Some(stop);
+            break;
+        }
+        let done = tokio::task::spawn_blocking(move || {
+            let round = runner.run_round();
+            (runner, round)
+        })
+        .await;
+        let round = match done {
+            Ok((r, Ok(round))) => {
+                runner = r;
+                round
+            }
+            Ok((_, Err(e))) => {
+                // Keep what was measured before the failure.
+                let _ = uploader.finish().await;
+                return measurement_failed(&e.to_string());
+            }
+            Err(e) => return failed(format!("round task: {e}")),
+        };
+        if signals.lease_lost() {
+            return Stop::LeaseLost;
+        }
+        tracing::info!(round = round.index, "round measured");
+        let mut upload = round_upload(&round, &claim.lease_token, claim.attempt);
+        if round.index == 0 {
+            upload
+                .samples
+                .extend(build_time_samples(prepared.build_times));
+        }
+        uploader.send(upload);
+    }
+    match uploader.finish().await {
+        Ok(rounds) => interrupted.unwrap_or(Stop::Done { rounds }),
+        Err(ClientError::LeaseLost | ClientError::Unauthorized) => Stop::LeaseLost,
+        Err(e) => failed(format!("the server refused a round: {e}")),
+    }
+}
+
+/// A reason to stop before the next round: the lease is gone, the job was cancelled, or the
+/// agent is shutting down.
+fn interruption(ctx: &AgentContext, signals: &JobSignals) -> Option<Stop> {
+    if signals.lease_lost() {
+        Some(Stop::LeaseLost)
+    } else if ctx.shutdown.requested() {
+        Some(Stop::Shutdown)
+    } else if signals.cancelled() {
+        Some(Stop::Cancelled)
+    } else {
+        None
+    }
+}
+
+/// Ends the job on the server as `stop` says, retrying while the server is unreachable.
+async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
+    let max = ctx.args.max_backoff();
+    let lease_token = claim.lease_token.clone();
+    let (end, result) = match stop {
+        Stop::LeaseLost => {
+            tracing::warn!("lease lost; leaving the job to its new holder");
+            return JobEnd::LeaseLost;
+        }
+        Stop::Done { rounds } => {
+            tracing::info!(rounds, "all rounds uploaded; completing the job");
+            let req = CompleteRequest {
+                lease_token,
+                outcome: JobOutcome::Succeeded { log_tail: None },
+            };
+            let r = with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)).await;
+            (JobEnd::Succeeded, r)
+        }
+        Stop::Failed { reason, log_tail } => {
+            tracing::warn!(%reason, "job failed");
+            let req = CompleteRequest {
+                lease_token,
+                outcome: JobOutcome::Failed { reason, log_tail },
+            };
+            let r = with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)).await;
+            (JobEnd::Failed, r)
+        }
+        // The server ends a released job cancelled when it was cancelled, else requeues it.
+        Stop::Cancelled | Stop::Shutdown => {
+            let end = if matches!(stop, Stop::Cancelled) {
+                JobEnd::Cancelled
+            } else {
+                JobEnd::Released
+            };
+            tracing::info!(?end, "releasing the job");
+            let req = ReleaseRequest { lease_token };
+            let r = with_retry("release", max, || ctx.client.release(claim.job_id, &req)).await;
+            (end, r)
+        }
+    };
+    match result {
+        Ok(()) => end,
+        Err(ClientError::LeaseLost) => {
+            tracing::warn!("lease lost before the job could be ended");
+            JobEnd::LeaseLost
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot end the job; its lease will expire");
+            JobEnd::LeaseLost
+        }
+    }
+}
+
+/// Both worktrees at their shas, built.
+struct Prepared {
+    base: PathBuf,
+    head: PathBuf,
+    /// Build time of base and head; `None` when there is nothing to build.
+    build_times: Option<[Duration; 2]>,
+}
+
+fn prepare(
+    work_dir: &std::path::Path,
+    claim: &ClaimedJob,
+    build_env: &ScrubbedEnv,
+) -> Result<Prepared, checkout::CheckoutError> {
+    let repo = Checkout::new(work_dir, &claim.repository.clone_url);
+    repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
+    let base = repo.worktree(Side::Base, &claim.base_sha)?;
+    let head = repo.worktree(Side::Head, &claim.head_sha)?;
+    let build_times = match &claim.benchmark.build {
+        Some(command) if !command.trim().is_empty() => {
+            let b = checkout::build(&base, Side::Base, command, build_env)?;
+            let h = checkout::build(&head, Side::Head, command, build_env)?;
+            tracing::info!(
+                base_ms = b.as_millis() as u64,
+                head_ms = h.as_millis() as u64,
+                "built both sides"
+            );
+            Some([b, h])
+        }
+        _ => None,
+    };
+    Ok(Prepared {
+        base,
+        head,
+        build_times,
+    })
+}
+
+fn failed(reason: String) -> Stop {
+    Stop::Failed {
+        log_tail: reason.clone(),
+        reason,
+    }
+}
+
+/// A failed run: the first line says what, the rest (the stderr tail) goes to the log tail.
+fn measurement_failed(message: &str) -> Stop {
+    tracing::warn!(reason = %first_line(message), "a benchmark run failed");
+    Stop::Failed {
+        reason: first_line(message),
+        log_tail: checkout::tail_lines(message, 40),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_owned()
+}
