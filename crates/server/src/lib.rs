@@ -8,9 +8,11 @@ mod background;
 pub mod calibration;
 mod comparisons_api;
 pub mod config;
+mod dashboard;
 pub mod error;
 mod health;
 mod http;
+pub mod metrics;
 mod reaper;
 pub mod runner_cli;
 
@@ -46,7 +48,9 @@ pub fn router(state: AppState) -> axum::Router {
     let routes = axum::Router::new()
         .merge(health::routes())
         .merge(agent_api::routes())
-        .merge(comparisons_api::routes());
+        .merge(comparisons_api::routes())
+        .merge(dashboard::routes(state.clone()))
+        .merge(metrics::routes());
     http::layered(routes.with_state(state), body_limit, timeout)
 }
 

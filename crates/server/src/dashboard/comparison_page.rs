@@ -1,0 +1,249 @@
+//! `/comparisons/{id}`: per benchmark the PR comment's table with plots of the rounds and of the
+//! interval narrowing, the jobs with their logs, and the link to the PR.
+//!
+//! Reads the stored results, this comparison's samples only, and the floors of its runners.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::Html;
+use benchgate_api::BenchmarkResult;
+use benchgate_stats::modified_z_outliers;
+use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store};
+use chrono::{DateTime, Utc};
+
+use super::format::{
+    age, change_words, duration_words, interval_pct, log_spread_pct, short_sha, value_with_unit,
+    verdict_class, verdict_words,
+};
+use super::plot;
+use super::render;
+use super::rounds::{DEFAULT_N_STAR, PairedSeries, paired_series, running_intervals};
+use crate::{ApiError, AppState};
+
+/// One row of the table and its two plots.
+struct BenchmarkView {
+    runner: String,
+    name: String,
+    metric: String,
+    base: String,
+    head: String,
+    change: String,
+    interval: String,
+    rounds: usize,
+    verdict: String,
+    verdict_class: &'static str,
+    outliers: usize,
+    rounds_plot: String,
+    interval_plot: String,
+}
+
+/// One job (a batch of rounds, or a retry of it) with its log.
+struct JobView {
+    id: i64,
+    state: &'static str,
+    runner: String,
+    rounds: i64,
+    attempts: i64,
+    max_attempts: i64,
+    started: String,
+    took: String,
+    last_error: Option<String>,
+    log_tail: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/comparison.html")]
+struct ComparisonPage {
+    comparison: Comparison,
+    base_short: String,
+    head_short: String,
+    created: String,
+    pr_url: Option<String>,
+    benchmarks: Vec<BenchmarkView>,
+    jobs: Vec<JobView>,
+}
+
+/// `https://github.com/{owner/name}/pull/{n}` when the comparison belongs to a PR of a GitHub
+/// repository (a repository given by URL or path has no PR page).
+fn pull_request_url(c: &Comparison) -> Option<String> {
+    let n = c.pr_number?;
+    let is_owner_name = c.repository.split('/').count() == 2
+        && !c.repository.contains(':')
+        && !c.repository.starts_with('.');
+    is_owner_name.then(|| format!("https://github.com/{}/pull/{n}", c.repository))
+}
+
+/// The margin M in percent per (runner, benchmark, metric), from each runner's current floors.
+async fn margins(
+    store: &dyn Store,
+    c: &Comparison,
+    runners: impl Iterator<Item = RunnerId>,
+) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
+    let min_effect = c.config["gate"]["min_effect"].as_f64().unwrap_or(0.01);
+    let mut out = HashMap::new();
+    for runner in runners {
+        for f in store.runner_noise_floors(runner).await? {
+            if f.key.repository_id == c.repository_id {
+                let m = min_effect.ln_1p().max(2.0 * f.between_bias);
+                out.insert((runner, f.key.benchmark, f.key.metric), log_spread_pct(m));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn benchmark_view(
+    runner: &str,
+    result: Option<&BenchmarkResult>,
+    series: Option<&PairedSeries>,
+    margin_pct: Option<f64>,
+    n_star: f64,
+) -> BenchmarkView {
+    let pairs = series.map_or(&[][..], |s| &s.pairs[..]);
+    let unit = result
+        .map(|r| r.unit.as_str())
+        .or(series.map(|s| s.unit.as_str()))
+        .unwrap_or("");
+    let log_ratios: Vec<f64> = pairs
+        .iter()
+        .filter(|p| p.base > 0.0 && p.head > 0.0)
+        .map(|p| (p.head / p.base).ln())
+        .collect();
+    let outliers: Vec<usize> = modified_z_outliers(&log_ratios)
+        .iter()
+        .map(|o| o.index)
+        .collect();
+    let (name, metric) = match (result, series) {
+        (Some(r), _) => (r.name.clone(), r.metric.clone()),
+        (None, Some(s)) => (s.benchmark.clone(), s.metric.clone()),
+        (None, None) => Default::default(),
+    };
+    BenchmarkView {
+        runner: runner.to_string(),
+        name,
+        metric,
+        base: result.map_or("—".into(), |r| value_with_unit(r.base_center, unit)),
+        head: result.map_or("—".into(), |r| value_with_unit(r.head_center, unit)),
+        change: result.map_or("—".into(), change_words),
+        interval: result.map_or("—".into(), |r| interval_pct(r.interval_pct)),
+        rounds: result.map_or(pairs.len(), |r| r.n),
+        verdict: result.map_or("not analysed yet".into(), verdict_words),
+        verdict_class: result.map_or("open", |r| verdict_class(r.verdict)),
+        outliers: outliers.len(),
+        rounds_plot: plot::rounds(pairs, unit, &outliers),
+        interval_plot: plot::interval_narrowing(&running_intervals(pairs, n_star), margin_pct),
+    }
+}
+
+fn job_view(job: &Job, runner_names: &HashMap<RunnerId, String>, now: DateTime<Utc>) -> JobView {
+    JobView {
+        id: job.id.0,
+        state: job.state.as_str(),
+        runner: job
+            .claimed_by
+            .and_then(|id| runner_names.get(&id).cloned())
+            .unwrap_or_else(|| "—".into()),
+        rounds: job.rounds,
+        attempts: job.attempts,
+        max_attempts: job.max_attempts,
+        started: job.started_at.map_or("not yet".into(), |t| age(t, now)),
+        took: match (job.started_at, job.finished_at) {
+            (Some(s), Some(f)) => duration_words((f - s).num_seconds()),
+            (Some(s), None) => format!("{} so far", duration_words((now - s).num_seconds())),
+            _ => "—".into(),
+        },
+        last_error: job.last_error.clone(),
+        log_tail: job.log_tail.clone(),
+    }
+}
+
+/// A comparison's page; `NotFound` for an unknown id.
+pub async fn page(
+    State(app): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Html<String>, ApiError> {
+    let store = app.store.as_ref();
+    let now = Utc::now();
+    let c = store
+        .comparison(ComparisonId(id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no comparison {id}")))?;
+    let results = store.comparison_results(c.id).await?;
+    let samples = store.comparison_samples(c.id).await?;
+    let jobs = store.comparison_jobs(c.id).await?;
+    let runner_names: HashMap<RunnerId, String> = store
+        .list_runners()
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.name))
+        .collect();
+    let mut runner_ids: Vec<RunnerId> = results
+        .iter()
+        .map(|r| r.runner_id)
+        .chain(samples.iter().map(|s| s.runner_id))
+        .collect();
+    runner_ids.sort();
+    runner_ids.dedup();
+    let margins = margins(store, &c, runner_ids.iter().copied()).await?;
+    let n_star = c.planned_rounds.map_or(DEFAULT_N_STAR, |n| n.max(2) as f64);
+
+    // Stored results lead, in their order; series without a result yet follow.
+    let mut series: HashMap<(RunnerId, String, String), PairedSeries> = HashMap::new();
+    let mut series_order = Vec::new();
+    for runner_series in &samples {
+        for s in paired_series(&runner_series.samples) {
+            let key = (
+                runner_series.runner_id,
+                s.benchmark.clone(),
+                s.metric.clone(),
+            );
+            series_order.push(key.clone());
+            series.insert(key, s);
+        }
+    }
+    let name_of = |id: &RunnerId| {
+        runner_names
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    };
+    let mut benchmarks = Vec::new();
+    for stored in &results {
+        let key = (
+            stored.runner_id,
+            stored.result.name.clone(),
+            stored.result.metric.clone(),
+        );
+        let s = series.remove(&key);
+        let view = benchmark_view(
+            &name_of(&stored.runner_id),
+            Some(&stored.result),
+            s.as_ref(),
+            margins.get(&key).copied(),
+            n_star,
+        );
+        benchmarks.push(view);
+    }
+    for key in series_order {
+        if let Some(s) = series.remove(&key) {
+            let m = margins.get(&key).copied();
+            benchmarks.push(benchmark_view(&name_of(&key.0), None, Some(&s), m, n_star));
+        }
+    }
+
+    let page = ComparisonPage {
+        base_short: short_sha(&c.base_sha).to_string(),
+        head_short: short_sha(&c.head_sha).to_string(),
+        created: age(c.created_at, now),
+        pr_url: pull_request_url(&c),
+        benchmarks,
+        jobs: jobs
+            .iter()
+            .map(|j| job_view(j, &runner_names, now))
+            .collect(),
+        comparison: c,
+    };
+    render(&page)
+}

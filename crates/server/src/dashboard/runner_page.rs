@@ -1,0 +1,252 @@
+//! `/runners/{name}`: the machine's fingerprint and, per (repository, benchmark, metric), its
+//! stored A/A noise floor, what that floor can resolve, and how it moved over time.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::Html;
+use benchgate_store::{FloorKey, NoiseFloor, RepositoryId, Store};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::format::{age, log_spread_pct};
+use super::overview::RunnerSummary;
+use super::plot::{self, FloorLine};
+use super::render;
+use super::rounds::{ROUNDS_CAP, rounds_to_resolve};
+use crate::{ApiError, AppState};
+
+/// Effects the page says the runner can (or cannot) resolve, as fractions.
+const EFFECTS: [f64; 3] = [0.01, 0.02, 0.05];
+/// Policy minimum of the margin when a repository sets none (1%).
+const DEFAULT_MIN_EFFECT: f64 = 0.01;
+/// Floors drawn in the history plot; more lines than this stop being readable.
+const PLOTTED_FLOORS: usize = 8;
+
+/// One point of a floor's history.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorPoint {
+    pub computed_at: DateTime<Utc>,
+    pub spread_pct: f64,
+    pub between_bias_pct: f64,
+    pub sessions: i64,
+    pub pairs: i64,
+}
+
+/// Whether an effect of `effect_pct` can be told apart on this runner, and in how many rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolution {
+    pub effect_pct: f64,
+    /// `None` when the floor's between-session bias or the round cap rules it out.
+    pub rounds: Option<u64>,
+    #[serde(skip)]
+    pub words: String,
+}
+
+/// One stored floor with what it means.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorRow {
+    pub repository: String,
+    pub benchmark: String,
+    pub metric: String,
+    /// Within-session spread of one pair, `100(e^s_aa − 1)`.
+    pub spread_pct: f64,
+    /// Between-session bias, `100(e^tau_b − 1)`.
+    pub between_bias_pct: f64,
+    /// Margin `M = max(1%, 2·tau_b)` in percent.
+    pub margin_pct: f64,
+    pub sessions: i64,
+    pub pairs: i64,
+    pub computed_at: DateTime<Utc>,
+    pub resolves: Vec<Resolution>,
+    pub history: Vec<FloorPoint>,
+    #[serde(skip)]
+    pub age: String,
+}
+
+/// A runner with its floors, as the page and `GET /api/v1/runners/{name}` show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunnerDetail {
+    #[serde(flatten)]
+    pub runner: RunnerSummary,
+    pub floors: Vec<FloorRow>,
+}
+
+/// What an A/A spread `s_aa` and bias `tau_b` can resolve: an effect under `2·tau_b` never,
+/// a larger one in the rounds its half-width needs.
+fn resolutions(s_aa: f64, tau_b: f64) -> Vec<Resolution> {
+    EFFECTS
+        .iter()
+        .map(|&effect| {
+            let pct = effect * 100.0;
+            let under_bias = effect.ln_1p() < 2.0 * tau_b;
+            let rounds = if under_bias {
+                None
+            } else {
+                rounds_to_resolve(s_aa, effect)
+            };
+            let words = match rounds {
+                Some(n) => format!("{pct:.0}% in ~{n} rounds"),
+                None if under_bias => format!("{pct:.0}%: no (under session bias)"),
+                None => format!("{pct:.0}%: not within {ROUNDS_CAP} rounds"),
+            };
+            Resolution {
+                effect_pct: pct,
+                rounds,
+                words,
+            }
+        })
+        .collect()
+}
+
+fn floor_point(f: &NoiseFloor) -> FloorPoint {
+    FloorPoint {
+        computed_at: f.computed_at,
+        spread_pct: log_spread_pct(f.within_spread),
+        between_bias_pct: log_spread_pct(f.between_bias),
+        sessions: f.sessions,
+        pairs: f.pairs,
+    }
+}
+
+/// The runner named `name` with every current floor and its history; `NotFound` when no
+/// runner has that name.
+pub async fn runner_detail(
+    store: &dyn Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<RunnerDetail, ApiError> {
+    let runner = store
+        .runner_by_name(name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no runner named {name:?}")))?;
+    let active = store.active_jobs().await?;
+    let mut repositories: HashMap<RepositoryId, String> = HashMap::new();
+    let mut floors = Vec::new();
+    for floor in store.runner_noise_floors(runner.id).await? {
+        let repository = match repositories.get(&floor.key.repository_id) {
+            Some(name) => name.clone(),
+            None => {
+                let name = repository_name(store, floor.key.repository_id).await?;
+                repositories.insert(floor.key.repository_id, name.clone());
+                name
+            }
+        };
+        let history = store.noise_floor_history(&floor.key).await?;
+        floors.push(floor_row(&floor, repository, &history, now));
+    }
+    Ok(RunnerDetail {
+        runner: RunnerSummary::new(&runner, &active, now),
+        floors,
+    })
+}
+
+async fn repository_name(store: &dyn Store, id: RepositoryId) -> Result<String, ApiError> {
+    Ok(store
+        .repository(id)
+        .await?
+        .map_or_else(|| format!("repository {id}"), |r| r.full_name))
+}
+
+fn floor_row(
+    floor: &NoiseFloor,
+    repository: String,
+    history: &[NoiseFloor],
+    now: DateTime<Utc>,
+) -> FloorRow {
+    let FloorKey {
+        benchmark, metric, ..
+    } = &floor.key;
+    FloorRow {
+        repository,
+        benchmark: benchmark.clone(),
+        metric: metric.clone(),
+        spread_pct: log_spread_pct(floor.within_spread),
+        between_bias_pct: log_spread_pct(floor.between_bias),
+        margin_pct: log_spread_pct(DEFAULT_MIN_EFFECT.ln_1p().max(2.0 * floor.between_bias)),
+        sessions: floor.sessions,
+        pairs: floor.pairs,
+        computed_at: floor.computed_at,
+        resolves: resolutions(floor.within_spread, floor.between_bias),
+        history: history.iter().map(floor_point).collect(),
+        age: age(floor.computed_at, now),
+    }
+}
+
+/// The history plot: one line per floor (the first few), x in days before now.
+fn history_plot(floors: &[FloorRow], now: DateTime<Utc>) -> String {
+    let lines: Vec<FloorLine> = floors
+        .iter()
+        .take(PLOTTED_FLOORS)
+        .map(|f| FloorLine {
+            label: format!("{} {}", f.benchmark, f.metric),
+            points: f
+                .history
+                .iter()
+                .map(|p| {
+                    let days = (p.computed_at - now).num_seconds() as f64 / 86_400.0;
+                    (days.min(0.0), p.spread_pct)
+                })
+                .collect(),
+        })
+        .collect();
+    plot::floor_history(&lines)
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/runner.html")]
+struct RunnerPage {
+    detail: RunnerDetail,
+    fingerprint: Vec<(String, String)>,
+    plot: String,
+    plotted: usize,
+}
+
+/// The fingerprint object as key/value lines, in the order the agent sent them.
+fn fingerprint_lines(fingerprint: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    match fingerprint {
+        Some(serde_json::Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
+            .collect(),
+        Some(other) => vec![("fingerprint".into(), other.to_string())],
+        None => Vec::new(),
+    }
+}
+
+/// A runner's page: fingerprint, floors with what they resolve, and the floors over time.
+pub async fn page(
+    State(app): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Html<String>, ApiError> {
+    let now = Utc::now();
+    let detail = runner_detail(app.store.as_ref(), &name, now).await?;
+    let page = RunnerPage {
+        fingerprint: fingerprint_lines(detail.runner.fingerprint.as_ref()),
+        plot: history_plot(&detail.floors, now),
+        plotted: detail.floors.len().min(PLOTTED_FLOORS),
+        detail,
+    };
+    render(&page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_effect_under_twice_the_session_bias_is_never_resolved() {
+        let r = resolutions(0.01, 0.015);
+        assert_eq!(r[0].rounds, None);
+        assert!(r[0].words.contains("session bias"), "{}", r[0].words);
+        assert!(r[2].rounds.is_some(), "5% is above 2·tau_b = 3%");
+        assert!(r[2].words.starts_with("5% in ~"), "{}", r[2].words);
+    }
+}
