@@ -1,0 +1,421 @@
+//! The agent protocol end to end: the real `benchgate serve` and `benchgate runner` processes on
+//! one database, driven over HTTP the way an agent drives it (no agent process needed).
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use benchgate_api::agent::{
+    BenchmarkSpec, ClaimRequest, ClaimedJob, ComparisonConfig, ComparisonStatus, CompleteRequest,
+    CreateComparisonRequest, CreatedComparison, GateSpec, HeartbeatRequest, HeartbeatResponse,
+    JobKind, JobOutcome, RoundUpload, ScheduleKind, UploadReceipt, UploadedSample,
+};
+use benchgate_api::{Measurement, Side, VerdictKind};
+use reqwest::StatusCode;
+use support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+
+const ADMIN: &str = "admin-secret-for-tests";
+
+/// Runs `benchgate runner ARGS…` against the database and returns its stdout.
+fn runner_cli(database_url: &str, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("runner")
+        .args(args)
+        .env("BENCHGATE_DATABASE_URL", database_url)
+        .output()
+        .expect("run benchgate runner");
+    assert!(
+        out.status.success(),
+        "benchgate runner {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Registers a runner with the CLI and returns the token it printed.
+fn add_runner(database_url: &str, name: &str, labels: &str) -> String {
+    let out = runner_cli(database_url, &["add", name, "--labels", labels]);
+    assert!(
+        out.contains("BENCHGATE_TOKEN"),
+        "says where the token goes: {out}"
+    );
+    out.lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .expect("a token line")
+        .trim()
+        .to_owned()
+}
+
+/// A wire value as JSON (a macro: this package has no direct serde dependency to name the bound).
+macro_rules! json {
+    ($value:expr) => {
+        serde_json::to_value($value).unwrap()
+    };
+}
+
+/// An agent's side of the protocol, as plain HTTP calls.
+struct Agent {
+    client: reqwest::Client,
+    server: String,
+    token: String,
+}
+
+impl Agent {
+    fn new(server: &Server, token: &str) -> Agent {
+        Agent {
+            client: http(),
+            server: server.url(""),
+            token: token.to_owned(),
+        }
+    }
+
+    async fn post(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .post(format!("{}{path}", self.server))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn claim(&self, wait_secs: u64) -> Option<ClaimedJob> {
+        let req = ClaimRequest {
+            labels: vec![],
+            wait_secs: Some(wait_secs),
+        };
+        let resp = self.post("/api/v1/jobs/claim", json!(&req)).await;
+        match resp.status() {
+            StatusCode::NO_CONTENT => None,
+            StatusCode::OK => Some(resp.json().await.unwrap()),
+            s => panic!("claim answered {s}: {}", resp.text().await.unwrap()),
+        }
+    }
+
+    async fn heartbeat(&self, job: &ClaimedJob) -> reqwest::Response {
+        let req = HeartbeatRequest {
+            lease_token: job.lease_token.clone(),
+            rounds_done: 0,
+        };
+        self.post(
+            &format!("/api/v1/jobs/{}/heartbeat", job.job_id),
+            json!(&req),
+        )
+        .await
+    }
+
+    /// Uploads round `round` with the given base and head values (ABBA order).
+    async fn upload(
+        &self,
+        job: &ClaimedJob,
+        round: i64,
+        base: f64,
+        head: f64,
+    ) -> reqwest::Response {
+        let base_first = round % 2 == 0;
+        let sample = |side, value, first: bool| UploadedSample {
+            side,
+            position: if first { 0 } else { 1 },
+            measurement: Measurement {
+                benchmark: "fib".into(),
+                metric: "time".into(),
+                unit: "ns".into(),
+                value,
+                lower: None,
+                upper: None,
+            },
+        };
+        let req = RoundUpload {
+            lease_token: job.lease_token.clone(),
+            attempt: job.attempt,
+            round,
+            base_first,
+            samples: vec![
+                sample(Side::Base, base, base_first),
+                sample(Side::Head, head, !base_first),
+            ],
+        };
+        self.post(&format!("/api/v1/jobs/{}/rounds", job.job_id), json!(&req))
+            .await
+    }
+
+    async fn complete(&self, job: &ClaimedJob) -> reqwest::Response {
+        let req = CompleteRequest {
+            lease_token: job.lease_token.clone(),
+            outcome: JobOutcome::Succeeded { log_tail: None },
+        };
+        self.post(
+            &format!("/api/v1/jobs/{}/complete", job.job_id),
+            json!(&req),
+        )
+        .await
+    }
+}
+
+/// Small deterministic noise around 1: `1 ± 0.5%`.
+fn noise(i: i64, phase: f64) -> f64 {
+    1.0 + 0.005 * (i as f64 * 1.7 + phase).sin()
+}
+
+fn comparison_request(rounds: u32) -> CreateComparisonRequest {
+    CreateComparisonRequest {
+        repository: "https://example.invalid/acme/widgets.git".into(),
+        base: "a".repeat(40),
+        head: "b".repeat(40),
+        runner_label: "linux".into(),
+        config: ComparisonConfig {
+            benchmark: BenchmarkSpec {
+                build: None,
+                run: "./bench".into(),
+                format: "command".into(),
+                rounds,
+                warmup: 1,
+                schedule: ScheduleKind::Abba,
+                seed: None,
+                timeout_secs: None,
+                env: vec![],
+            },
+            gate: GateSpec::default(),
+        },
+        jobs: None,
+    }
+}
+
+async fn create_comparison(server: &Server, rounds: u32) -> CreatedComparison {
+    let resp = http()
+        .post(server.url("/api/v1/comparisons"))
+        .bearer_auth(ADMIN)
+        .json(&comparison_request(rounds))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    resp.json().await.unwrap()
+}
+
+async fn comparison(server: &Server, id: i64) -> ComparisonStatus {
+    let resp = http()
+        .get(server.url(&format!("/api/v1/comparisons/{id}")))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    resp.json().await.unwrap()
+}
+
+/// Claim, heartbeat, upload, complete; the result says "slower"; then the A/A job the first
+/// claim enqueued gives the runner a floor that plans the next comparison's n*.
+async fn full_flow(database_url: &str) {
+    let server = spawn_server(database_url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    let token = add_runner(database_url, "quiet-1", "linux,x86");
+    let listed = runner_cli(database_url, &["list"]);
+    assert!(
+        listed.contains("quiet-1") && listed.contains("linux,x86"),
+        "{listed}"
+    );
+
+    let wrong = Agent::new(&server, "not-a-token");
+    let resp = wrong
+        .post("/api/v1/jobs/claim", json!(&ClaimRequest::default()))
+        .await;
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let resp = http()
+        .post(server.url("/api/v1/comparisons"))
+        .json(&comparison_request(10))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::UNAUTHORIZED,
+        "admin API needs the token"
+    );
+
+    let agent = Agent::new(&server, &token);
+    assert!(agent.claim(0).await.is_none(), "nothing queued yet: 204");
+    // A claim waiting in its long poll gets the job enqueued meanwhile.
+    let (job, created) = tokio::join!(agent.claim(10), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        create_comparison(&server, 10).await
+    });
+    let job = job.expect("the comparison's job, within the long poll");
+    assert_eq!(created.planned_rounds, None, "no floor yet");
+    assert_eq!(comparison(&server, created.id).await.state, "running");
+    assert_eq!(
+        (job.kind, job.attempt, job.benchmark.rounds),
+        (JobKind::Comparison, 1, 10)
+    );
+    assert_eq!(job.head_sha, "b".repeat(40));
+    let beat: HeartbeatResponse = agent.heartbeat(&job).await.json().await.unwrap();
+    assert!(!beat.cancelled);
+    for round in 0..10 {
+        let resp = agent
+            .upload(
+                &job,
+                round,
+                100.0 * noise(round, 0.0),
+                110.0 * noise(round, 2.0),
+            )
+            .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    let again: UploadReceipt = agent.upload(&job, 3, 1.0, 1.0).await.json().await.unwrap();
+    assert_eq!(
+        (again.inserted, again.duplicates),
+        (0, 2),
+        "re-upload is idempotent"
+    );
+    assert_eq!(agent.complete(&job).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        agent.complete(&job).await.status(),
+        StatusCode::NO_CONTENT,
+        "repeat is harmless"
+    );
+
+    let status = comparison(&server, created.id).await;
+    assert_eq!(status.state, "done");
+    assert_eq!(status.runners.len(), 1);
+    let headline = &status.runners[0];
+    assert!(headline.headline && headline.runner == "quiet-1");
+    let fib = &headline.report.benchmarks[0];
+    assert_eq!((fib.name.as_str(), fib.n), ("fib", 10));
+    assert_eq!(fib.verdict, VerdictKind::Slower, "{fib:?}");
+    assert!((fib.change_pct - 10.0).abs() < 1.0, "{fib:?}");
+
+    let aa = agent
+        .claim(5)
+        .await
+        .expect("first claim enqueued an A/A job");
+    assert_eq!(aa.kind, JobKind::Calibration);
+    assert_eq!(
+        (aa.base_sha.as_str(), aa.head_sha.as_str()),
+        (job.base_sha.as_str(), job.base_sha.as_str())
+    );
+    for round in 0..i64::from(aa.benchmark.rounds) {
+        let resp = agent
+            .upload(
+                &aa,
+                round,
+                100.0 * noise(round, 0.0),
+                100.0 * noise(round, 1.0),
+            )
+            .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    assert_eq!(agent.complete(&aa).await.status(), StatusCode::NO_CONTENT);
+    let next = create_comparison(&server, 10).await;
+    assert!(next.planned_rounds.is_some(), "the A/A floor plans n*");
+
+    runner_cli(database_url, &["revoke", "quiet-1"]);
+    let resp = agent
+        .post("/api/v1/jobs/claim", json!(&ClaimRequest::default()))
+        .await;
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "revoked token");
+}
+
+#[tokio::test]
+async fn agent_protocol_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    full_flow(&url).await;
+}
+
+// Sync: FreshPostgres runs its own runtime to create and drop the database.
+#[test]
+fn agent_protocol_on_postgres() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let db = FreshPostgres::create(&admin);
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(full_flow(&db.url));
+}
+
+/// Waits until the server logs a line containing `needle`.
+fn wait_for_log(server: &Server, needle: &str, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match server.logs.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn expired_lease_is_requeued_to_another_runner_and_late_writes_get_409() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(
+        &url,
+        &[
+            ("BENCHGATE_ADMIN_TOKEN", ADMIN),
+            ("BENCHGATE_LEASE_SECS", "2"),
+        ],
+    );
+    let first = Agent::new(&server, &add_runner(&url, "first", "linux"));
+    let second = Agent::new(&server, &add_runner(&url, "second", "linux"));
+    let created = create_comparison(&server, 6).await;
+
+    let job = first.claim(5).await.expect("a job");
+    for round in 0..3 {
+        let resp = first
+            .upload(
+                &job,
+                round,
+                100.0 * noise(round, 0.0),
+                110.0 * noise(round, 2.0),
+            )
+            .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    // The first agent goes silent; the reaper requeues its job.
+    assert!(wait_for_log(
+        &server,
+        "lease expired; requeued",
+        Duration::from_secs(20)
+    ));
+    assert_eq!(
+        first.upload(&job, 3, 100.0, 110.0).await.status(),
+        StatusCode::CONFLICT
+    );
+    assert_eq!(first.heartbeat(&job).await.status(), StatusCode::CONFLICT);
+    assert_eq!(first.complete(&job).await.status(), StatusCode::CONFLICT);
+
+    let retry = second.claim(5).await.expect("the requeued job");
+    assert_eq!((retry.job_id, retry.attempt), (job.job_id, 2));
+    for round in 0..6 {
+        assert_eq!(second.heartbeat(&retry).await.status(), StatusCode::OK);
+        let resp = second
+            .upload(
+                &retry,
+                round,
+                100.0 * noise(round, 0.5),
+                110.0 * noise(round, 2.5),
+            )
+            .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    assert_eq!(
+        second.complete(&retry).await.status(),
+        StatusCode::NO_CONTENT
+    );
+
+    let status = comparison(&server, created.id).await;
+    assert_eq!(status.state, "done");
+    let pairs: Vec<(&str, bool, usize)> = status
+        .runners
+        .iter()
+        .map(|r| (r.runner.as_str(), r.headline, r.report.benchmarks[0].n))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("second", true, 6), ("first", false, 3)],
+        "series never pooled"
+    );
+}
