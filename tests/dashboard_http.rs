@@ -1,0 +1,211 @@
+//! The dashboard over HTTP as a browser or a script sees it: the real binary on a SQLite file
+//! seeded through the Store; pages, JSON, CSV, `/metrics`, the optional token and 404s.
+
+mod support;
+
+#[path = "support/dashboard_seed.rs"]
+mod dashboard_seed;
+
+use dashboard_seed::{Seeded, seed_small};
+use support::{Server, http, spawn_server};
+
+/// A server on a fresh SQLite file holding `seed_small`'s data.
+async fn seeded_server(env: &[(&str, &str)]) -> (tempfile::TempDir, Server, Seeded) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    let seeded = seed_small(store.as_ref()).await;
+    drop(store);
+    let server = spawn_server(&url, env);
+    (dir, server, seeded)
+}
+
+async fn get(url: &str) -> (u16, String) {
+    let resp = http().get(url).send().await.expect("request");
+    (resp.status().as_u16(), resp.text().await.unwrap())
+}
+
+fn assert_contains(body: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(body.contains(needle), "missing {needle:?} in:\n{body}");
+    }
+}
+
+#[tokio::test]
+async fn pages_show_runners_floors_results_and_the_queue() {
+    let (_dir, server, s) = seeded_server(&[]).await;
+
+    let (status, home) = get(&server.url("/")).await;
+    assert_eq!(status, 200);
+    assert_contains(&home, &["quiet-1", "busy", "quiet-2", "online", "old-box", "offline"]);
+    assert_contains(&home, &["acme/widgets", "#42", "1 slower", "1 no change", "id=\"queued\">2<"]);
+
+    let (status, runner) = get(&server.url(&format!("/runners/{}", s.busy_runner))).await;
+    assert_eq!(status, 200);
+    assert_contains(&runner, &["AMD EPYC 7B13", "performance", "parse/json", "render/html"]);
+    // parse/json's current floor: s_aa = 0.012 → 1.21% per pair; 7 sessions.
+    assert_contains(&runner, &["1.21%", "in ~", "rounds", "<svg class=\"plot\""]);
+
+    let (status, page) = get(&server.url(&format!("/comparisons/{}", s.comparison_id))).await;
+    assert_eq!(status, 200);
+    assert_contains(&page, &["parse/json", "+5.02%", "[+3.41%, +6.65%]", "slower"]);
+    assert_contains(&page, &["no change beyond the margin", "https://github.com/acme/widgets/pull/42"]);
+    assert_contains(&page, &["bench-suite exited with status 101", "12 rounds uploaded"]);
+    assert_contains(&page, &["out of memory&#62;", "outlier"]);
+    assert!(!page.contains("<out of memory>"), "logs are escaped");
+    assert_eq!(page.matches("<svg class=\"plot\"").count(), 4, "two plots per benchmark");
+
+    let (status, queue) = get(&server.url("/queue")).await;
+    assert_eq!(status, 200);
+    assert_contains(&queue, &["running", "quiet-1", "only <a href=\"/runners/old-box\">", "calibration", "left"]);
+}
+
+#[tokio::test]
+async fn json_endpoints_return_the_page_data() {
+    let (_dir, server, s) = seeded_server(&[]).await;
+    let json = |path: String| {
+        let url = server.url(&path);
+        async move {
+            let resp = http().get(url).send().await.unwrap();
+            assert_eq!(resp.status(), 200, "{path}");
+            resp.json::<serde_json::Value>().await.unwrap()
+        }
+    };
+
+    let runners = json("/api/v1/runners".into()).await;
+    let status_of = |name: &str| {
+        runners.as_array().unwrap().iter().find(|r| r["name"] == name).unwrap()["status"].clone()
+    };
+    assert_eq!(status_of(&s.busy_runner), "busy");
+    assert_eq!(status_of(&s.idle_runner), "online");
+    assert_eq!(status_of(&s.offline_runner), "offline");
+
+    let runner = json(format!("/api/v1/runners/{}", s.busy_runner)).await;
+    let floors = runner["floors"].as_array().unwrap();
+    assert_eq!(floors.len(), 2);
+    assert_eq!(floors[0]["history"].as_array().unwrap().len(), 7);
+    assert_eq!(floors[0]["sessions"], 7);
+    assert!(floors[0]["resolves"][1]["rounds"].as_u64().unwrap() > 2);
+
+    let queue = json("/api/v1/queue".into()).await;
+    assert_eq!((queue["queued"].as_i64(), queue["running"].as_i64()), (Some(2), Some(1)));
+    let running = &queue["jobs"][0];
+    assert_eq!(running["state"], "running");
+    assert_eq!(running["runner"], "quiet-1");
+    assert_eq!(running["comparison_id"], s.running_comparison_id);
+
+    let list = json("/api/v1/comparisons?limit=5".into()).await;
+    let finished = list.as_array().unwrap().iter().find(|c| c["id"] == s.comparison_id).unwrap();
+    assert_eq!(finished["verdicts"][0]["verdict"], "slower");
+    assert_eq!(finished["pr_number"], 42);
+    let (status, _) = get(&server.url("/api/v1/comparisons?limit=0")).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn samples_export_as_csv() {
+    let (_dir, server, s) = seeded_server(&[]).await;
+    let url = server.url(&format!("/api/v1/comparisons/{}/samples.csv", s.comparison_id));
+    let resp = http().get(url).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
+    let csv = resp.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "runner,job,attempt,round,side,position,benchmark,metric,unit,value,lower,upper,recorded_at"
+    );
+    // 20 rounds (12 + 8) × 2 benchmarks × 2 sides.
+    assert_eq!(lines.len(), 1 + 80);
+    assert!(lines[1].starts_with("quiet-1,"), "{}", lines[1]);
+}
+
+#[tokio::test]
+async fn metrics_are_prometheus_text() {
+    let (_dir, server, _) = seeded_server(&[]).await;
+    let resp = http().get(server.url("/metrics")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    let text = resp.text().await.unwrap();
+    for needle in [
+        "# TYPE benchgate_queue_jobs gauge",
+        "benchgate_queue_jobs{state=\"queued\"} 2",
+        "benchgate_queue_jobs{state=\"running\"} 1",
+        "benchgate_recent_jobs_finished 2",
+        "benchgate_outbox_backlog 0",
+        "benchgate_github_api_errors_total 0",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    // Every sample line is `name{labels} value` with a number for the value.
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (name, value) = line.rsplit_once(' ').unwrap();
+        assert!(value.parse::<f64>().is_ok(), "{line}");
+        assert!(name.starts_with("benchgate_"), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn a_dashboard_token_guards_pages_and_the_read_api() {
+    let (_dir, server, _) = seeded_server(&[("BENCHGATE_DASHBOARD_TOKEN", "s3cret-token")]).await;
+    for path in ["/", "/queue", "/runners/quiet-1", "/api/v1/runners", "/api/v1/queue"] {
+        let (status, _) = get(&server.url(path)).await;
+        assert_eq!(status, 401, "{path} without the token");
+    }
+    let (status, _) = get(&server.url("/?token=wrong")).await;
+    assert_eq!(status, 401);
+
+    let resp = http().get(server.url("/")).bearer_auth("s3cret-token").send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+
+    let resp = http().get(server.url("/queue?token=s3cret-token")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let resp = http().get(server.url("/api/v1/runners")).header("cookie", pair).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "the cookie set by ?token= works on every page");
+
+    let (status, _) = get(&server.url("/healthz")).await;
+    assert_eq!(status, 200, "probes stay open");
+}
+
+#[tokio::test]
+async fn unknown_runners_and_comparisons_are_404() {
+    let (_dir, server, _) = seeded_server(&[]).await;
+    for path in [
+        "/runners/nobody",
+        "/api/v1/runners/nobody",
+        "/comparisons/999999",
+        "/api/v1/comparisons/999999/samples.csv",
+    ] {
+        let (status, _) = get(&server.url(path)).await;
+        assert_eq!(status, 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_installation_says_what_to_do_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = spawn_server(&format!("sqlite://{}", dir.path().join("e.db").display()), &[]);
+    let (status, home) = get(&server.url("/")).await;
+    assert_eq!(status, 200);
+    assert_contains(&home, &["benchgate runner add NAME --labels", ".benchgate.toml", "No comparisons yet"]);
+}
+
+#[tokio::test]
+async fn names_from_outside_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("x.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    let evil = "<script>alert(1)</script>";
+    store.add_runner(evil, &["<b>label</b>".into()]).await.unwrap();
+    drop(store);
+    let server = spawn_server(&url, &[]);
+    let (status, home) = get(&server.url("/")).await;
+    assert_eq!(status, 200);
+    assert!(!home.contains(evil) && !home.contains("<b>label"), "{home}");
+    assert!(home.contains("&#60;script&#62;alert(1)"), "{home}");
+}

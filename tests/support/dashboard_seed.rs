@@ -1,0 +1,310 @@
+//! Dashboard data written through the Store, as the server and agents would write it: runners,
+//! floors with history, comparisons with uploaded rounds and stored results, queued and running
+//! jobs. `seed_small` feeds the page tests; `seed_bulk` the load measurement.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use benchgate_api::{BenchmarkResult, Measurement, Side, VerdictKind};
+use benchgate_store::{
+    ClaimedJob, FloorKey, JobOutcome, NewCalibration, NewComparison, NewJob, NewRepository,
+    NoiseFloor, Priority, RepositoryId, RoundUpload, RunnerId, SampleInput, Store,
+};
+use chrono::{Duration as Age, Utc};
+use serde_json::json;
+
+/// A lease long enough that the reaper never touches a seeded running job during a test.
+const LEASE: Duration = Duration::from_secs(3600);
+pub const LABEL: &str = "linux-x86-quiet";
+
+/// What `seed_small` created, for the assertions.
+pub struct Seeded {
+    /// A finished comparison with samples, results, a failed job and a PR.
+    pub comparison_id: i64,
+    /// A comparison still running (one job running, one queued).
+    pub running_comparison_id: i64,
+    pub busy_runner: String,
+    pub idle_runner: String,
+    pub offline_runner: String,
+}
+
+fn fingerprint() -> serde_json::Value {
+    json!({"cpu": "AMD EPYC 7B13", "cores": 8, "kernel": "6.1.0-18-amd64",
+           "governor": "performance", "smt": "off"})
+}
+
+async fn repository(store: &dyn Store, name: &str, github_id: i64) -> RepositoryId {
+    store
+        .upsert_repository(&NewRepository {
+            github_id: Some(github_id),
+            installation_id: None,
+            full_name: name.into(),
+            clone_url: format!("https://github.com/{name}.git"),
+        })
+        .await
+        .expect("repository")
+        .id
+}
+
+/// `days` floors of one key, a day apart, their spread settling from `start` to `end`.
+async fn floor_history(
+    store: &dyn Store,
+    key: FloorKey,
+    days: i64,
+    start: f64,
+    end: f64,
+    bias: f64,
+) {
+    let now = Utc::now();
+    for day in 0..days {
+        let t = day as f64 / (days - 1).max(1) as f64;
+        store
+            .update_noise_floor(&NoiseFloor {
+                key: key.clone(),
+                pairs: 10 * (day + 1),
+                sessions: day + 1,
+                within_spread: start + (end - start) * t,
+                between_bias: bias,
+                computed_at: now - Age::days(days - 1 - day) - Age::hours(1),
+            })
+            .await
+            .expect("floor");
+    }
+}
+
+fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewComparison {
+    NewComparison {
+        repository_id: repo,
+        pr_number: Some(pr),
+        base_sha: format!("{:040x}", 0xa1b2c3d4_u64 + pr as u64),
+        head_sha: format!("{:040x}", 0xfeedbeef_u64 + pr as u64),
+        runner_label: LABEL.into(),
+        config: json!({"benchmark": {"run": "./bench", "format": "criterion"},
+                       "gate": {"min_effect": 0.01}}),
+        planned_rounds: Some(20),
+        jobs: (0..jobs)
+            .map(|_| NewJob {
+                rounds,
+                priority: Priority::NORMAL,
+                max_attempts: 3,
+            })
+            .collect(),
+        notify: vec![],
+    }
+}
+
+async fn claim(store: &dyn Store, runner: RunnerId) -> ClaimedJob {
+    store
+        .claim_job(runner, &[LABEL.to_string()], LEASE)
+        .await
+        .expect("claim")
+        .expect("a job to claim")
+}
+
+/// One round: every benchmark's base and head, ABBA order, values from `value(benchmark, side)`.
+fn round(
+    round: i64,
+    benchmarks: &[String],
+    mut value: impl FnMut(usize, Side) -> f64,
+) -> RoundUpload {
+    let base_first = round % 2 == 0;
+    let mut samples = Vec::with_capacity(benchmarks.len() * 2);
+    for (i, b) in benchmarks.iter().enumerate() {
+        for side in [Side::Base, Side::Head] {
+            let first = (side == Side::Base) == base_first;
+            samples.push(SampleInput {
+                side,
+                position: if first { 0 } else { 1 },
+                measurement: Measurement {
+                    benchmark: b.clone(),
+                    metric: "time".into(),
+                    unit: "ns".into(),
+                    value: value(i, side),
+                    lower: None,
+                    upper: None,
+                },
+            });
+        }
+    }
+    RoundUpload { round, samples }
+}
+
+/// A deterministic wobble in [-1, 1] so seeded data looks measured but tests stay stable.
+fn wobble(k: u64) -> f64 {
+    let x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) % 2001;
+    x as f64 / 1000.0 - 1.0
+}
+
+fn result(name: &str, n: usize, base: f64, change: f64, ci: [f64; 2], verdict: VerdictKind) -> BenchmarkResult {
+    BenchmarkResult {
+        name: name.into(),
+        metric: "time".into(),
+        unit: "ns".into(),
+        n,
+        base_center: base,
+        head_center: base * (1.0 + change / 100.0),
+        change_pct: change,
+        interval_pct: [Some(ci[0]), Some(ci[1])],
+        fixed_interval_pct: [Some(ci[0] + 0.5), Some(ci[1] - 0.5)],
+        verdict,
+        practical: matches!(verdict, VerdictKind::Slower | VerdictKind::Faster),
+        rounds_needed: None,
+        e_value: 1234.0,
+    }
+}
+
+/// Three runners (busy, idle, never seen), floors with a week of history, one finished
+/// comparison (PR 42: `parse/json` 5% slower, `render/html` unchanged, one failed job with a
+/// log) and one running comparison (PR 43), plus a queued calibration job.
+pub async fn seed_small(store: &dyn Store) -> Seeded {
+    let busy = store.add_runner("quiet-1", &[LABEL.into()]).await.unwrap().runner;
+    let idle = store.add_runner("quiet-2", &[LABEL.into()]).await.unwrap().runner;
+    let offline = store.add_runner("old-box", &["linux-arm".into()]).await.unwrap().runner;
+    store.touch_runner(busy.id, Some(&fingerprint())).await.unwrap();
+    store.touch_runner(idle.id, None).await.unwrap();
+    let repo = repository(store, "acme/widgets", 1001).await;
+    for (benchmark, start, end) in [("parse/json", 0.021, 0.012), ("render/html", 0.009, 0.007)] {
+        let key = FloorKey {
+            runner_id: busy.id,
+            repository_id: repo,
+            benchmark: benchmark.into(),
+            metric: "time".into(),
+        };
+        floor_history(store, key, 7, start, end, 0.002).await;
+    }
+
+    let benchmarks = vec!["parse/json".to_string(), "render/html".to_string()];
+    let created = store.create_comparison(&comparison(repo, 42, 2, 12)).await.unwrap();
+    let mut k = 0u64;
+    let mut value = |i: usize, side: Side| {
+        k += 1;
+        let base = [1_000_000.0, 250_000.0][i];
+        let change = if side == Side::Head && i == 0 { 1.05 } else { 1.0 };
+        base * change * (1.0 + 0.004 * wobble(k))
+    };
+    let first = claim(store, busy.id).await;
+    for r in 0..12 {
+        let mut upload = round(r, &benchmarks, &mut value);
+        if r == 7 {
+            // One disturbed round: both sides slow, the head more so (an outlier pair).
+            upload.samples[1].measurement.value *= 1.25;
+        }
+        store.upload_round(first.job.id, &first.lease, &upload).await.unwrap();
+    }
+    let done = JobOutcome::Succeeded {
+        log_tail: Some("build base: 41.2 s\nbuild head: 39.8 s\n12 rounds uploaded".into()),
+    };
+    store.complete_job(first.job.id, &first.lease, &done).await.unwrap();
+    let second = claim(store, busy.id).await;
+    for r in 0..8 {
+        let upload = round(r, &benchmarks, &mut value);
+        store.upload_round(second.job.id, &second.lease, &upload).await.unwrap();
+    }
+    let failed = JobOutcome::Failed {
+        reason: "bench-suite exited with status 101".into(),
+        log_tail: "round 9: running head\nthread 'main' panicked at src/bench.rs:88:5: <out of memory>".into(),
+    };
+    store.complete_job(second.job.id, &second.lease, &failed).await.unwrap();
+    let results = [
+        result("parse/json", 20, 1_000_000.0, 5.02, [3.41, 6.65], VerdictKind::Slower),
+        result("render/html", 20, 250_000.0, 0.03, [-0.61, 0.66], VerdictKind::Equivalent),
+    ];
+    store.upsert_comparison_results(created.id, busy.id, &results).await.unwrap();
+
+    let running = store.create_comparison(&comparison(repo, 43, 2, 10)).await.unwrap();
+    let job = claim(store, busy.id).await;
+    for r in 0..3 {
+        let upload = round(r, &benchmarks, &mut value);
+        store.upload_round(job.job.id, &job.lease, &upload).await.unwrap();
+    }
+    store
+        .enqueue_calibration(&NewCalibration {
+            runner_id: offline.id,
+            repository_id: repo,
+            sha: format!("{:040x}", 0xa1b2c3d4_u64),
+            runner_label: "linux-arm".into(),
+            config: json!({}),
+            rounds: 10,
+            priority: Priority::BACKGROUND,
+            max_attempts: 3,
+        })
+        .await
+        .unwrap();
+    Seeded {
+        comparison_id: created.id.0,
+        running_comparison_id: running.id.0,
+        busy_runner: busy.name,
+        idle_runner: idle.name,
+        offline_runner: offline.name,
+    }
+}
+
+/// Benchmarks per comparison in the bulk data set.
+pub const BULK_BENCHMARKS: usize = 25;
+/// Rounds per comparison in the bulk data set.
+pub const BULK_ROUNDS: i64 = 10;
+
+/// Enough comparisons for `samples` samples (25 benchmarks × 10 rounds × 2 sides each) on four
+/// runners, each with 25 floors of 30 days' history; returns the id of the last comparison.
+/// Progress goes to stderr every 100 comparisons.
+pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
+    let mut runners = Vec::new();
+    for i in 0..4 {
+        let r = store.add_runner(&format!("bulk-{i}"), &[LABEL.into()]).await.unwrap().runner;
+        store.touch_runner(r.id, Some(&fingerprint())).await.unwrap();
+        runners.push(r.id);
+    }
+    let repo = repository(store, "acme/big", 2002).await;
+    let benchmarks: Vec<String> = (0..BULK_BENCHMARKS).map(|i| format!("suite/case-{i:02}")).collect();
+    for &runner in &runners {
+        for b in &benchmarks {
+            let key = FloorKey {
+                runner_id: runner,
+                repository_id: repo,
+                benchmark: b.clone(),
+                metric: "time".into(),
+            };
+            floor_history(store, key, 30, 0.02, 0.01, 0.002).await;
+        }
+    }
+    let per_comparison = BULK_BENCHMARKS * BULK_ROUNDS as usize * 2;
+    let comparisons = samples.div_ceil(per_comparison);
+    let mut k = 0u64;
+    let mut last = 0;
+    for c in 0..comparisons {
+        let runner = runners[c % runners.len()];
+        let created = store
+            .create_comparison(&comparison(repo, 1000 + c as i64, 1, BULK_ROUNDS))
+            .await
+            .unwrap();
+        let job = claim(store, runner).await;
+        for r in 0..BULK_ROUNDS {
+            let upload = round(r, &benchmarks, |i, side| {
+                k += 1;
+                let change = if side == Side::Head && i % 5 == 0 { 1.03 } else { 1.0 };
+                (10_000.0 * (i + 1) as f64) * change * (1.0 + 0.01 * wobble(k))
+            });
+            store.upload_round(job.job.id, &job.lease, &upload).await.unwrap();
+        }
+        let done = JobOutcome::Succeeded { log_tail: Some("ok".into()) };
+        store.complete_job(job.job.id, &job.lease, &done).await.unwrap();
+        let results: Vec<BenchmarkResult> = benchmarks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let base = 10_000.0 * (i + 1) as f64;
+                if i % 5 == 0 {
+                    result(b, 10, base, 3.0, [1.2, 4.9], VerdictKind::Slower)
+                } else {
+                    result(b, 10, base, 0.1, [-0.9, 1.1], VerdictKind::Equivalent)
+                }
+            })
+            .collect();
+        store.upsert_comparison_results(created.id, runner, &results).await.unwrap();
+        last = created.id.0;
+        if (c + 1) % 100 == 0 {
+            eprintln!("seeded {} of {comparisons} comparisons", c + 1);
+        }
+    }
+    last
+}
