@@ -80,6 +80,16 @@ impl Agent {
             .unwrap()
     }
 
+    async fn put(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .put(format!("{}{path}", self.server))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     async fn claim(&self, wait_secs: u64) -> Option<ClaimedJob> {
         let req = ClaimRequest {
             labels: vec![],
@@ -308,11 +318,42 @@ async fn full_flow(database_url: &str) {
     let next = create_comparison(&server, 10).await;
     assert!(next.planned_rounds.is_some(), "the A/A floor plans n*");
 
+    let fingerprint =
+        serde_json::json!({"fingerprint": {"cpu_model": "Test CPU", "logical_cores": 2}});
+    let resp = agent
+        .put("/api/v1/runners/me/fingerprint", fingerprint)
+        .await;
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    let held = agent.claim(5).await.expect("the next comparison's job");
+    let release = serde_json::json!({"lease_token": held.lease_token});
+    let path = format!("/api/v1/jobs/{}/release", held.job_id);
+    assert_eq!(
+        agent.post(&path, release).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        agent.upload(&held, 0, 1.0, 1.0).await.status(),
+        StatusCode::CONFLICT
+    );
+    let again = agent
+        .claim(5)
+        .await
+        .expect("the released job, back in the queue");
+    assert_eq!(again.job_id, held.job_id);
+
     runner_cli(database_url, &["revoke", "quiet-1"]);
     let resp = agent
         .post("/api/v1/jobs/claim", json!(&ClaimRequest::default()))
         .await;
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "revoked token");
+
+    let logs: Vec<String> = server.logs.try_iter().collect();
+    for secret in [token.as_str(), job.lease_token.as_str(), ADMIN] {
+        assert!(
+            !logs.iter().any(|l| l.contains(secret)),
+            "a secret reached the log"
+        );
+    }
 }
 
 #[tokio::test]
