@@ -63,6 +63,9 @@ pub struct ServeArgs {
     /// are public and read-only.
     #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide_env_values = true)]
     pub dashboard_token: Option<String>,
+
+    #[command(flatten)]
+    pub github: crate::github_app::GitHubArgs,
 }
 
 impl fmt::Debug for ServeArgs {
@@ -82,6 +85,7 @@ impl fmt::Debug for ServeArgs {
             .field("calibration_interval", &self.calibration_interval)
             .field("claim_wait_secs", &self.claim_wait_secs)
             .field("dashboard_token", &self.dashboard_token.as_ref().map(|_| "***"))
+            .field("github", &self.github)
             .finish()
     }
 }

@@ -10,11 +10,16 @@ mod comparisons_api;
 pub mod config;
 mod dashboard;
 pub mod error;
+pub mod github_app;
 mod health;
 mod http;
 pub mod metrics;
+mod outbox;
 mod reaper;
+pub mod report;
 pub mod runner_cli;
+mod scheduler;
+mod webhooks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -50,7 +55,8 @@ pub fn router(state: AppState) -> axum::Router {
         .merge(agent_api::routes())
         .merge(comparisons_api::routes())
         .merge(dashboard::routes(state.clone()))
-        .merge(metrics::routes());
+        .merge(metrics::routes())
+        .merge(webhooks::routes());
     http::layered(routes.with_state(state), body_limit, timeout)
 }
 

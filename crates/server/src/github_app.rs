@@ -1,0 +1,165 @@
+//! How the server talks to GitHub: the flags that configure it, and the [`GitHubClient`] and
+//! [`WebhookSecrets`] built from them.
+
+use std::fmt;
+use std::time::Duration;
+
+use anyhow::Context;
+use benchgate_github::WebhookSecrets;
+use benchgate_github::client::{Auth, ClientConfig, DEFAULT_API_URL, GitHubClient};
+
+/// GitHub flags of `benchgate serve`. Without a webhook secret `/webhooks/github` answers 401;
+/// without credentials nothing is written to GitHub (the outbox keeps the writes).
+#[derive(Clone, clap::Args)]
+pub struct GitHubArgs {
+    /// Webhook secret(s), comma-separated; any of them verifies a delivery (for rotation).
+    #[arg(
+        long = "webhook-secret",
+        env = "BENCHGATE_WEBHOOK_SECRET",
+        hide_env_values = true
+    )]
+    pub webhook_secret: Option<String>,
+
+    /// GitHub App id (with --github-private-key-file).
+    #[arg(
+        long,
+        env = "BENCHGATE_GITHUB_APP_ID",
+        requires = "github_private_key_file"
+    )]
+    pub github_app_id: Option<u64>,
+
+    /// PEM file of the GitHub App's private key.
+    #[arg(
+        long,
+        env = "BENCHGATE_GITHUB_PRIVATE_KEY_FILE",
+        requires = "github_app_id"
+    )]
+    pub github_private_key_file: Option<std::path::PathBuf>,
+
+    /// A single token (personal or fine-grained) instead of App authentication.
+    #[arg(
+        long,
+        env = "BENCHGATE_GITHUB_TOKEN",
+        conflicts_with = "github_app_id",
+        hide_env_values = true
+    )]
+    pub github_token: Option<String>,
+
+    /// GitHub REST API base URL (GitHub Enterprise: `https://HOST/api/v3`).
+    #[arg(long, env = "BENCHGATE_GITHUB_API_URL", default_value = DEFAULT_API_URL)]
+    pub github_api_url: String,
+
+    /// This server's public base URL, for links to the dashboard in comments and check runs.
+    #[arg(
+        long,
+        env = "BENCHGATE_PUBLIC_URL",
+        default_value = "http://localhost:8080"
+    )]
+    pub public_url: String,
+
+    /// Seconds between edits of a PR's comment while rounds land (edits are coalesced).
+    #[arg(long, env = "BENCHGATE_COMMENT_INTERVAL", default_value_t = 5)]
+    pub comment_interval_secs: u64,
+
+    /// First retry delay of a failed GitHub write, in milliseconds; doubles per attempt.
+    #[arg(long, env = "BENCHGATE_OUTBOX_BACKOFF_MS", default_value_t = 2000)]
+    pub outbox_backoff_ms: u64,
+}
+
+impl fmt::Debug for GitHubArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let masked = |v: &Option<String>| v.as_ref().map(|_| "<masked>");
+        f.debug_struct("GitHubArgs")
+            .field("webhook_secret", &masked(&self.webhook_secret))
+            .field("github_app_id", &self.github_app_id)
+            .field("github_private_key_file", &self.github_private_key_file)
+            .field("github_token", &masked(&self.github_token))
+            .field("github_api_url", &self.github_api_url)
+            .field("public_url", &self.public_url)
+            .field("comment_interval_secs", &self.comment_interval_secs)
+            .field("outbox_backoff_ms", &self.outbox_backoff_ms)
+            .finish()
+    }
+}
+
+impl GitHubArgs {
+    /// The webhook secrets, or `None` when none is configured (every delivery is then refused).
+    pub fn webhook_secrets(&self) -> anyhow::Result<Option<WebhookSecrets>> {
+        self.webhook_secret
+            .as_deref()
+            .map(WebhookSecrets::from_comma_separated)
+            .transpose()
+            .context("BENCHGATE_WEBHOOK_SECRET")
+    }
+
+    /// The GitHub client, or `None` when neither an App nor a token is configured.
+    pub fn client(&self) -> anyhow::Result<Option<GitHubClient>> {
+        let auth = match (
+            &self.github_app_id,
+            &self.github_private_key_file,
+            &self.github_token,
+        ) {
+            (Some(app_id), Some(key_file), _) => {
+                let pem = std::fs::read_to_string(key_file).with_context(|| {
+                    format!("reading the GitHub App private key {}", key_file.display())
+                })?;
+                Auth::App {
+                    app_id: *app_id,
+                    private_key_pem: pem.into(),
+                }
+            }
+            (_, _, Some(token)) => Auth::Token(token.clone().into()),
+            _ => return Ok(None),
+        };
+        let config = ClientConfig {
+            api_url: self.github_api_url.clone(),
+            auth,
+            timeout: Duration::from_secs(30),
+        };
+        Ok(Some(GitHubClient::new(config)?))
+    }
+
+    /// The dashboard page of a comparison.
+    pub fn comparison_url(&self, id: impl fmt::Display) -> String {
+        format!("{}/comparisons/{id}", self.public_url.trim_end_matches('/'))
+    }
+}
+
+/// Starts the outbox worker and the report watcher when GitHub credentials are configured;
+/// without them the outbox keeps every write until the server is started with credentials.
+pub fn spawn_tasks(
+    state: &crate::AppState,
+    cancel: &tokio_util::sync::CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) {
+    let args = &state.config.github;
+    if let Err(e) = args.webhook_secrets() {
+        tracing::error!(error = %e, "webhook secret list is malformed; every delivery will be refused");
+    } else if args.webhook_secret.is_none() {
+        tracing::warn!("no webhook secret configured; /webhooks/github refuses every delivery");
+    }
+    let github = match args.client() {
+        Ok(Some(github)) => github,
+        Ok(None) => {
+            tracing::warn!("no GitHub App or token configured; GitHub writes wait in the outbox");
+            return;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot build the GitHub client; GitHub writes wait in the outbox");
+            return;
+        }
+    };
+    let worker = crate::outbox::Worker {
+        app: state.clone(),
+        store: state.store.clone(),
+        github,
+        args: std::sync::Arc::new(args.clone()),
+    };
+    tasks.spawn(crate::outbox::run(worker, cancel.clone()));
+    let every = Duration::from_secs(args.comment_interval_secs.max(1));
+    tasks.spawn(crate::report::watch::run(
+        state.store.clone(),
+        every,
+        cancel.clone(),
+    ));
+}

@@ -1,0 +1,205 @@
+//! Gathers a comparison's report from the store: its jobs, the headline runner's stored
+//! results, that runner's fingerprint and noise floors, and the PR context the scheduler kept.
+
+use std::collections::HashMap;
+
+use benchgate_api::agent::ComparisonConfig;
+use benchgate_store::model::{
+    Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId, Sample,
+};
+use benchgate_store::{Store, StoreError};
+use chrono::Utc;
+
+use super::{CommentInput, FloorInfo, RunnerInfo};
+
+/// A comparison with the report about it.
+#[derive(Debug, Clone)]
+pub struct LoadedReport {
+    pub comparison: Comparison,
+    pub repository: Repository,
+    pub input: CommentInput,
+}
+
+/// What the scheduler stores beside the benchmark config under `github` in a comparison's
+/// config, for the report.
+#[derive(Debug, Default, serde::Deserialize)]
+struct PrContext {
+    #[serde(default)]
+    benchmark_files_changed: Vec<String>,
+    #[serde(default)]
+    fork: bool,
+}
+
+/// The report of comparison `id`; `None` when it or its config is unknown.
+pub async fn load(
+    store: &dyn Store,
+    id: ComparisonId,
+    comparison_url: String,
+) -> Result<Option<LoadedReport>, StoreError> {
+    let Some(comparison) = store.comparison(id).await? else {
+        return Ok(None);
+    };
+    let Some(repository) = store.repository(comparison.repository_id).await? else {
+        return Ok(None);
+    };
+    let Ok(config) = serde_json::from_value::<ComparisonConfig>(comparison.config.clone()) else {
+        tracing::warn!(comparison = %id, "comparison config is not a benchmark config");
+        return Ok(None);
+    };
+    let context: PrContext = comparison
+        .config
+        .get("github")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let jobs = store.comparison_jobs(id).await?;
+    let rounds_planned = jobs
+        .iter()
+        .filter(|j| j.state != JobState::Cancelled)
+        .map(|j| j.rounds.max(0) as u64)
+        .sum();
+    let failure = jobs
+        .iter()
+        .rev()
+        .find(|j| j.state == JobState::Failed)
+        .and_then(|j| j.last_error.clone());
+
+    // Samples of two runners are never pooled: the runner with the most pairs is the headline.
+    let stored = store.comparison_results(id).await?;
+    let mut per_runner: HashMap<RunnerId, usize> = HashMap::new();
+    for s in &stored {
+        let n = per_runner.entry(s.runner_id).or_default();
+        *n = (*n).max(s.result.n);
+    }
+    let headline = per_runner
+        .iter()
+        .max_by_key(|(id, n)| (**n, std::cmp::Reverse(**id)))
+        .map(|(id, _)| *id);
+    let results: Vec<_> = stored
+        .iter()
+        .filter(|s| Some(s.runner_id) == headline)
+        .map(|s| s.result.clone())
+        .collect();
+    let runner_id = headline.or_else(|| jobs.iter().rev().find_map(|j| j.claimed_by));
+    let runner = match runner_id {
+        Some(rid) => store.runner(rid).await?.map(|r| RunnerInfo {
+            name: r.name,
+            fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
+        }),
+        None => None,
+    };
+
+    let mut floors = Vec::new();
+    let mut margins_pct = Vec::new();
+    for r in &results {
+        let floor = match headline {
+            Some(runner_id) => {
+                let key = FloorKey {
+                    runner_id,
+                    repository_id: comparison.repository_id,
+                    benchmark: r.name.clone(),
+                    metric: r.metric.clone(),
+                };
+                store.noise_floor(&key).await?
+            }
+            None => None,
+        };
+        // M = max(policy minimum, 2·tau_b), as docs/statistics.md defines it.
+        let policy = config.gate.min_effect.ln_1p();
+        let margin = floor
+            .as_ref()
+            .map_or(policy, |f| policy.max(2.0 * f.between_bias));
+        margins_pct.push(100.0 * margin.exp_m1());
+        if let Some(f) = floor {
+            floors.push(FloorInfo {
+                benchmark: f.key.benchmark,
+                metric: f.key.metric,
+                spread_pct: 100.0 * f.within_spread.exp_m1(),
+                bias_pct: 100.0 * f.between_bias.exp_m1(),
+                sessions: f.sessions,
+                computed_at: f.computed_at,
+            });
+        }
+    }
+    let outliers = match headline {
+        Some(runner_id) if !results.is_empty() => {
+            let series = store.comparison_samples(id).await?;
+            let samples = series
+                .iter()
+                .find(|s| s.runner_id == runner_id)
+                .map(|s| s.samples.as_slice())
+                .unwrap_or_default();
+            Some(count_outliers(
+                samples,
+                &results[0].name,
+                &results[0].metric,
+            ))
+        }
+        _ => None,
+    };
+    let rounds_done = results.iter().map(|r| r.n as u64).max().unwrap_or(0);
+    let input = CommentInput {
+        comparison_id: comparison.id.0,
+        comparison_url,
+        runner_label: comparison.runner_label.clone(),
+        state: comparison.state,
+        base_sha: comparison.base_sha.clone(),
+        head_sha: comparison.head_sha.clone(),
+        rounds_done,
+        rounds_planned,
+        config,
+        runner,
+        results,
+        margins_pct,
+        outliers,
+        floors,
+        benchmark_files_changed: context.benchmark_files_changed,
+        awaiting_approval: context.fork,
+        failure,
+        now: Utc::now(),
+    };
+    Ok(Some(LoadedReport {
+        comparison,
+        repository,
+        input,
+    }))
+}
+
+/// Outliers among the paired log-ratios of one benchmark and metric (flagged, never dropped).
+fn count_outliers(samples: &[Sample], benchmark: &str, metric: &str) -> (usize, usize) {
+    let pairs = crate::analysis::pair_samples(samples);
+    let Some(p) = pairs.get(&(benchmark.to_owned(), metric.to_owned())) else {
+        return (0, 0);
+    };
+    let d: Vec<f64> = p
+        .base
+        .iter()
+        .zip(&p.head)
+        .filter(|(b, h)| **b > 0.0 && **h > 0.0)
+        .map(|(b, h)| (h / b).ln())
+        .collect();
+    (benchgate_stats::modified_z_outliers(&d).len(), d.len())
+}
+
+/// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance`, from whatever the
+/// agent reported.
+fn fingerprint_line(f: &serde_json::Value) -> String {
+    let text = |k: &str| f.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+    let mut parts = Vec::new();
+    if let Some(cpu) = text("cpu_model") {
+        parts.push(cpu);
+    }
+    if let Some(cores) = f.get("logical_cores").and_then(|v| v.as_u64()) {
+        match f.get("physical_cores").and_then(|v| v.as_u64()) {
+            Some(p) => parts.push(format!("{cores} cores ({p} physical)")),
+            None => parts.push(format!("{cores} cores")),
+        }
+    }
+    if let Some(kernel) = text("kernel") {
+        parts.push(kernel);
+    }
+    parts.push(format!(
+        "governor {}",
+        text("governor").unwrap_or_else(|| "n/a".to_owned())
+    ));
+    parts.join(", ")
+}

@@ -1,0 +1,187 @@
+//! The comment as a reader sees it: verdicts in words, no bare midpoint when undecided, the
+//! marker, the warning, the limit.
+
+use super::*;
+use benchgate_api::agent::{BenchmarkSpec, GateSpec, ScheduleKind};
+use chrono::TimeZone;
+
+fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> BenchmarkResult {
+    BenchmarkResult {
+        name: name.to_owned(),
+        metric: "wall_time".to_owned(),
+        unit: "ns".to_owned(),
+        n: 10,
+        base_center: 1_000_000.0,
+        head_center: 1_000_000.0 * (1.0 + change / 100.0),
+        change_pct: change,
+        interval_pct: [Some(interval[0]), Some(interval[1])],
+        fixed_interval_pct: [Some(interval[0]), Some(interval[1])],
+        verdict,
+        practical: verdict == VerdictKind::Slower,
+        rounds_needed: (verdict == VerdictKind::NoResultYet).then_some(14),
+        e_value: 1.0,
+    }
+}
+
+/// A comparison on the quiet runner with one result of each kind.
+pub(crate) fn example() -> CommentInput {
+    let now = Utc.with_ymd_and_hms(2026, 5, 1, 12, 0, 0).unwrap();
+    CommentInput {
+        comparison_id: 42,
+        comparison_url: "https://bench.example/comparisons/42".to_owned(),
+        runner_label: "linux-x86-quiet".to_owned(),
+        state: ComparisonState::Running,
+        base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".to_owned(),
+        head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".to_owned(),
+        rounds_done: 10,
+        rounds_planned: 20,
+        config: ComparisonConfig {
+            benchmark: BenchmarkSpec {
+                build: Some("cargo build --release".to_owned()),
+                run: "./target/release/bench-suite".to_owned(),
+                format: "criterion".to_owned(),
+                rounds: 10,
+                warmup: 1,
+                schedule: ScheduleKind::Abba,
+                seed: None,
+                timeout_secs: None,
+                env: Vec::new(),
+            },
+            gate: GateSpec::default(),
+        },
+        runner: Some(RunnerInfo {
+            name: "quiet-1".to_owned(),
+            fingerprint: Some(
+                "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1.0, governor performance".to_owned(),
+            ),
+        }),
+        results: vec![
+            result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0]),
+            result("parse|small", VerdictKind::Equivalent, 0.1, [-0.6, 0.7]),
+            result("render", VerdictKind::NoResultYet, 1.3, [-2.0, 4.5]),
+        ],
+        margins_pct: vec![1.0, 1.0, 1.0],
+        outliers: Some((1, 10)),
+        floors: vec![FloorInfo {
+            benchmark: "parse/large".to_owned(),
+            metric: "wall_time".to_owned(),
+            spread_pct: 0.42,
+            bias_pct: 0.1,
+            sessions: 3,
+            computed_at: now - chrono::TimeDelta::days(2),
+        }],
+        benchmark_files_changed: vec!["benches/parse.rs".to_owned()],
+        awaiting_approval: false,
+        failure: None,
+        now,
+    }
+}
+
+#[test]
+fn the_comment_states_each_verdict_in_words() {
+    let body = render_comment(&example());
+    assert!(
+        body.starts_with("<!-- benchgate:linux-x86-quiet -->"),
+        "{body}"
+    );
+    assert!(body.contains("**running, 10 of 20 rounds**"), "{body}");
+    assert!(
+        body.contains("| +6.5% [+4.1%, +9.0%] | 10 | **slower** (beyond ±1.0%) |"),
+        "{body}"
+    );
+    assert!(body.contains("no change beyond ±1.0%"), "{body}");
+    assert!(
+        body.contains("no result yet — needs ~14 more rounds"),
+        "{body}"
+    );
+    assert!(body.contains("`benches/parse.rs`"), "{body}");
+    assert!(body.contains("quiet-1"), "{body}");
+    assert!(body.contains("measured 2 days ago"), "{body}");
+    assert!(
+        body.contains("https://bench.example/comparisons/42"),
+        "{body}"
+    );
+    assert!(body.contains("`/rebench`"), "{body}");
+}
+
+#[test]
+fn an_undecided_interval_is_shown_without_its_midpoint() {
+    let body = render_comment(&example());
+    let row = body.lines().find(|l| l.contains("`render`")).unwrap();
+    assert!(row.contains("| [-2.0%, +4.5%] |"), "{row}");
+    assert!(!row.contains("+1.3%"), "{row}");
+}
+
+#[test]
+fn a_pipe_in_a_benchmark_name_does_not_break_the_table() {
+    let body = render_comment(&example());
+    let row = body.lines().find(|l| l.contains("small")).unwrap();
+    let unescaped = row.replace("\\|", "");
+    assert_eq!(unescaped.matches('|').count(), 8, "{row}");
+}
+
+#[test]
+fn a_huge_report_is_cut_below_the_limit_with_a_link() {
+    let mut input = example();
+    input.results = (0..3000)
+        .map(|i| {
+            result(
+                &format!("bench-{i:05}"),
+                VerdictKind::Equivalent,
+                0.0,
+                [-0.5, 0.5],
+            )
+        })
+        .collect();
+    input.margins_pct = vec![1.0; 3000];
+    let body = render_comment(&input);
+    assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+    assert!(
+        body.contains("more rows did not fit"),
+        "cut rows are announced"
+    );
+}
+
+#[test]
+fn the_check_fails_on_a_regression_and_is_neutral_when_undecided() {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    let outcome = check_outcome(&input);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Failure));
+    input.results.remove(0);
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Neutral)
+    );
+    input.results.pop();
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Success)
+    );
+    input.state = ComparisonState::Running;
+    assert_eq!(check_outcome(&input).status, CheckStatus::InProgress);
+}
+
+#[test]
+fn a_fork_pr_waits_for_a_maintainer() {
+    let mut input = example();
+    input.state = ComparisonState::Queued;
+    input.awaiting_approval = true;
+    input.rounds_planned = 0;
+    input.results.clear();
+    let body = render_comment(&input);
+    assert!(
+        body.contains("until a maintainer comments `/rebench`"),
+        "{body}"
+    );
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::ActionRequired)
+    );
+}
+
+#[test]
+#[ignore = "prints the example comment: cargo nextest run -p benchgate-server --run-ignored only print_example"]
+fn print_example() {
+    println!("{}", render_comment(&example()));
+}

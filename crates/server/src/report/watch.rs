@@ -1,0 +1,110 @@
+//! Keeps each PR's comment and check run in step with its comparison. Every few seconds it
+//! looks at the comparisons that are running or changed recently and, when one moved (a state
+//! change, new rounds), enqueues a report row for the comment and one for the check run. The
+//! rows' dedupe keys coalesce a burst into one GitHub edit, and the tick bounds the edit rate.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchgate_store::model::{Comparison, ComparisonId, ComparisonState};
+use benchgate_store::{Store, StoreError};
+use chrono::{DateTime, Utc};
+use tokio_util::sync::CancellationToken;
+
+use crate::outbox::task::{ComparisonRef, Task};
+
+/// Finished comparisons are reported again if they changed within this window (covers a
+/// restart between a job's completion and its report).
+const RECENT: chrono::TimeDelta = chrono::TimeDelta::minutes(15);
+
+/// How many of the newest comparisons each tick looks at besides the running ones.
+const RECENT_LIMIT: i64 = 50;
+
+/// What was last reported about a comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Progress {
+    state: ComparisonState,
+    updated_at: DateTime<Utc>,
+    results: usize,
+    pairs: usize,
+    results_at: Option<DateTime<Utc>>,
+}
+
+/// Runs until `cancel` fires.
+pub async fn run(store: Arc<dyn Store>, every: Duration, cancel: CancellationToken) {
+    let mut reported: HashMap<ComparisonId, Progress> = HashMap::new();
+    loop {
+        if let Err(e) = tick(store.as_ref(), &mut reported).await {
+            tracing::warn!(error = %e, "report watcher: store error; trying again next tick");
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+    }
+}
+
+async fn tick(
+    store: &dyn Store,
+    reported: &mut HashMap<ComparisonId, Progress>,
+) -> Result<(), StoreError> {
+    for comparison in candidates(store).await? {
+        let progress = progress(store, &comparison).await?;
+        if reported.get(&comparison.id) == Some(&progress) {
+            continue;
+        }
+        let comparison_id = comparison.id.0;
+        // The comment appears once rounds run; a queued comparison only has its check run.
+        let quiet = progress.state == ComparisonState::Queued && progress.results == 0;
+        if !quiet {
+            store
+                .enqueue_outbox(&Task::ReportComment(ComparisonRef { comparison_id }).message())
+                .await?;
+        }
+        store
+            .enqueue_outbox(&Task::ReportCheck(ComparisonRef { comparison_id }).message())
+            .await?;
+        tracing::debug!(comparison = comparison_id, state = ?progress.state, pairs = progress.pairs, "report enqueued");
+        reported.insert(comparison.id, progress);
+    }
+    Ok(())
+}
+
+/// PR comparisons with jobs in the queue, and those that changed recently.
+async fn candidates(store: &dyn Store) -> Result<Vec<Comparison>, StoreError> {
+    let since = Utc::now() - RECENT;
+    let mut found: HashMap<ComparisonId, Comparison> = HashMap::new();
+    for c in store.recent_comparisons(RECENT_LIMIT).await? {
+        if c.pr_number.is_some() && (!c.state.is_finished() || c.updated_at > since) {
+            found.insert(c.id, c);
+        }
+    }
+    for job in store.active_jobs().await? {
+        let Some(id) = job.comparison_id else {
+            continue;
+        };
+        if found.contains_key(&id) {
+            continue;
+        }
+        if let Some(c) = store.comparison(id).await?
+            && c.pr_number.is_some()
+        {
+            found.insert(id, c);
+        }
+    }
+    let mut list: Vec<_> = found.into_values().collect();
+    list.sort_by_key(|c| c.id);
+    Ok(list)
+}
+
+async fn progress(store: &dyn Store, c: &Comparison) -> Result<Progress, StoreError> {
+    let results = store.comparison_results(c.id).await?;
+    Ok(Progress {
+        state: c.state,
+        updated_at: c.updated_at,
+        results: results.len(),
+        pairs: results.iter().map(|r| r.result.n).sum(),
+        results_at: results.iter().map(|r| r.updated_at).max(),
+    })
+}

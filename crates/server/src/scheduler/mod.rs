@@ -1,0 +1,247 @@
+//! The scheduler: what a webhook asks for, in two halves. [`plan`] runs inside the webhook
+//! request and only reads the store: it turns an event into effects recorded with the delivery
+//! (repository rows, cancellations, outbox tasks). The tasks that need GitHub (reading
+//! `.benchgate.toml`, checking permissions, listing PR files) run later in the outbox worker
+//! ([`pull_request`], [`commands`]), so no GitHub call ever happens inside a request.
+
+pub mod commands;
+pub mod pull_request;
+
+use benchgate_github::commands::USAGE;
+use benchgate_github::events::{
+    CheckRunRerequestedEvent, InstallationEvent, InstallationRepositoriesEvent, PrCommentEvent,
+    PullRequestAction, PullRequestEvent,
+};
+use benchgate_github::{Command, WebhookEvent, parse_command};
+use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
+use benchgate_store::{Store, StoreError};
+
+use crate::outbox::task::{
+    GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck, SchedulePullRequest, Task,
+};
+
+/// The check run's name on GitHub.
+pub const CHECK_NAME: &str = "benchgate";
+
+/// What a delivery asks for: a word for the metrics and the effects recorded with it.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub outcome: &'static str,
+    pub effects: Vec<DeliveryEffect>,
+}
+
+impl Plan {
+    fn new(outcome: &'static str) -> Self {
+        Plan {
+            outcome,
+            effects: Vec::new(),
+        }
+    }
+
+    fn with(mut self, effect: DeliveryEffect) -> Self {
+        self.effects.push(effect);
+        self
+    }
+
+    fn with_task(self, task: Task) -> Self {
+        self.with(DeliveryEffect::Outbox(task.message()))
+    }
+}
+
+/// Decides what an event asks for. Reads the store (to find a repository to cancel) but never
+/// calls GitHub.
+pub async fn plan(store: &dyn Store, event: &WebhookEvent) -> Result<Plan, StoreError> {
+    Ok(match event {
+        WebhookEvent::Ping(_) => Plan::new("ping"),
+        WebhookEvent::Installation(e) => installation(e),
+        WebhookEvent::InstallationRepositories(e) => installation_repositories(e),
+        WebhookEvent::PullRequest(e) => pull_request_event(store, e).await?,
+        WebhookEvent::PrComment(e) => pr_comment(e),
+        WebhookEvent::CheckRunRerequested(e) => check_run_rerequested(e),
+        WebhookEvent::Ignored(e) => {
+            tracing::debug!(event = %e.event, action = ?e.action, "event ignored");
+            Plan::new("ignored")
+        }
+    })
+}
+
+fn installation(e: &InstallationEvent) -> Plan {
+    let id = e.installation_id as i64;
+    match e.action.as_str() {
+        "deleted" => Plan::new("uninstalled").with(DeliveryEffect::RemoveInstallation {
+            installation_id: id,
+        }),
+        "created" | "new_permissions_accepted" | "unsuspend" => {
+            let account = e.account.clone().unwrap_or_default();
+            let plan =
+                Plan::new("installed").with(DeliveryEffect::UpsertInstallation(Installation {
+                    id,
+                    account_login: account,
+                }));
+            e.repositories.iter().fold(plan, |plan, name| {
+                plan.with(DeliveryEffect::UpsertRepository(github_repository(
+                    Some(id),
+                    name,
+                    &default_clone_url(name),
+                )))
+            })
+        }
+        _ => Plan::new("ignored"),
+    }
+}
+
+fn installation_repositories(e: &InstallationRepositoriesEvent) -> Plan {
+    let id = e.installation_id as i64;
+    if !e.removed.is_empty() {
+        // Nothing to undo: a removed repository simply sends no more events.
+        tracing::info!(
+            installation = id,
+            removed = e.removed.len(),
+            "repositories removed"
+        );
+    }
+    let owner = e
+        .added
+        .first()
+        .and_then(|n| n.split_once('/'))
+        .map(|(o, _)| o);
+    let Some(owner) = owner else {
+        return Plan::new("ignored");
+    };
+    let plan = Plan::new("repositories_added").with(installation_row(id, owner));
+    e.added.iter().fold(plan, |plan, name| {
+        plan.with(DeliveryEffect::UpsertRepository(github_repository(
+            Some(id),
+            name,
+            &default_clone_url(name),
+        )))
+    })
+}
+
+async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<Plan, StoreError> {
+    let installation_id = e.installation_id.map(|i| i as i64);
+    if e.action == PullRequestAction::Closed {
+        let Some(repo) = store.repository_by_name(&e.repo.full_name).await? else {
+            return Ok(Plan::new("ignored"));
+        };
+        return Ok(
+            Plan::new("cancelled").with(DeliveryEffect::CancelPullRequest {
+                repository_id: repo.id,
+                pr_number: e.number as i64,
+            }),
+        );
+    }
+    let mut plan = Plan::new(if e.draft {
+        "draft_skipped"
+    } else {
+        "scheduled"
+    });
+    if let (Some(id), Some((owner, _))) = (installation_id, e.repo.full_name.split_once('/')) {
+        plan = plan.with(installation_row(id, owner));
+    }
+    plan = plan.with(DeliveryEffect::UpsertRepository(github_repository(
+        installation_id,
+        &e.repo.full_name,
+        &e.repo.clone_url,
+    )));
+    if e.draft {
+        return Ok(plan);
+    }
+    Ok(
+        plan.with_task(Task::SchedulePullRequest(SchedulePullRequest {
+            repo: repo_name(&e.repo.full_name, e.installation_id),
+            clone_url: e.repo.clone_url.clone(),
+            pr: e.number,
+            base_ref: e.base.ref_name.clone(),
+            base_sha: e.base.sha.clone(),
+            head_sha: e.head.sha.clone(),
+            fork: e.is_fork(),
+        })),
+    )
+}
+
+fn pr_comment(e: &PrCommentEvent) -> Plan {
+    if e.commenter_is_bot {
+        return Plan::new("ignored");
+    }
+    let repo = repo_name(&e.repo.full_name, e.installation_id);
+    let reply = |body: String| {
+        Task::UpsertComment(MarkedComment {
+            repo: repo.clone(),
+            pr: e.pr_number,
+            label: commands::reply_label(e.comment_id),
+            body,
+        })
+    };
+    let guarded = match parse_command(&e.body) {
+        Ok(None) => return Plan::new("no_command"),
+        Err(error) => {
+            let body = format!("@{} {error}\n\nValid commands:\n\n{USAGE}", e.commenter);
+            return Plan::new("command_error").with_task(reply(body));
+        }
+        Ok(Some(Command::Help)) => {
+            return Plan::new("help").with_task(reply(format!("benchgate commands:\n\n{USAGE}")));
+        }
+        Ok(Some(Command::Accept { .. })) => {
+            let body = format!(
+                "@{} `/benchgate accept` is not available yet; the check stays as it is.",
+                e.commenter
+            );
+            return Plan::new("command_unsupported").with_task(reply(body));
+        }
+        Ok(Some(Command::Rebench { rounds })) => GuardedCommand::Rebench { rounds },
+        Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
+    };
+    Plan::new("command").with_task(Task::HandleCommand(HandleCommand {
+        repo,
+        pr: e.pr_number,
+        comment_id: e.comment_id,
+        commenter: e.commenter.clone(),
+        association: e.author_association.as_str().to_owned(),
+        command: guarded,
+    }))
+}
+
+fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
+    if e.name != CHECK_NAME {
+        return Plan::new("ignored");
+    }
+    Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
+        repo: repo_name(&e.repo.full_name, e.installation_id),
+        head_sha: e.head_sha.clone(),
+        prs: e.pr_numbers.clone(),
+    }))
+}
+
+fn repo_name(full_name: &str, installation_id: Option<u64>) -> RepoName {
+    RepoName {
+        full_name: full_name.to_owned(),
+        installation_id,
+    }
+}
+
+/// Repositories may arrive before their installation was ever seen (the app was installed
+/// before benchgate ran); the installation row must exist first.
+fn installation_row(id: i64, owner: &str) -> DeliveryEffect {
+    DeliveryEffect::UpsertInstallation(Installation {
+        id,
+        account_login: owner.to_owned(),
+    })
+}
+
+fn github_repository(
+    installation_id: Option<i64>,
+    full_name: &str,
+    clone_url: &str,
+) -> NewRepository {
+    NewRepository {
+        github_id: None,
+        installation_id,
+        full_name: full_name.to_owned(),
+        clone_url: clone_url.to_owned(),
+    }
+}
+
+fn default_clone_url(full_name: &str) -> String {
+    format!("https://github.com/{full_name}.git")
+}

@@ -1,0 +1,115 @@
+//! `POST /webhooks/github`: verify the signature on the raw bytes, parse, de-duplicate on
+//! `X-GitHub-Delivery`, and record the delivery with everything it asks for in one
+//! transaction. Answers `202` without calling GitHub; the outbox worker does the rest.
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use benchgate_github::events::EVENT_HEADER;
+use benchgate_github::signature::SIGNATURE_HEADER;
+use benchgate_github::{WebhookSecrets, parse_event};
+use benchgate_store::model::{Delivery, DeliveryRecord};
+use serde_json::{Value, json};
+
+use crate::{ApiError, AppState, scheduler};
+
+/// The header carrying the delivery's GUID.
+pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
+
+/// GitHub caps payloads at 25 MB; larger bodies are answered 413 without being read.
+pub const WEBHOOK_BODY_LIMIT: usize = 25 * 1024 * 1024;
+
+/// The webhook route.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/webhooks/github", post(receive))
+        .layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT))
+}
+
+async fn receive(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    verify(&app, &headers, &body)?;
+    let delivery_id = header(&headers, DELIVERY_HEADER)
+        .ok_or_else(|| ApiError::BadRequest(format!("missing {DELIVERY_HEADER} header")))?;
+    let event_name = header(&headers, EVENT_HEADER)
+        .ok_or_else(|| ApiError::BadRequest(format!("missing {EVENT_HEADER} header")))?;
+    let event = parse_event(event_name, &body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let plan = scheduler::plan(app.store.as_ref(), &event).await?;
+    let delivery = Delivery {
+        delivery_id: delivery_id.to_owned(),
+        event: event_name.to_owned(),
+        action: action_of(&body),
+        outcome: plan.outcome.to_owned(),
+    };
+    match app.store.record_delivery(&delivery, &plan.effects).await? {
+        DeliveryRecord::Duplicate => {
+            tracing::info!(
+                delivery = delivery_id,
+                event = event_name,
+                "redelivery; nothing done again"
+            );
+            Ok((StatusCode::OK, Json(json!({ "status": "duplicate" }))))
+        }
+        DeliveryRecord::Recorded {
+            jobs,
+            cancelled_jobs,
+            outbox,
+            ..
+        } => {
+            tracing::info!(
+                delivery = delivery_id,
+                event = event_name,
+                outcome = plan.outcome,
+                jobs = jobs.len(),
+                cancelled_jobs,
+                outbox = outbox.len(),
+                "webhook recorded"
+            );
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "status": "accepted", "outcome": plan.outcome })),
+            ))
+        }
+    }
+}
+
+/// 401 unless a configured secret signed these exact bytes.
+fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+    // Parsing the secret list per request costs microseconds and keeps AppState unchanged;
+    // `start` already refused to run with a malformed list.
+    let secrets: Option<WebhookSecrets> = app.config.github.webhook_secrets().ok().flatten();
+    let Some(secrets) = secrets else {
+        tracing::warn!("webhook refused: no webhook secret is configured");
+        return Err(ApiError::Unauthorized);
+    };
+    secrets
+        .verify(header(headers, SIGNATURE_HEADER), body)
+        .map_err(|e| {
+            tracing::warn!(reason = %e, "webhook refused: bad signature");
+            ApiError::Unauthorized
+        })
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)?
+        .to_str()
+        .ok()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+/// The payload's `action`, for the delivery record (the body already parsed once).
+fn action_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Action {
+        action: Option<String>,
+    }
+    serde_json::from_slice::<Action>(body).ok()?.action
+}
