@@ -86,10 +86,13 @@ async fn claim(
             }
             continue;
         }
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || app.shutdown.is_cancelled() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
-        tokio::time::sleep(CLAIM_POLL).await;
+        tokio::select! {
+            _ = tokio::time::sleep(CLAIM_POLL) => {}
+            _ = app.shutdown.cancelled() => {}
+        }
     }
 }
 

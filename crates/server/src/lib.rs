@@ -35,6 +35,8 @@ pub use error::ApiError;
 pub struct AppState {
     pub store: Arc<dyn Store>,
     pub config: Arc<ServeArgs>,
+    /// Cancelled when the server begins to shut down, so long polls answer at once.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -42,6 +44,7 @@ impl AppState {
         Self {
             store,
             config: Arc::new(config),
+            shutdown: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -80,9 +83,10 @@ pub async fn start(
     );
     let state = AppState::new(args, store);
     let background = background::spawn(state.clone());
-    let task = tokio::spawn(serve(listener, state, shutdown));
+    let task = tokio::spawn(serve(listener, state.clone(), shutdown));
     Ok(RunningServer {
         addr,
+        state,
         task,
         background,
     })
@@ -91,6 +95,8 @@ pub async fn start(
 /// A server started by [`start`].
 pub struct RunningServer {
     pub addr: std::net::SocketAddr,
+    /// The state its handlers share (the store, the configuration).
+    pub state: AppState,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     background: background::BackgroundTasks,
 }
@@ -111,9 +117,13 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let token = state.shutdown.clone();
     let app = router(state);
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            token.cancel();
+        })
         .await
 }
 
