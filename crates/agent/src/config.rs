@@ -38,11 +38,19 @@ pub struct AgentArgs {
     pub build_env: Vec<String>,
 
     /// Seconds one benchmark run may take before its process group is killed.
-    #[arg(long, env = "BENCHGATE_RUN_TIMEOUT", default_value_t = 600)]
+    #[arg(
+        long = "run-timeout",
+        env = "BENCHGATE_RUN_TIMEOUT",
+        default_value_t = 600
+    )]
     pub run_timeout_secs: u64,
 
     /// Longest wait, in seconds, between retries while the server is unreachable.
-    #[arg(long, env = "BENCHGATE_MAX_BACKOFF", default_value_t = 30.0)]
+    #[arg(
+        long = "max-backoff",
+        env = "BENCHGATE_MAX_BACKOFF",
+        default_value_t = 30.0
+    )]
     pub max_backoff_secs: f64,
 }
 

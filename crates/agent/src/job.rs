@@ -79,7 +79,11 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         let work_dir = ctx.args.work_dir.clone();
         let claim = claim.clone();
         let build_env = settings.build_env.clone();
-        tokio::task::spawn_blocking(move || prepare(&work_dir, &claim, &build_env)).await
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            span.in_scope(|| prepare(&work_dir, &claim, &build_env))
+        })
+        .await
     };
     let prepared = match prepared {
         Ok(Ok(p)) => p,
@@ -109,10 +113,17 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         settings.schedule,
     );
     let warmup = claim.benchmark.warmup;
-    let warmed = tokio::task::spawn_blocking(move || runner.warm_up(warmup).map(|()| runner)).await;
+    let warmed = tokio::task::spawn_blocking(move || {
+        // The error as text: the runner is moved back only on success.
+        runner
+            .warm_up(warmup)
+            .map(|()| runner)
+            .map_err(|e| e.to_string())
+    })
+    .await;
     runner = match warmed {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return measurement_failed(&e.to_string()),
+        Ok(Err(message)) => return measurement_failed(&message),
         Err(e) => return failed(format!("warm-up task: {e}")),
     };
     tracing::info!(warmup, "warm-up done and discarded");

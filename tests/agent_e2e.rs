@@ -1,0 +1,327 @@
+//! `benchgate agent` end to end (issue 5's "Done when"): the real server, real agent processes,
+//! a real local git repository whose head does twice the work of its base, and the failures an
+//! agent must survive — a crashed agent, a restarted server, a lost lease, a revoked token and
+//! a SIGTERM in the middle of a job.
+
+#[path = "support/agent.rs"]
+mod agent_support;
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use agent_support::{
+    AgentProcess, BenchRepo, add_runner, comparison, create_comparison, runner_cli,
+    spawn_server_at, wait_finished,
+};
+use benchgate_api::VerdictKind;
+use benchgate_api::agent::ComparisonStatus;
+use benchgate_store::{ComparisonId, RunnerSeries};
+use support::http;
+
+const FINISH: Duration = Duration::from_secs(90);
+
+fn sqlite_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join("benchgate.db").display())
+}
+
+/// Every stored sample of a comparison, per runner.
+async fn samples(database_url: &str, id: i64) -> Vec<RunnerSeries> {
+    let store = benchgate_store::connect(database_url).await.unwrap();
+    store.comparison_samples(ComparisonId(id)).await.unwrap()
+}
+
+/// Per runner: how many times each (job, attempt, round, side, benchmark, metric) was stored,
+/// and the set of measured rounds of the wall-time metric.
+fn wall_time_rounds(series: &RunnerSeries) -> BTreeSet<(i64, i64)> {
+    let mut seen = BTreeMap::new();
+    for s in &series.samples {
+        let key = (
+            s.job_id.0,
+            s.attempt,
+            s.round,
+            s.side,
+            s.benchmark.clone(),
+            s.metric.clone(),
+        );
+        *seen.entry(key).or_insert(0) += 1;
+    }
+    assert!(
+        seen.values().all(|&n| n == 1),
+        "a sample was stored twice: {seen:?}"
+    );
+    series
+        .samples
+        .iter()
+        .filter(|s| s.metric == "wall_time" && s.side == benchgate_api::Side::Head)
+        .map(|s| (s.attempt, s.round))
+        .collect()
+}
+
+/// The headline runner's wall-time result.
+fn headline_wall_time(status: &ComparisonStatus) -> (&str, &benchgate_api::BenchmarkResult) {
+    let headline = status
+        .runners
+        .iter()
+        .find(|r| r.headline)
+        .expect("a headline runner");
+    let result = headline
+        .report
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "command" && b.metric == "wall_time")
+        .unwrap_or_else(|| panic!("no wall_time result: {status:?}"));
+    (&headline.runner, result)
+}
+
+#[tokio::test]
+async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_leaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let repo = BenchRepo::create(dir.path());
+    let tokens = [add_runner(&db, "alpha"), add_runner(&db, "beta")];
+    let agents = [
+        AgentProcess::spawn("alpha", &server, &tokens[0], dir.path(), &[]),
+        AgentProcess::spawn("beta", &server, &tokens[1], dir.path(), &[]),
+    ];
+
+    let dump = dir.path().join("bench-env.txt");
+    let req = repo.comparison(10, vec![format!("ENV_DUMP={}", dump.display())]);
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, FINISH, &[&agents[0], &agents[1]]).await;
+
+    assert_eq!(status.state, "done", "{status:?}");
+    let (runner, wall) = headline_wall_time(&status);
+    assert_eq!(wall.n, 10, "{wall:?}");
+    assert_eq!(wall.verdict, VerdictKind::Slower, "{wall:?}");
+    let lower = wall.interval_pct[0].expect("a bounded interval");
+    assert!(lower > 0.0, "head does twice the work: {wall:?}");
+    let series = samples(&db, created.id).await;
+    assert_eq!(series.len(), 1, "one job, one runner's series");
+    assert_eq!(series[0].runner_name, runner);
+    assert_eq!(wall_time_rounds(&series[0]).len(), 10);
+    let build = series[0]
+        .samples
+        .iter()
+        .filter(|s| s.metric == "build_time")
+        .count();
+    assert_eq!(build, 2, "build time of each side is recorded");
+
+    // Neither the benchmark runs nor the builds saw the token or the machine's secrets.
+    let run_env = std::fs::read_to_string(&dump).unwrap();
+    assert!(
+        run_env.contains("BENCHGATE_BIN="),
+        "the job's own env reaches the run"
+    );
+    let holder = agents.iter().position(|a| a.name == runner).unwrap();
+    let build_env = std::fs::read_dir(agents[holder].work_dir.join("repos"))
+        .unwrap()
+        .map(|d| std::fs::read_to_string(d.unwrap().path().join("head/build.out")).unwrap())
+        .collect::<String>();
+    assert!(
+        build_env.contains("PATH="),
+        "the build ran with the allow-list: {build_env}"
+    );
+    for env in [&run_env, &build_env] {
+        for token in &tokens {
+            assert!(!env.contains(token.as_str()), "a runner token leaked");
+        }
+        assert!(!env.contains("BENCHGATE_TOKEN"));
+        assert!(!env.contains("machine-secret-never-passed"));
+    }
+    for agent in &agents {
+        for token in &tokens {
+            assert!(
+                !agent.logs().contains(token.as_str()),
+                "a token reached the log"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 3);
+    let repo = BenchRepo::create(dir.path());
+    let (ta, tb) = (add_runner(&db, "doomed"), add_runner(&db, "survivor"));
+    let created = create_comparison(&server, &repo.comparison(8, vec!["PAUSE=0.1".into()])).await;
+
+    // The first agent alone, so it is the one holding the job when it dies.
+    let mut doomed = AgentProcess::spawn("doomed", &server, &ta, dir.path(), &[]);
+    doomed.wait_for_log("round=1", FINISH);
+    doomed.signal("KILL");
+    doomed.wait_exit(Duration::from_secs(10));
+    let survivor = AgentProcess::spawn("survivor", &server, &tb, dir.path(), &[]);
+
+    let status = wait_finished(&server, created.id, FINISH, &[&doomed, &survivor]).await;
+    assert_eq!(status.state, "done", "{status:?}");
+    let (runner, wall) = headline_wall_time(&status);
+    assert_eq!(runner, "survivor");
+    assert_eq!(
+        wall.n, 8,
+        "the estimate uses the survivor's 8 rounds only: {wall:?}"
+    );
+
+    let series = samples(&db, created.id).await;
+    let survivor_rounds = series
+        .iter()
+        .find(|s| s.runner_name == "survivor")
+        .map(wall_time_rounds)
+        .unwrap();
+    assert_eq!(
+        survivor_rounds.len(),
+        8,
+        "no round lost: {survivor_rounds:?}"
+    );
+    let attempts: BTreeSet<i64> = survivor_rounds.iter().map(|(a, _)| *a).collect();
+    assert_eq!(attempts.len(), 1, "one attempt's series: {attempts:?}");
+    if let Some(doomed_series) = series.iter().find(|s| s.runner_name == "doomed") {
+        // What the dead agent uploaded stays its own series, never pooled with the survivor's.
+        assert!(wall_time_rounds(doomed_series).len() < 8);
+        let d_attempt = doomed_series.samples[0].attempt;
+        assert!(!attempts.contains(&d_attempt), "attempts are never reused");
+    }
+}
+
+#[tokio::test]
+async fn the_agent_carries_on_when_the_server_restarts_mid_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 20);
+    let addr = server.addr.to_string();
+    let repo = BenchRepo::create(dir.path());
+    let token = add_runner(&db, "steady");
+    let created = create_comparison(&server, &repo.comparison(10, vec!["PAUSE=0.1".into()])).await;
+    let mut agent = AgentProcess::spawn("steady", &server, &token, dir.path(), &[]);
+
+    agent.wait_for_log("round=1", FINISH);
+    drop(server); // SIGKILL: no graceful shutdown.
+    std::thread::sleep(Duration::from_millis(1500));
+    let server = spawn_server_at(&addr, &db, 20);
+
+    let status = wait_finished(&server, created.id, FINISH, &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    assert!(
+        agent.logged("retrying")
+            || agent.logged("kept and retried")
+            || agent.logged("heartbeat failed"),
+        "the agent saw the outage:\n{}",
+        agent.logs()
+    );
+    let series = samples(&db, created.id).await;
+    assert_eq!(series.len(), 1);
+    assert_eq!(
+        wall_time_rounds(&series[0]).len(),
+        10,
+        "no round lost or doubled"
+    );
+    assert_eq!(headline_wall_time(&status).1.n, 10);
+}
+
+#[tokio::test]
+async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 2);
+
+    // A wrong token: 401 on the wire, and the agent exits with a clear message.
+    let resp = http()
+        .post(server.url("/api/v1/jobs/claim"))
+        .bearer_auth("not-a-token")
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    let mut wrong = AgentProcess::spawn("wrong", &server, "not-a-token", dir.path(), &[]);
+    let status = wrong.wait_exit(Duration::from_secs(30));
+    assert!(!status.success());
+    assert!(wrong.logged("401"), "{}", wrong.logs());
+
+    // A revoked token: the idle agent's next claim gets 401 and it exits.
+    let revoked_token = add_runner(&db, "revoked");
+    let mut revoked = AgentProcess::spawn("revoked", &server, &revoked_token, dir.path(), &[]);
+    revoked.wait_for_log("machine fingerprint", FINISH);
+    runner_cli(&db, &["revoke", "revoked"]);
+    let status = revoked.wait_exit(Duration::from_secs(30));
+    assert!(!status.success());
+    assert!(revoked.logged("401"), "{}", revoked.logs());
+
+    // A lost lease: the agent is frozen past its lease, another takes the job over, and the
+    // first one's late writes get 409: it drops the job without completing it.
+    let repo = BenchRepo::create(dir.path());
+    let (ts, tt) = (add_runner(&db, "stalled"), add_runner(&db, "taker"));
+    let created = create_comparison(&server, &repo.comparison(8, vec!["PAUSE=0.1".into()])).await;
+    let mut stalled = AgentProcess::spawn("stalled", &server, &ts, dir.path(), &[]);
+    stalled.wait_for_log("round=1", FINISH);
+    stalled.signal("STOP");
+    let mut taker = AgentProcess::spawn("taker", &server, &tt, dir.path(), &[]);
+    taker.wait_for_log("job claimed", FINISH);
+    stalled.signal("CONT");
+
+    let status = wait_finished(&server, created.id, FINISH, &[&stalled, &taker]).await;
+    assert_eq!(status.state, "done", "{status:?}");
+    assert_eq!(headline_wall_time(&status).0, "taker");
+    stalled.wait_for_log("lease lost; leaving the job to its new holder", FINISH);
+    let span = format!("job{{job={} attempt=1}}", created.jobs[0]);
+    let completed = stalled
+        .logs()
+        .lines()
+        .any(|l| l.contains(&span) && l.contains("completing the job"));
+    assert!(!completed, "{}", stalled.logs());
+    let series = samples(&db, created.id).await;
+    let taker_rounds = series
+        .iter()
+        .find(|s| s.runner_name == "taker")
+        .map(wall_time_rounds)
+        .unwrap();
+    assert_eq!(taker_rounds.len(), 8);
+}
+
+#[tokio::test]
+async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let repo = BenchRepo::create(dir.path());
+    let (tq, tr) = (add_runner(&db, "quitter"), add_runner(&db, "relief"));
+    let created = create_comparison(&server, &repo.comparison(8, vec!["PAUSE=0.1".into()])).await;
+
+    let mut quitter = AgentProcess::spawn("quitter", &server, &tq, dir.path(), &[]);
+    quitter.wait_for_log("round=1", FINISH);
+    quitter.signal("TERM");
+    let exit = quitter.wait_exit(Duration::from_secs(30));
+    assert!(
+        exit.success(),
+        "SIGTERM exits 0: {exit:?}\n{}",
+        quitter.logs()
+    );
+    assert!(quitter.logged("releasing the job"), "{}", quitter.logs());
+    // Released, not expired: the job is back in the queue at once, long before its 30 s lease.
+    let relief = AgentProcess::spawn("relief", &server, &tr, dir.path(), &[]);
+    let status = wait_finished(
+        &server,
+        created.id,
+        Duration::from_secs(25),
+        &[&quitter, &relief],
+    )
+    .await;
+    assert_eq!(status.state, "done", "{status:?}");
+    assert_eq!(headline_wall_time(&status).0, "relief");
+
+    // Every round the quitter measured was uploaded before it exited.
+    let measured = quitter.logs().matches("round measured").count();
+    let series = samples(&db, created.id).await;
+    let quitter_rounds = series
+        .iter()
+        .find(|s| s.runner_name == "quitter")
+        .map(wall_time_rounds)
+        .unwrap_or_default();
+    assert!(measured >= 2, "{}", quitter.logs());
+    assert_eq!(quitter_rounds.len(), measured, "{}", quitter.logs());
+    let _ = comparison(&server, created.id).await;
+}

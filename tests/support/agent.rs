@@ -1,0 +1,347 @@
+//! Helpers for the agent end-to-end tests: a real git repository whose head is slower by a known
+//! factor, runners registered with `benchgate runner add`, `benchgate agent` processes, the
+//! server on a fixed port (to restart it), and the admin comparison API.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use benchgate_api::agent::{
+    BenchmarkSpec, ComparisonConfig, ComparisonStatus, CreateComparisonRequest, CreatedComparison,
+    GateSpec, ScheduleKind,
+};
+
+use crate::support::{BIN, Server, http};
+
+/// The admin token every test server gets.
+pub const ADMIN: &str = "admin-token-for-agent-tests";
+/// The runner label of every test job.
+pub const LABEL: &str = "e2e";
+
+/// Spin iterations of the base side (~20 ms per run in a debug build).
+pub const BASE_ITERATIONS: u64 = 2_500_000;
+/// Head is slower by a known factor: twice the work (the process start-up is shared).
+pub const HEAD_ITERATIONS: u64 = 5_000_000;
+
+/// A local git repository with a benchmark script and two commits: base and head.
+pub struct BenchRepo {
+    pub path: PathBuf,
+    pub base: String,
+    pub head: String,
+}
+
+impl BenchRepo {
+    /// Creates the repository under `dir`: `bench.sh` spins `$(cat iterations)` times and,
+    /// when `ENV_DUMP` is set, appends its environment there.
+    pub fn create(dir: &Path) -> BenchRepo {
+        let path = dir.join("project");
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(
+            path.join("bench.sh"),
+            "#!/bin/sh\n\
+             if [ -n \"$ENV_DUMP\" ]; then env >> \"$ENV_DUMP\"; fi\n\
+             if [ -n \"$PAUSE\" ]; then sleep \"$PAUSE\"; fi\n\
+             exec \"$BENCHGATE_BIN\" spin --iterations \"$(cat iterations)\"\n",
+        )
+        .unwrap();
+        std::fs::write(path.join(".gitignore"), "build.out\n").unwrap();
+        std::fs::write(path.join("iterations"), BASE_ITERATIONS.to_string()).unwrap();
+        git(&path, &["init", "-q"]);
+        git(&path, &["add", "."]);
+        git(&path, &["commit", "-qm", "base"]);
+        let base = git(&path, &["rev-parse", "HEAD"]);
+        std::fs::write(path.join("iterations"), HEAD_ITERATIONS.to_string()).unwrap();
+        git(&path, &["commit", "-qam", "head: more work"]);
+        let head = git(&path, &["rev-parse", "HEAD"]);
+        BenchRepo { path, base, head }
+    }
+
+    /// A comparison request of base against head, `rounds` rounds, one job.
+    pub fn comparison(&self, rounds: u32, env: Vec<String>) -> CreateComparisonRequest {
+        let mut env = env;
+        env.push(format!("BENCHGATE_BIN={BIN}"));
+        CreateComparisonRequest {
+            repository: self.path.to_string_lossy().into_owned(),
+            base: self.base.clone(),
+            head: self.head.clone(),
+            runner_label: LABEL.into(),
+            config: ComparisonConfig {
+                benchmark: BenchmarkSpec {
+                    build: Some("env > build.out".into()),
+                    run: "sh bench.sh".into(),
+                    format: "command".into(),
+                    rounds,
+                    warmup: 1,
+                    schedule: ScheduleKind::Abba,
+                    seed: None,
+                    timeout_secs: Some(60),
+                    env,
+                },
+                gate: GateSpec::default(),
+            },
+            jobs: None,
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Registers a runner with `benchgate runner add` and returns the token it printed once.
+pub fn add_runner(database_url: &str, name: &str) -> String {
+    let out = runner_cli(database_url, &["add", name, "--labels", LABEL]);
+    out.lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .expect("a token line")
+        .trim()
+        .to_owned()
+}
+
+/// Runs `benchgate runner ARGS…` on the database and returns its stdout.
+pub fn runner_cli(database_url: &str, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("runner")
+        .args(args)
+        .env("BENCHGATE_DATABASE_URL", database_url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "runner {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Starts `benchgate serve` listening on `listen` (e.g. `127.0.0.1:0`, or a port reused after a
+/// restart) with the admin token and a lease of `lease_secs`.
+pub fn spawn_server_at(listen: &str, database_url: &str, lease_secs: u64) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", listen, "--log-format", "json"])
+        .env("BENCHGATE_DATABASE_URL", database_url)
+        .env("BENCHGATE_ADMIN_TOKEN", ADMIN)
+        .env("BENCHGATE_LEASE_SECS", lease_secs.to_string())
+        // Short long-polls, so an agent notices a revoked token within seconds.
+        .env("BENCHGATE_CLAIM_WAIT", "2")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn benchgate serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["fields"]["message"] == "benchgate listening" {
+            let addr = v["fields"]["addr"].as_str().unwrap().parse().unwrap();
+            return Server {
+                child,
+                addr,
+                logs: rx,
+            };
+        }
+        seen.push(line);
+    }
+    let _ = child.kill();
+    panic!("server did not start:\n{}", seen.join("\n"));
+}
+
+/// A running `benchgate agent`; killed on drop. Its stderr is kept for assertion messages.
+pub struct AgentProcess {
+    pub name: String,
+    pub child: Child,
+    pub work_dir: PathBuf,
+    logs: Arc<Mutex<Vec<String>>>,
+}
+
+impl AgentProcess {
+    /// Starts an agent with its token in the environment (as an operator would), a secret of
+    /// the machine beside it, and `extra` flags.
+    pub fn spawn(name: &str, server: &Server, token: &str, dir: &Path, extra: &[&str]) -> Self {
+        let work_dir = dir.join(format!("agent-{name}"));
+        let mut child = Command::new(BIN)
+            .args(["agent", "--server", &server.url(""), "--work-dir"])
+            .arg(&work_dir)
+            .args(["--max-backoff", "1"])
+            .args(extra)
+            .env("BENCHGATE_TOKEN", token)
+            .env("AWS_SECRET_ACCESS_KEY", "machine-secret-never-passed")
+            .env("RUST_LOG", "info,benchgate_agent=debug")
+            // Plain log lines, so tests can look for `round=1`.
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn benchgate agent");
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().unwrap();
+        let sink = Arc::clone(&logs);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        AgentProcess {
+            name: name.to_owned(),
+            child,
+            work_dir,
+            logs,
+        }
+    }
+
+    /// Everything the agent logged so far.
+    pub fn logs(&self) -> String {
+        self.logs.lock().unwrap().join("\n")
+    }
+
+    /// Whether the agent logged a line containing `needle`.
+    pub fn logged(&self, needle: &str) -> bool {
+        self.logs.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    /// Waits until the agent logs `needle`.
+    pub fn wait_for_log(&mut self, needle: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.logged(needle) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(100));
+                panic!(
+                    "agent {} exited ({status}) before logging {needle:?}; its log:\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "agent {} never logged {needle:?}; its log:\n{}",
+                self.name,
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends a signal (`TERM`, `KILL`) to the agent process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the agent to exit.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the log reader drain the last lines.
+                std::thread::sleep(Duration::from_millis(100));
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "agent {} did not exit; its log:\n{}",
+                self.name,
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Requests a comparison through the admin API.
+pub async fn create_comparison(
+    server: &Server,
+    req: &CreateComparisonRequest,
+) -> CreatedComparison {
+    let resp = http()
+        .post(server.url("/api/v1/comparisons"))
+        .bearer_auth(ADMIN)
+        .json(req)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let body = resp.text().await.unwrap();
+    assert_eq!(status.as_u16(), 201, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Reads a comparison's state and results through the admin API.
+pub async fn comparison(server: &Server, id: i64) -> ComparisonStatus {
+    let resp = http()
+        .get(server.url(&format!("/api/v1/comparisons/{id}")))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let body = resp.text().await.unwrap();
+    assert_eq!(status.as_u16(), 200, "{body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// Polls the comparison until it is finished (done, failed, cancelled…) and returns it.
+pub async fn wait_finished(
+    server: &Server,
+    id: i64,
+    timeout: Duration,
+    agents: &[&AgentProcess],
+) -> ComparisonStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let status = comparison(server, id).await;
+        if !matches!(status.state.as_str(), "queued" | "running") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let logs: Vec<String> = agents
+                .iter()
+                .map(|a| format!("--- {}:\n{}", a.name, a.logs()))
+                .collect();
+            panic!(
+                "comparison {id} still {} after {timeout:?}\n{}",
+                status.state,
+                logs.join("\n")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
