@@ -38,27 +38,67 @@ async fn pages_show_runners_floors_results_and_the_queue() {
 
     let (status, home) = get(&server.url("/")).await;
     assert_eq!(status, 200);
-    assert_contains(&home, &["quiet-1", "busy", "quiet-2", "online", "old-box", "offline"]);
-    assert_contains(&home, &["acme/widgets", "#42", "1 slower", "1 no change", "id=\"queued\">2<"]);
+    assert_contains(
+        &home,
+        &["quiet-1", "busy", "quiet-2", "online", "old-box", "offline"],
+    );
+    assert_contains(
+        &home,
+        &[
+            "acme/widgets",
+            "#42",
+            "1 slower",
+            "1 no change",
+            "id=\"queued\">2<",
+        ],
+    );
 
     let (status, runner) = get(&server.url(&format!("/runners/{}", s.busy_runner))).await;
     assert_eq!(status, 200);
-    assert_contains(&runner, &["AMD EPYC 7B13", "performance", "parse/json", "render/html"]);
+    assert_contains(
+        &runner,
+        &["AMD EPYC 7B13", "performance", "parse/json", "render/html"],
+    );
     // parse/json's current floor: s_aa = 0.012 → 1.21% per pair; 7 sessions.
     assert_contains(&runner, &["1.21%", "in ~", "rounds", "<svg class=\"plot\""]);
 
     let (status, page) = get(&server.url(&format!("/comparisons/{}", s.comparison_id))).await;
     assert_eq!(status, 200);
-    assert_contains(&page, &["parse/json", "+5.02%", "[+3.41%, +6.65%]", "slower"]);
-    assert_contains(&page, &["no change beyond the margin", "https://github.com/acme/widgets/pull/42"]);
-    assert_contains(&page, &["bench-suite exited with status 101", "12 rounds uploaded"]);
+    assert_contains(
+        &page,
+        &["parse/json", "+5.02%", "[+3.41%, +6.65%]", "slower"],
+    );
+    assert_contains(
+        &page,
+        &[
+            "no change beyond the margin",
+            "https://github.com/acme/widgets/pull/42",
+        ],
+    );
+    assert_contains(
+        &page,
+        &["bench-suite exited with status 101", "12 rounds uploaded"],
+    );
     assert_contains(&page, &["out of memory&#62;", "outlier"]);
     assert!(!page.contains("<out of memory>"), "logs are escaped");
-    assert_eq!(page.matches("<svg class=\"plot\"").count(), 4, "two plots per benchmark");
+    assert_eq!(
+        page.matches("<svg class=\"plot\"").count(),
+        4,
+        "two plots per benchmark"
+    );
 
     let (status, queue) = get(&server.url("/queue")).await;
     assert_eq!(status, 200);
-    assert_contains(&queue, &["running", "quiet-1", "only <a href=\"/runners/old-box\">", "calibration", "left"]);
+    assert_contains(
+        &queue,
+        &[
+            "running",
+            "quiet-1",
+            "only <a href=\"/runners/old-box\">",
+            "calibration",
+            "left",
+        ],
+    );
 }
 
 #[tokio::test]
@@ -75,7 +115,13 @@ async fn json_endpoints_return_the_page_data() {
 
     let runners = json("/api/v1/runners".into()).await;
     let status_of = |name: &str| {
-        runners.as_array().unwrap().iter().find(|r| r["name"] == name).unwrap()["status"].clone()
+        runners
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()["status"]
+            .clone()
     };
     assert_eq!(status_of(&s.busy_runner), "busy");
     assert_eq!(status_of(&s.idle_runner), "online");
@@ -89,14 +135,22 @@ async fn json_endpoints_return_the_page_data() {
     assert!(floors[0]["resolves"][1]["rounds"].as_u64().unwrap() > 2);
 
     let queue = json("/api/v1/queue".into()).await;
-    assert_eq!((queue["queued"].as_i64(), queue["running"].as_i64()), (Some(2), Some(1)));
+    assert_eq!(
+        (queue["queued"].as_i64(), queue["running"].as_i64()),
+        (Some(2), Some(1))
+    );
     let running = &queue["jobs"][0];
     assert_eq!(running["state"], "running");
     assert_eq!(running["runner"], "quiet-1");
     assert_eq!(running["comparison_id"], s.running_comparison_id);
 
     let list = json("/api/v1/comparisons?limit=5".into()).await;
-    let finished = list.as_array().unwrap().iter().find(|c| c["id"] == s.comparison_id).unwrap();
+    let finished = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == s.comparison_id)
+        .unwrap();
     assert_eq!(finished["verdicts"][0]["verdict"], "slower");
     assert_eq!(finished["pr_number"], 42);
     let (status, _) = get(&server.url("/api/v1/comparisons?limit=0")).await;
@@ -106,10 +160,18 @@ async fn json_endpoints_return_the_page_data() {
 #[tokio::test]
 async fn samples_export_as_csv() {
     let (_dir, server, s) = seeded_server(&[]).await;
-    let url = server.url(&format!("/api/v1/comparisons/{}/samples.csv", s.comparison_id));
+    let url = server.url(&format!(
+        "/api/v1/comparisons/{}/samples.csv",
+        s.comparison_id
+    ));
     let resp = http().get(url).send().await.unwrap();
     assert_eq!(resp.status(), 200);
-    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
     let csv = resp.text().await.unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
@@ -126,7 +188,12 @@ async fn metrics_are_prometheus_text() {
     let (_dir, server, _) = seeded_server(&[]).await;
     let resp = http().get(server.url("/metrics")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
-    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
     let text = resp.text().await.unwrap();
     for needle in [
         "# TYPE benchgate_queue_jobs gauge",
@@ -149,23 +216,47 @@ async fn metrics_are_prometheus_text() {
 #[tokio::test]
 async fn a_dashboard_token_guards_pages_and_the_read_api() {
     let (_dir, server, _) = seeded_server(&[("BENCHGATE_DASHBOARD_TOKEN", "s3cret-token")]).await;
-    for path in ["/", "/queue", "/runners/quiet-1", "/api/v1/runners", "/api/v1/queue"] {
+    for path in [
+        "/",
+        "/queue",
+        "/runners/quiet-1",
+        "/api/v1/runners",
+        "/api/v1/queue",
+    ] {
         let (status, _) = get(&server.url(path)).await;
         assert_eq!(status, 401, "{path} without the token");
     }
     let (status, _) = get(&server.url("/?token=wrong")).await;
     assert_eq!(status, 401);
 
-    let resp = http().get(server.url("/")).bearer_auth("s3cret-token").send().await.unwrap();
+    let resp = http()
+        .get(server.url("/"))
+        .bearer_auth("s3cret-token")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
 
-    let resp = http().get(server.url("/queue?token=s3cret-token")).send().await.unwrap();
+    let resp = http()
+        .get(server.url("/queue?token=s3cret-token"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
     let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly"), "{cookie}");
     let pair = cookie.split(';').next().unwrap().to_string();
-    let resp = http().get(server.url("/api/v1/runners")).header("cookie", pair).send().await.unwrap();
-    assert_eq!(resp.status(), 200, "the cookie set by ?token= works on every page");
+    let resp = http()
+        .get(server.url("/api/v1/runners"))
+        .header("cookie", pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        200,
+        "the cookie set by ?token= works on every page"
+    );
 
     let (status, _) = get(&server.url("/healthz")).await;
     assert_eq!(status, 200, "probes stay open");
@@ -188,10 +279,20 @@ async fn unknown_runners_and_comparisons_are_404() {
 #[tokio::test]
 async fn an_empty_installation_says_what_to_do_first() {
     let dir = tempfile::tempdir().unwrap();
-    let server = spawn_server(&format!("sqlite://{}", dir.path().join("e.db").display()), &[]);
+    let server = spawn_server(
+        &format!("sqlite://{}", dir.path().join("e.db").display()),
+        &[],
+    );
     let (status, home) = get(&server.url("/")).await;
     assert_eq!(status, 200);
-    assert_contains(&home, &["benchgate runner add NAME --labels", ".benchgate.toml", "No comparisons yet"]);
+    assert_contains(
+        &home,
+        &[
+            "benchgate runner add NAME --labels",
+            ".benchgate.toml",
+            "No comparisons yet",
+        ],
+    );
 }
 
 #[tokio::test]
@@ -201,7 +302,10 @@ async fn names_from_outside_are_escaped() {
     let store = benchgate_store::connect(&url).await.unwrap();
     store.migrate().await.unwrap();
     let evil = "<script>alert(1)</script>";
-    store.add_runner(evil, &["<b>label</b>".into()]).await.unwrap();
+    store
+        .add_runner(evil, &["<b>label</b>".into()])
+        .await
+        .unwrap();
     drop(store);
     let server = spawn_server(&url, &[]);
     let (status, home) = get(&server.url("/")).await;

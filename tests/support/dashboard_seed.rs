@@ -76,8 +76,8 @@ fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewCompa
     NewComparison {
         repository_id: repo,
         pr_number: Some(pr),
-        base_sha: format!("{:040x}", 0xa1b2c3d4_u64 + pr as u64),
-        head_sha: format!("{:040x}", 0xfeedbeef_u64 + pr as u64),
+        base_sha: format!("{:08x}{pr:032x}", 0xa1b2c3d4_u64 + pr as u64),
+        head_sha: format!("{:08x}{pr:032x}", 0xfeedbeef_u64 + pr as u64),
         runner_label: LABEL.into(),
         config: json!({"benchmark": {"run": "./bench", "format": "criterion"},
                        "gate": {"min_effect": 0.01}}),
@@ -135,7 +135,14 @@ fn wobble(k: u64) -> f64 {
     x as f64 / 1000.0 - 1.0
 }
 
-fn result(name: &str, n: usize, base: f64, change: f64, ci: [f64; 2], verdict: VerdictKind) -> BenchmarkResult {
+fn result(
+    name: &str,
+    n: usize,
+    base: f64,
+    change: f64,
+    ci: [f64; 2],
+    verdict: VerdictKind,
+) -> BenchmarkResult {
     BenchmarkResult {
         name: name.into(),
         metric: "time".into(),
@@ -157,10 +164,25 @@ fn result(name: &str, n: usize, base: f64, change: f64, ci: [f64; 2], verdict: V
 /// comparison (PR 42: `parse/json` 5% slower, `render/html` unchanged, one failed job with a
 /// log) and one running comparison (PR 43), plus a queued calibration job.
 pub async fn seed_small(store: &dyn Store) -> Seeded {
-    let busy = store.add_runner("quiet-1", &[LABEL.into()]).await.unwrap().runner;
-    let idle = store.add_runner("quiet-2", &[LABEL.into()]).await.unwrap().runner;
-    let offline = store.add_runner("old-box", &["linux-arm".into()]).await.unwrap().runner;
-    store.touch_runner(busy.id, Some(&fingerprint())).await.unwrap();
+    let busy = store
+        .add_runner("quiet-1", &[LABEL.into()])
+        .await
+        .unwrap()
+        .runner;
+    let idle = store
+        .add_runner("quiet-2", &[LABEL.into()])
+        .await
+        .unwrap()
+        .runner;
+    let offline = store
+        .add_runner("old-box", &["linux-arm".into()])
+        .await
+        .unwrap()
+        .runner;
+    store
+        .touch_runner(busy.id, Some(&fingerprint()))
+        .await
+        .unwrap();
     store.touch_runner(idle.id, None).await.unwrap();
     let repo = repository(store, "acme/widgets", 1001).await;
     for (benchmark, start, end) in [("parse/json", 0.021, 0.012), ("render/html", 0.009, 0.007)] {
@@ -174,12 +196,19 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
     }
 
     let benchmarks = vec!["parse/json".to_string(), "render/html".to_string()];
-    let created = store.create_comparison(&comparison(repo, 42, 2, 12)).await.unwrap();
+    let created = store
+        .create_comparison(&comparison(repo, 42, 2, 12))
+        .await
+        .unwrap();
     let mut k = 0u64;
     let mut value = |i: usize, side: Side| {
         k += 1;
         let base = [1_000_000.0, 250_000.0][i];
-        let change = if side == Side::Head && i == 0 { 1.05 } else { 1.0 };
+        let change = if side == Side::Head && i == 0 {
+            1.05
+        } else {
+            1.0
+        };
         base * change * (1.0 + 0.004 * wobble(k))
     };
     let first = claim(store, busy.id).await;
@@ -189,39 +218,76 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
             // One disturbed round: both sides slow, the head more so (an outlier pair).
             upload.samples[1].measurement.value *= 1.25;
         }
-        store.upload_round(first.job.id, &first.lease, &upload).await.unwrap();
+        store
+            .upload_round(first.job.id, &first.lease, &upload)
+            .await
+            .unwrap();
     }
     let done = JobOutcome::Succeeded {
         log_tail: Some("build base: 41.2 s\nbuild head: 39.8 s\n12 rounds uploaded".into()),
     };
-    store.complete_job(first.job.id, &first.lease, &done).await.unwrap();
+    store
+        .complete_job(first.job.id, &first.lease, &done)
+        .await
+        .unwrap();
     let second = claim(store, busy.id).await;
     for r in 0..8 {
         let upload = round(r, &benchmarks, &mut value);
-        store.upload_round(second.job.id, &second.lease, &upload).await.unwrap();
+        store
+            .upload_round(second.job.id, &second.lease, &upload)
+            .await
+            .unwrap();
     }
     let failed = JobOutcome::Failed {
         reason: "bench-suite exited with status 101".into(),
-        log_tail: "round 9: running head\nthread 'main' panicked at src/bench.rs:88:5: <out of memory>".into(),
+        log_tail:
+            "round 9: running head\nthread 'main' panicked at src/bench.rs:88:5: <out of memory>"
+                .into(),
     };
-    store.complete_job(second.job.id, &second.lease, &failed).await.unwrap();
+    store
+        .complete_job(second.job.id, &second.lease, &failed)
+        .await
+        .unwrap();
     let results = [
-        result("parse/json", 20, 1_000_000.0, 5.02, [3.41, 6.65], VerdictKind::Slower),
-        result("render/html", 20, 250_000.0, 0.03, [-0.61, 0.66], VerdictKind::Equivalent),
+        result(
+            "parse/json",
+            20,
+            1_000_000.0,
+            5.02,
+            [3.41, 6.65],
+            VerdictKind::Slower,
+        ),
+        result(
+            "render/html",
+            20,
+            250_000.0,
+            0.03,
+            [-0.61, 0.66],
+            VerdictKind::Equivalent,
+        ),
     ];
-    store.upsert_comparison_results(created.id, busy.id, &results).await.unwrap();
+    store
+        .upsert_comparison_results(created.id, busy.id, &results)
+        .await
+        .unwrap();
 
-    let running = store.create_comparison(&comparison(repo, 43, 2, 10)).await.unwrap();
+    let running = store
+        .create_comparison(&comparison(repo, 43, 2, 10))
+        .await
+        .unwrap();
     let job = claim(store, busy.id).await;
     for r in 0..3 {
         let upload = round(r, &benchmarks, &mut value);
-        store.upload_round(job.job.id, &job.lease, &upload).await.unwrap();
+        store
+            .upload_round(job.job.id, &job.lease, &upload)
+            .await
+            .unwrap();
     }
     store
         .enqueue_calibration(&NewCalibration {
             runner_id: offline.id,
             repository_id: repo,
-            sha: format!("{:040x}", 0xa1b2c3d4_u64),
+            sha: format!("{:08x}{:032x}", 0xa1b2c3d4_u64, 0),
             runner_label: "linux-arm".into(),
             config: json!({}),
             rounds: 10,
@@ -250,12 +316,21 @@ pub const BULK_ROUNDS: i64 = 10;
 pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
     let mut runners = Vec::new();
     for i in 0..4 {
-        let r = store.add_runner(&format!("bulk-{i}"), &[LABEL.into()]).await.unwrap().runner;
-        store.touch_runner(r.id, Some(&fingerprint())).await.unwrap();
+        let r = store
+            .add_runner(&format!("bulk-{i}"), &[LABEL.into()])
+            .await
+            .unwrap()
+            .runner;
+        store
+            .touch_runner(r.id, Some(&fingerprint()))
+            .await
+            .unwrap();
         runners.push(r.id);
     }
     let repo = repository(store, "acme/big", 2002).await;
-    let benchmarks: Vec<String> = (0..BULK_BENCHMARKS).map(|i| format!("suite/case-{i:02}")).collect();
+    let benchmarks: Vec<String> = (0..BULK_BENCHMARKS)
+        .map(|i| format!("suite/case-{i:02}"))
+        .collect();
     for &runner in &runners {
         for b in &benchmarks {
             let key = FloorKey {
@@ -281,13 +356,25 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
         for r in 0..BULK_ROUNDS {
             let upload = round(r, &benchmarks, |i, side| {
                 k += 1;
-                let change = if side == Side::Head && i % 5 == 0 { 1.03 } else { 1.0 };
+                let change = if side == Side::Head && i % 5 == 0 {
+                    1.03
+                } else {
+                    1.0
+                };
                 (10_000.0 * (i + 1) as f64) * change * (1.0 + 0.01 * wobble(k))
             });
-            store.upload_round(job.job.id, &job.lease, &upload).await.unwrap();
+            store
+                .upload_round(job.job.id, &job.lease, &upload)
+                .await
+                .unwrap();
         }
-        let done = JobOutcome::Succeeded { log_tail: Some("ok".into()) };
-        store.complete_job(job.job.id, &job.lease, &done).await.unwrap();
+        let done = JobOutcome::Succeeded {
+            log_tail: Some("ok".into()),
+        };
+        store
+            .complete_job(job.job.id, &job.lease, &done)
+            .await
+            .unwrap();
         let results: Vec<BenchmarkResult> = benchmarks
             .iter()
             .enumerate()
@@ -300,7 +387,10 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
                 }
             })
             .collect();
-        store.upsert_comparison_results(created.id, runner, &results).await.unwrap();
+        store
+            .upsert_comparison_results(created.id, runner, &results)
+            .await
+            .unwrap();
         last = created.id.0;
         if (c + 1) % 100 == 0 {
             eprintln!("seeded {} of {comparisons} comparisons", c + 1);

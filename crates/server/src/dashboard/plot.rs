@@ -8,8 +8,12 @@ use plotters::prelude::*;
 
 use super::rounds::{IntervalStep, Pair};
 
-const WIDTH: u32 = 720;
-const HEIGHT: u32 = 280;
+// About the width a plot gets on a desktop page, so text is drawn near 1:1; on a phone it
+// scales down to ~70% and stays readable.
+const WIDTH: u32 = 480;
+const HEIGHT: u32 = 300;
+/// Font size of tick labels, axis names and legends (plotters writes `size / 1.24` px).
+const FONT: u32 = 16;
 const BASE: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 const HEAD: RGBColor = RGBColor(0xe6, 0x6a, 0x00);
 const OUTLIER: RGBColor = RGBColor(0xd6, 0x27, 0x28);
@@ -76,6 +80,28 @@ fn padded_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// The divisor and unit name that keep `largest` (in `unit`) between 1 and 1000, so axis
+/// labels read "1.05 ms" rather than "1050000.0".
+fn display_unit(unit: &str, largest: f64) -> (f64, String) {
+    let steps: &[(f64, &str)] = match unit {
+        "ns" => &[(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")],
+        "bytes" => &[
+            (1.0, "B"),
+            (1024.0, "KiB"),
+            (1048576.0, "MiB"),
+            (1073741824.0, "GiB"),
+        ],
+        other => return (1.0, other.to_string()),
+    };
+    let (div, name) = steps
+        .iter()
+        .rev()
+        .find(|(div, _)| largest >= *div)
+        .copied()
+        .unwrap_or(steps[0]);
+    (div, name.to_string())
+}
+
 /// One line of the floor plot: a floor's spread per pair in percent, `(days ago, %)` oldest first.
 pub struct FloorLine {
     pub label: String,
@@ -99,6 +125,10 @@ pub fn floor_history(lines: &[FloorLine]) -> String {
             .x_label_formatter(&|x| format!("{:.0}", -x))
             .light_line_style(BLACK.mix(0.06))
             .bold_line_style(BLACK.mix(0.12))
+            .label_style(("sans-serif", FONT))
+            .axis_desc_style(("sans-serif", FONT))
+            .x_labels(6)
+            .y_labels(6)
             .draw()?;
         for (i, line) in lines.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
@@ -122,6 +152,7 @@ pub fn floor_history(lines: &[FloorLine]) -> String {
                 .configure_series_labels()
                 .position(SeriesLabelPosition::UpperLeft)
                 .background_style(WHITE.mix(0.0))
+                .label_font(("sans-serif", FONT))
                 .border_style(BLACK.mix(0.3))
                 .draw()?;
         }
@@ -132,6 +163,20 @@ pub fn floor_history(lines: &[FloorLine]) -> String {
 /// Base and head values round by round, with flagged outlier rounds ringed: drift shows as a
 /// slope shared by both lines, an outlier as a ring.
 pub fn rounds(pairs: &[Pair], unit: &str, outliers: &[usize]) -> String {
+    let largest = pairs
+        .iter()
+        .map(|p| p.base.abs().max(p.head.abs()))
+        .fold(0.0, f64::max);
+    let (scale, unit) = display_unit(unit, largest);
+    let scaled: Vec<Pair> = pairs
+        .iter()
+        .map(|p| Pair {
+            base: p.base / scale,
+            head: p.head / scale,
+            ..p.clone()
+        })
+        .collect();
+    let pairs = &scaled[..];
     let (y0, y1) = padded_range(pairs.iter().flat_map(|p| [p.base, p.head]));
     let n = pairs.len().max(2) as f64;
     svg("base and head per round", |root| {
@@ -143,10 +188,20 @@ pub fn rounds(pairs: &[Pair], unit: &str, outliers: &[usize]) -> String {
         chart
             .configure_mesh()
             .x_desc("round")
-            .y_desc(unit)
+            .y_desc(unit.as_str())
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| {
+                format!("{y:.4}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string()
+            })
             .light_line_style(BLACK.mix(0.06))
             .bold_line_style(BLACK.mix(0.12))
+            .label_style(("sans-serif", FONT))
+            .axis_desc_style(("sans-serif", FONT))
+            .x_labels(6)
+            .y_labels(6)
             .draw()?;
         for (side, colour, value) in [
             ("base", BASE, (|p: &Pair| p.base) as fn(&Pair) -> f64),
@@ -184,6 +239,7 @@ pub fn rounds(pairs: &[Pair], unit: &str, outliers: &[usize]) -> String {
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.0))
+            .label_font(("sans-serif", FONT))
             .border_style(BLACK.mix(0.3))
             .draw()?;
         Ok(())
@@ -225,6 +281,10 @@ pub fn interval_narrowing(steps: &[IntervalStep], margin_pct: Option<f64>) -> St
             .x_label_formatter(&|x| format!("{x:.0}"))
             .light_line_style(BLACK.mix(0.06))
             .bold_line_style(BLACK.mix(0.12))
+            .label_style(("sans-serif", FONT))
+            .axis_desc_style(("sans-serif", FONT))
+            .x_labels(6)
+            .y_labels(6)
             .draw()?;
         let clamp = |v: f64| v.clamp(y0, y1);
         chart.draw_series(bounded.iter().map(|s| {

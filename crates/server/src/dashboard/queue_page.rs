@@ -80,12 +80,14 @@ pub async fn queue_view(store: &dyn Store, now: DateTime<Utc>) -> Result<QueueVi
         .collect();
     let mut repositories: HashMap<RepositoryId, String> = HashMap::new();
     for job in &jobs {
-        if !repositories.contains_key(&job.repository_id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) =
+            repositories.entry(job.repository_id)
+        {
             let name = store
                 .repository(job.repository_id)
                 .await?
                 .map_or_else(|| job.repository_id.to_string(), |r| r.full_name);
-            repositories.insert(job.repository_id, name);
+            slot.insert(name);
         }
     }
     let runner_name = |id: Option<RunnerId>| id.and_then(|id| runners.get(&id).cloned());

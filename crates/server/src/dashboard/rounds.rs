@@ -33,16 +33,17 @@ pub struct PairedSeries {
     pub pairs: Vec<Pair>,
 }
 
+/// A round: (job, attempt, round index).
+type Round = (JobId, i64, i64);
+/// One series while grouping: its unit, its rounds in first-seen order, each round's sides.
+type SeriesRounds = (String, Vec<Round>, HashMap<Round, [Option<f64>; 2]>);
+
 /// Groups one runner's samples (ordered by job, attempt, round, position) into pairs per
 /// benchmark and metric, in the order benchmarks first appear. A round missing one side
 /// (an upload cut short) is left out: a lone value has nothing to be compared with.
 pub fn paired_series(samples: &[Sample]) -> Vec<PairedSeries> {
-    type Round = (JobId, i64, i64);
     let mut order: Vec<(String, String)> = Vec::new();
-    let mut rounds: HashMap<
-        (String, String),
-        (String, Vec<Round>, HashMap<Round, [Option<f64>; 2]>),
-    > = HashMap::new();
+    let mut rounds: HashMap<(String, String), SeriesRounds> = HashMap::new();
     for s in samples {
         let key = (s.benchmark.clone(), s.metric.clone());
         let entry = rounds.entry(key.clone()).or_insert_with(|| {
