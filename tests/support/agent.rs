@@ -23,8 +23,8 @@ pub const LABEL: &str = "e2e";
 
 /// Spin iterations of the base side (~20 ms per run in a debug build).
 pub const BASE_ITERATIONS: u64 = 2_500_000;
-/// Head is slower by a known factor: twice the work (the process start-up is shared).
-pub const HEAD_ITERATIONS: u64 = 5_000_000;
+/// Head is slower by a known factor: three times the work (the process start-up is shared).
+pub const HEAD_ITERATIONS: u64 = 7_500_000;
 
 /// A local git repository with a benchmark script and two commits: base and head.
 pub struct BenchRepo {
