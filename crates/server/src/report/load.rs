@@ -128,11 +128,11 @@ pub async fn load(
                 .find(|s| s.runner_id == runner_id)
                 .map(|s| s.samples.as_slice())
                 .unwrap_or_default();
-            Some(count_outliers(
-                samples,
-                &results[0].name,
-                &results[0].metric,
-            ))
+            // Summed over every benchmark and metric shown.
+            Some(results.iter().fold((0, 0), |(k, n), r| {
+                let (k2, n2) = count_outliers(samples, &r.name, &r.metric);
+                (k + k2, n + n2)
+            }))
         }
         _ => None,
     };

@@ -1,0 +1,457 @@
+//! The GitHub App end to end: the real `benchgate serve` and `benchgate agent`, a real git
+//! repository, real SQLite (and Postgres when BENCHGATE_TEST_POSTGRES_URL is set), real webhook
+//! payloads signed by the test, and a fake GitHub (wiremock) whose received writes we check.
+
+mod github;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use benchgate_github::signature::sign_with;
+use github::{FakeGitHub, REPO, fixture};
+use serde_json::{Value, json};
+use support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+
+const SECRET: &str = "e2e-webhook-secret";
+const LABEL: &str = "e2e";
+/// Head spins twice as long as base: a known, large slowdown.
+const BASE_ITERATIONS: u64 = 2_000_000;
+const HEAD_ITERATIONS: u64 = 4_000_000;
+
+/// A git repository whose head commit doubles the benchmark's work.
+struct Project {
+    path: PathBuf,
+    base: String,
+    head: String,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+impl Project {
+    fn create(dir: &Path) -> Project {
+        let path = dir.join("project");
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("iterations"), BASE_ITERATIONS.to_string()).unwrap();
+        git(&path, &["init", "-q"]);
+        git(&path, &["add", "."]);
+        git(&path, &["commit", "-qm", "base"]);
+        let base = git(&path, &["rev-parse", "HEAD"]);
+        std::fs::write(path.join("iterations"), HEAD_ITERATIONS.to_string()).unwrap();
+        git(&path, &["commit", "-qam", "head: twice the work"]);
+        let head = git(&path, &["rev-parse", "HEAD"]);
+        Project { path, base, head }
+    }
+}
+
+/// `.benchgate.toml` as the base branch has it.
+fn repo_config(rounds: u32) -> String {
+    format!(
+        "[benchmark]\nrun = \"{BIN} spin --iterations $(cat iterations)\"\nformat = \"command\"\n\
+         rounds = {rounds}\nwarmup = 1\nrunner = \"{LABEL}\"\n\n[gate]\nfail_on = \"regression\"\n"
+    )
+}
+
+/// The server, its database, the fake GitHub, an agent.
+struct Setup {
+    server: Server,
+    database_url: String,
+    github: FakeGitHub,
+    project: Project,
+    agent: Option<Child>,
+    dir: tempfile::TempDir,
+    _pg: Option<FreshPostgres>,
+}
+
+async fn setup(config: Option<&str>, postgres: Option<FreshPostgres>) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let project = Project::create(dir.path());
+    let github = FakeGitHub::start(config).await;
+    let database_url = match &postgres {
+        Some(pg) => pg.url.clone(),
+        None => format!("sqlite://{}", dir.path().join("benchgate.db").display()),
+    };
+    let api = github.url();
+    let server = spawn_server(
+        &database_url,
+        &[
+            ("BENCHGATE_WEBHOOK_SECRET", &format!("old-secret,{SECRET}")),
+            ("BENCHGATE_GITHUB_TOKEN", "ghp_test_token"),
+            ("BENCHGATE_GITHUB_API_URL", &api),
+            ("BENCHGATE_PUBLIC_URL", "https://bench.example"),
+            ("BENCHGATE_COMMENT_INTERVAL", "1"),
+            ("BENCHGATE_OUTBOX_BACKOFF_MS", "100"),
+            ("BENCHGATE_CLAIM_WAIT", "2"),
+        ],
+    );
+    Setup {
+        server,
+        database_url,
+        github,
+        project,
+        agent: None,
+        dir,
+        _pg: postgres,
+    }
+}
+
+impl Setup {
+    /// Registers a runner and starts `benchgate agent` for it.
+    fn start_agent(&mut self) {
+        let out = Command::new(BIN)
+            .args(["runner", "add", "gh-e2e-1", "--labels", LABEL])
+            .env("BENCHGATE_DATABASE_URL", &self.database_url)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let token = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("token: "))
+            .unwrap()
+            .trim()
+            .to_owned();
+        let child = Command::new(BIN)
+            .args(["agent", "--server", &self.server.url(""), "--work-dir"])
+            .arg(self.dir.path().join("agent"))
+            .args(["--max-backoff", "1"])
+            .env("BENCHGATE_TOKEN", token)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.agent = Some(child);
+    }
+
+    /// Posts a delivery signed with the configured secret.
+    async fn deliver(&self, event: &str, delivery: &str, body: &Value) -> (u16, Value) {
+        let bytes = serde_json::to_vec(body).unwrap();
+        let signature = sign_with(SECRET.as_bytes(), &bytes);
+        post(&self.server, event, delivery, Some(&signature), bytes).await
+    }
+
+    /// `pull_request.opened` for this project (clone URL and shas changed in memory).
+    fn pull_request_opened(&self) -> Value {
+        let mut p = fixture("webhooks/pull_request.opened.json");
+        let path = self.project.path.to_string_lossy().into_owned();
+        p["pull_request"]["base"]["repo"]["clone_url"] = json!(path);
+        p["pull_request"]["head"]["repo"]["clone_url"] = json!(path);
+        p["repository"]["clone_url"] = json!(path);
+        p["pull_request"]["base"]["sha"] = json!(self.project.base);
+        p["pull_request"]["head"]["sha"] = json!(self.project.head);
+        p
+    }
+
+    /// A comment on PR #2 by `login` with `association`.
+    fn comment(&self, body: &str, login: &str, association: &str, id: u64) -> Value {
+        let mut c = fixture("webhooks/issue_comment.created.on-pr.slash-command.json");
+        c["repository"]["full_name"] = json!(REPO);
+        c["repository"]["clone_url"] = json!(self.project.path.to_string_lossy());
+        c["issue"]["number"] = json!(2);
+        c["comment"]["id"] = json!(id);
+        c["comment"]["body"] = json!(body);
+        c["comment"]["user"]["login"] = json!(login);
+        c["comment"]["author_association"] = json!(association);
+        c
+    }
+
+    async fn count(&self, sql: &str) -> i64 {
+        count_rows(&self.database_url, sql).await
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(agent) = &mut self.agent {
+            let _ = agent.kill();
+            let _ = agent.wait();
+        }
+    }
+}
+
+async fn post(
+    server: &Server,
+    event: &str,
+    delivery: &str,
+    signature: Option<&str>,
+    body: Vec<u8>,
+) -> (u16, Value) {
+    let mut req = http()
+        .post(server.url("/webhooks/github"))
+        .header("X-GitHub-Event", event)
+        .header("X-GitHub-Delivery", delivery)
+        .header("Content-Type", "application/json")
+        .body(body);
+    if let Some(s) = signature {
+        req = req.header("X-Hub-Signature-256", s);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn count_rows(database_url: &str, sql: &str) -> i64 {
+    use sqlx::Connection;
+    if database_url.starts_with("postgres") {
+        let mut c = sqlx::PgConnection::connect(database_url).await.unwrap();
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+            .fetch_one(&mut c)
+            .await
+            .unwrap()
+    } else {
+        let mut c = sqlx::SqliteConnection::connect(database_url).await.unwrap();
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+            .fetch_one(&mut c)
+            .await
+            .unwrap()
+    }
+}
+
+/// Polls `done` every 200 ms until it holds, or fails with `what` and the fake's state.
+async fn eventually(github: &FakeGitHub, what: &str, secs: u64, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        if Instant::now() > deadline {
+            panic!(
+                "timed out waiting for {what}\ncomments: {:#?}\nchecks: {:#?}\nrequests: {:?}",
+                github.comments(),
+                github.checks(),
+                github.requests().await
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn report_done(github: &FakeGitHub, rounds: u32) -> bool {
+    let reports = github.report_comments(LABEL);
+    reports.len() == 1
+        && reports[0]
+            .body
+            .contains(&format!("done, {rounds} of {rounds} rounds"))
+}
+
+/// A PR opened → the agent runs → one comment that says "slower" and a failed check.
+async fn opened_pr_is_benchmarked(s: &mut Setup) {
+    let (status, body) = s
+        .deliver("pull_request", "d-open-1", &s.pull_request_opened())
+        .await;
+    assert_eq!(status, 202, "{body}");
+    s.start_agent();
+    eventually(&s.github, "the final comment", 240, || {
+        report_done(&s.github, 8)
+    })
+    .await;
+    eventually(&s.github, "a completed check run", 30, || {
+        s.github.checks().iter().any(|c| c.status == "completed")
+    })
+    .await;
+    let report = &s.github.report_comments(LABEL)[0];
+    eprintln!("final comment:\n{}", report.body);
+    assert!(report.body.contains("**slower**"), "{}", report.body);
+    assert!(
+        report.body.contains("https://bench.example/comparisons/"),
+        "{}",
+        report.body
+    );
+    let checks = s.github.checks();
+    assert_eq!(checks.len(), 1, "one check run per head: {checks:#?}");
+    assert_eq!(checks[0].head_sha, s.project.head);
+    assert_eq!(
+        checks[0].conclusion.as_deref(),
+        Some("failure"),
+        "fail_on = regression"
+    );
+    assert!(checks[0].summary.contains("**slower**"));
+}
+
+#[tokio::test]
+async fn a_pull_request_gets_one_comment_and_a_gating_check_and_rebench_edits_it() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    opened_pr_is_benchmarked(&mut s).await;
+    let first = s.github.report_comments(LABEL)[0].clone();
+
+    // A read-only user is told why, and nothing is queued.
+    s.github
+        .set_permission("reader", "collaborator-permission.read.200.json");
+    let jobs_before = s.count("SELECT COUNT(*) FROM jobs").await;
+    let c = s.comment("/rebench 10", "reader", "NONE", 9001);
+    assert_eq!(s.deliver("issue_comment", "d-read-1", &c).await.0, 202);
+    eventually(&s.github, "a reply to the reader", 30, || {
+        s.github
+            .comments()
+            .iter()
+            .any(|c| c.body.contains("<!-- benchgate:reply-9001 -->"))
+    })
+    .await;
+    let reply = s
+        .github
+        .comments()
+        .into_iter()
+        .find(|c| c.body.contains("reply-9001"))
+        .unwrap();
+    assert!(
+        reply.body.contains("@reader only people with write"),
+        "{}",
+        reply.body
+    );
+    assert!(
+        reply.body.contains("your permission is read"),
+        "{}",
+        reply.body
+    );
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs").await,
+        jobs_before,
+        "no jobs for a reader"
+    );
+
+    // A maintainer's /rebench 10 edits the same comment, 👀 first.
+    let c = s.comment("/rebench 10", "maintainer", "OWNER", 9002);
+    assert_eq!(s.deliver("issue_comment", "d-rebench-1", &c).await.0, 202);
+    eventually(&s.github, "the rebench to finish", 240, || {
+        report_done(&s.github, 18)
+    })
+    .await;
+    let reports = s.github.report_comments(LABEL);
+    assert_eq!(reports.len(), 1, "still one comment");
+    assert_eq!(reports[0].id, first.id, "the same comment, edited");
+    assert!(reports[0].edits > first.edits);
+    assert!(s.github.reactions().contains(&(9002, "eyes".to_owned())));
+    assert!(!s.github.reactions().iter().any(|(id, _)| *id == 9001));
+}
+
+#[tokio::test]
+async fn github_failing_for_a_while_still_ends_in_exactly_one_complete_comment() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    let answers: Vec<(u16, Option<u64>)> = (0..8)
+        .map(|i| {
+            if i % 2 == 0 {
+                (500, None)
+            } else {
+                (429, Some(1))
+            }
+        })
+        .collect();
+    s.github.fail_comment_calls(&answers);
+    opened_pr_is_benchmarked(&mut s).await;
+    assert_eq!(
+        s.github.failures_answered(),
+        8,
+        "every injected failure was hit and retried"
+    );
+}
+
+#[tokio::test]
+async fn bad_signatures_are_refused_without_a_trace_and_redeliveries_do_nothing_twice() {
+    let s = setup(Some(&repo_config(8)), None).await;
+    let body = serde_json::to_vec(&s.pull_request_opened()).unwrap();
+    let wrong = sign_with(b"not-the-secret", &body);
+    let (status, _) = post(
+        &s.server,
+        "pull_request",
+        "d-bad-1",
+        Some(&wrong),
+        body.clone(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, _) = post(&s.server, "pull_request", "d-bad-2", None, body.clone()).await;
+    assert_eq!(status, 401);
+    assert_eq!(s.count("SELECT COUNT(*) FROM webhook_deliveries").await, 0);
+    assert_eq!(s.count("SELECT COUNT(*) FROM outbox").await, 0);
+
+    let opened = s.pull_request_opened();
+    assert_eq!(s.deliver("pull_request", "d-same", &opened).await.0, 202);
+    let (status, body) = s.deliver("pull_request", "d-same", &opened).await;
+    assert_eq!(status, 200, "a redelivery is acknowledged: {body}");
+    eventually(&s.github, "the check run", 30, || {
+        !s.github.checks().is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(s.count("SELECT COUNT(*) FROM webhook_deliveries").await, 1);
+    assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, 1);
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs WHERE kind = 'comparison'")
+            .await,
+        1
+    );
+    assert_eq!(s.github.checks().len(), 1);
+
+    // Malformed JSON, correctly signed: 400 with where it went wrong.
+    let bad = b"{\"action\": \"opened\",".to_vec();
+    let sig = sign_with(SECRET.as_bytes(), &bad);
+    let (status, body) = post(&s.server, "pull_request", "d-bad-json", Some(&sig), bad).await;
+    assert_eq!(status, 400);
+    assert!(body["error"].as_str().unwrap().contains("line 1"), "{body}");
+}
+
+#[tokio::test]
+async fn the_documented_hmac_vector_verifies_at_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("b.db").display());
+    let server = spawn_server(
+        &db,
+        &[("BENCHGATE_WEBHOOK_SECRET", "It's a Secret to Everybody")],
+    );
+    let doc = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+    let body = b"Hello, World!".to_vec();
+    // Verified, then refused as JSON: 400, not 401.
+    let (status, answer) = post(&server, "ping", "d-doc", Some(doc), body.clone()).await;
+    assert_eq!(status, 400, "{answer}");
+    let flipped = doc.replace("757107", "757108");
+    assert_eq!(
+        post(&server, "ping", "d-doc-2", Some(&flipped), body)
+            .await
+            .0,
+        401
+    );
+}
+
+#[tokio::test]
+async fn a_missing_config_gives_a_neutral_check_and_no_jobs() {
+    let s = setup(None, None).await;
+    assert_eq!(
+        s.deliver("pull_request", "d-nocfg", &s.pull_request_opened())
+            .await
+            .0,
+        202
+    );
+    eventually(&s.github, "a neutral check", 30, || {
+        s.github
+            .checks()
+            .iter()
+            .any(|c| c.conclusion.as_deref() == Some("neutral"))
+    })
+    .await;
+    assert_eq!(s.github.checks()[0].title, "no .benchgate.toml");
+    assert_eq!(s.count("SELECT COUNT(*) FROM jobs").await, 0);
+    assert!(s.github.comments().is_empty());
+}
+
+#[tokio::test]
+async fn a_pull_request_is_benchmarked_on_postgres() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let pg = FreshPostgres::create(&admin);
+    let mut s = setup(Some(&repo_config(8)), Some(pg)).await;
+    opened_pr_is_benchmarked(&mut s).await;
+}
