@@ -342,3 +342,67 @@ async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
     assert_eq!(quitter_rounds.len(), measured, "{}", quitter.logs());
     let _ = comparison(&server, created.id).await;
 }
+
+#[tokio::test]
+async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
+    use benchgate_store::{JobState, NewComparison, NewJob, NewRepository, Priority};
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 3);
+    let repo = BenchRepo::create(dir.path());
+    let token = add_runner(&db, "obedient");
+
+    // A PR's comparison, made as the scheduler makes it, so closing the PR can cancel it.
+    let store = benchgate_store::connect(&db).await.unwrap();
+    let path = repo.path.to_string_lossy().into_owned();
+    let repository = store
+        .upsert_repository(&NewRepository {
+            github_id: None,
+            installation_id: None,
+            full_name: path.clone(),
+            clone_url: path,
+        })
+        .await
+        .unwrap();
+    let req = repo.comparison(20, vec!["PAUSE=0.1".into()]);
+    let created = store
+        .create_comparison(&NewComparison {
+            repository_id: repository.id,
+            pr_number: Some(7),
+            base_sha: repo.base.clone(),
+            head_sha: repo.head.clone(),
+            runner_label: agent_support::LABEL.into(),
+            config: serde_json::to_value(&req.config).unwrap(),
+            planned_rounds: None,
+            jobs: vec![NewJob {
+                rounds: 20,
+                priority: Priority::NORMAL,
+                max_attempts: 3,
+            }],
+            notify: Vec::new(),
+        })
+        .await
+        .unwrap();
+
+    let mut agent = AgentProcess::spawn("obedient", &server, &token, dir.path(), &[]);
+    agent.wait_for_log("round=1", FINISH);
+    store.cancel_pull_request(repository.id, 7).await.unwrap();
+    agent.wait_for_log("end=Cancelled", FINISH);
+
+    let job = store.job(created.jobs[0]).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Cancelled, "{job:?}");
+    // Only this job's rounds: the agent may go on to its first calibration job.
+    let span = format!("job{{job={} attempt=1}}", created.jobs[0]);
+    let measured = agent
+        .logs()
+        .lines()
+        .filter(|l| l.contains(&span) && l.contains("round measured"))
+        .count();
+    assert!(measured < 20, "stopped early: {}", agent.logs());
+    let series = samples(&db, created.id.0).await;
+    assert_eq!(
+        wall_time_rounds(&series[0]).len(),
+        measured,
+        "every measured round uploaded"
+    );
+}
