@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+mod demo;
+
 /// Gate pull requests on benchmark claims: interleaved base/head rounds on dedicated runners,
 /// each runner's own A/A noise floor, and intervals that stay valid however often you look.
 #[derive(Parser)]
@@ -32,6 +34,9 @@ enum Command {
     /// A deterministic CPU-bound workload (time proportional to --iterations), for tests and demos.
     #[command(hide = true)]
     Spin(benchgate_agent::SpinArgs),
+    /// See benchgate work in one command: a throwaway repository whose head is slower by a
+    /// known factor, a server, an agent, an A/A calibration, the comparison and its PR comment.
+    Demo(demo::DemoArgs),
     /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
     Runner(benchgate_server::runner_cli::RunnerArgs),
 }
@@ -91,6 +96,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             benchgate_agent::run(args).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Demo(args) => {
+            init_tracing_at(
+                benchgate_server::LogFormat::Pretty,
+                "warn,benchgate_server::github_app=error",
+            );
+            demo::run(args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runner(args) => {
             benchgate_server::runner_cli::run(args).await?;
             Ok(ExitCode::SUCCESS)
@@ -110,8 +123,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Logs to stderr; `RUST_LOG` overrides the default `info` level.
 fn init_tracing(format: benchgate_server::LogFormat) {
+    init_tracing_at(format, "info")
+}
+
+/// Logs to stderr at `default_level` unless `RUST_LOG` says otherwise.
+fn init_tracing_at(format: benchgate_server::LogFormat, default_level: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

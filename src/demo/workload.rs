@@ -1,0 +1,55 @@
+//! Sizing the demo's workload on this machine so that a whole head run — process start-up
+//! included — takes the known factor times as long as a base run.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// Iterations of `benchgate spin` for each side.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    pub base_iterations: u64,
+    pub head_iterations: u64,
+}
+
+/// Measures start-up and per-iteration cost with the real command the agent will run, then
+/// solves `overhead + head·cost = factor · (overhead + base·cost)` with base ≈ `target`.
+pub fn size(target: Duration, factor: f64) -> anyhow::Result<Workload> {
+    let exe = std::env::current_exe().context("locating the benchgate binary")?;
+    let run = |iterations: u64| -> anyhow::Result<Duration> {
+        let start = Instant::now();
+        let status = Command::new(&exe)
+            .args(["spin", "--iterations", &iterations.to_string()])
+            .stdout(Stdio::null())
+            .status()
+            .context("running the workload")?;
+        if !status.success() {
+            bail!("the workload exited with {status}");
+        }
+        Ok(start.elapsed())
+    };
+    let fastest = |iterations: u64, tries: usize| -> anyhow::Result<Duration> {
+        (0..tries)
+            .map(|_| run(iterations))
+            .try_fold(Duration::MAX, |best, d| Ok(best.min(d?)))
+    };
+    let overhead = fastest(0, 5)?;
+    let mut probe = 1_000_000u64;
+    let mut work = fastest(probe, 3)?.saturating_sub(overhead);
+    while work < Duration::from_millis(30) && probe < 1 << 40 {
+        probe *= 2;
+        work = fastest(probe, 3)?.saturating_sub(overhead);
+    }
+    let cost = work.as_secs_f64().max(1e-9) / probe as f64;
+    let base_work = (target.as_secs_f64() - overhead.as_secs_f64()).max(target.as_secs_f64() / 2.0);
+    let whole_base = overhead.as_secs_f64() + base_work;
+    let head_work = factor * whole_base - overhead.as_secs_f64();
+    if head_work <= 0.0 {
+        bail!("--factor {factor} is too small for this machine's process start-up");
+    }
+    Ok(Workload {
+        base_iterations: (base_work / cost).round() as u64,
+        head_iterations: (head_work / cost).round() as u64,
+    })
+}
