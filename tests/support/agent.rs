@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use benchgate_api::agent::{
@@ -131,47 +131,17 @@ pub fn runner_cli(database_url: &str, args: &[&str]) -> String {
 /// Starts `benchgate serve` listening on `listen` (e.g. `127.0.0.1:0`, or a port reused after a
 /// restart) with the admin token and a lease of `lease_secs`.
 pub fn spawn_server_at(listen: &str, database_url: &str, lease_secs: u64) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--listen", listen, "--log-format", "json"])
-        .env("BENCHGATE_DATABASE_URL", database_url)
-        .env("BENCHGATE_ADMIN_TOKEN", ADMIN)
-        .env("BENCHGATE_LEASE_SECS", lease_secs.to_string())
-        // Short long-polls, so an agent notices a revoked token within seconds.
-        .env("BENCHGATE_CLAIM_WAIT", "2")
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn benchgate serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    while Instant::now() < deadline {
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(1)) else {
-            continue;
-        };
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-        if v["fields"]["message"] == "benchgate listening" {
-            let addr = v["fields"]["addr"].as_str().unwrap().parse().unwrap();
-            return Server {
-                child,
-                addr,
-                logs: rx,
-            };
-        }
-        seen.push(line);
-    }
-    let _ = child.kill();
-    panic!("server did not start:\n{}", seen.join("\n"));
+    let lease = lease_secs.to_string();
+    crate::support::spawn_server_on(
+        listen,
+        database_url,
+        &[
+            ("BENCHGATE_ADMIN_TOKEN", ADMIN),
+            ("BENCHGATE_LEASE_SECS", &lease),
+            // Short long-polls, so an agent notices a revoked token within seconds.
+            ("BENCHGATE_CLAIM_WAIT", "2"),
+        ],
+    )
 }
 
 /// A running `benchgate agent`; killed on drop. Its stderr is kept for assertion messages.

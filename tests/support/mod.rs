@@ -51,8 +51,13 @@ impl Drop for Server {
 /// Starts `benchgate serve` on port 0 with `database_url` and extra environment, and waits
 /// until it logs the address it listens on.
 pub fn spawn_server(database_url: &str, env: &[(&str, &str)]) -> Server {
+    spawn_server_on("127.0.0.1:0", database_url, env)
+}
+
+/// Like [`spawn_server`] on a given address (e.g. a port reused after a restart).
+pub fn spawn_server_on(listen: &str, database_url: &str, env: &[(&str, &str)]) -> Server {
     let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
+    cmd.args(["serve", "--listen", listen, "--log-format", "json"])
         .env("BENCHGATE_DATABASE_URL", database_url)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
@@ -86,6 +91,7 @@ pub fn spawn_server(database_url: &str, env: &[(&str, &str)]) -> Server {
             }
             Err(_) => {
                 let _ = child.kill();
+                let _ = child.wait();
                 panic!("server did not start; its output:\n{}", seen.join("\n"));
             }
         }
