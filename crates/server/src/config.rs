@@ -84,7 +84,10 @@ impl fmt::Debug for ServeArgs {
             .field("max_attempts", &self.max_attempts)
             .field("calibration_interval", &self.calibration_interval)
             .field("claim_wait_secs", &self.claim_wait_secs)
-            .field("dashboard_token", &self.dashboard_token.as_ref().map(|_| "***"))
+            .field(
+                "dashboard_token",
+                &self.dashboard_token.as_ref().map(|_| "***"),
+            )
             .field("github", &self.github)
             .finish()
     }
