@@ -154,20 +154,26 @@ impl Drop for FreshPostgres {
 }
 
 fn psql(url: &str, sql: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(url)
-            .await
-            .unwrap_or_else(|e| panic!("cannot connect to test Postgres: {e}"));
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-            .execute(&mut conn)
-            .await
-            .expect(sql);
-    });
+    // A thread of its own, so this works from sync tests and from inside a tokio runtime.
+    let (url, sql) = (url.to_owned(), sql.to_owned());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&url)
+                .await
+                .unwrap_or_else(|e| panic!("cannot connect to test Postgres: {e}"));
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+                .execute(&mut conn)
+                .await
+                .expect(&sql);
+        });
+    })
+    .join()
+    .expect("test Postgres statement failed");
 }
 
 fn uuid_like() -> String {
