@@ -21,13 +21,17 @@ pub fn percent(p: f64) -> String {
 fn bound(b: Option<f64>, low: bool) -> String {
     match b {
         Some(p) => percent(p),
-        None if low => "-inf".to_owned(),
-        None => "+inf".to_owned(),
+        None if low => "−∞".to_owned(),
+        None => "+∞".to_owned(),
     }
 }
 
-/// `[-1.2%, +3.4%]`.
+/// `[-1.2%, +3.4%]`; "not bounded yet" while the anytime interval is still the whole line
+/// (too few rounds for any bound at this error level).
 pub fn interval(i: [Option<f64>; 2]) -> String {
+    if i == [None, None] {
+        return "not bounded yet".to_owned();
+    }
     format!("[{}, {}]", bound(i[0], true), bound(i[1], false))
 }
 

@@ -185,3 +185,12 @@ fn a_fork_pr_waits_for_a_maintainer() {
 fn print_example() {
     println!("{}", render_comment(&example()));
 }
+
+#[test]
+fn an_unbounded_interval_is_said_in_words_not_as_infinities() {
+    let mut r = result("parse", VerdictKind::NoResultYet, 3.0, [-1.0, 1.0]);
+    r.interval_pct = [None, None];
+    assert_eq!(format::change(&r), "not bounded yet");
+    r.interval_pct = [Some(-2.0), None];
+    assert_eq!(format::change(&r), "[-2.0%, +∞]");
+}
