@@ -16,11 +16,12 @@ use support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server
 
 const SECRET: &str = "e2e-webhook-secret";
 const LABEL: &str = "e2e";
-/// Head spins twice as long as base: a known, large slowdown.
+/// Head spins four times as long as base: a known slowdown large enough that wall time (what
+/// gates) decides within 8 rounds even on a loaded machine.
 const BASE_ITERATIONS: u64 = 2_000_000;
-const HEAD_ITERATIONS: u64 = 4_000_000;
+const HEAD_ITERATIONS: u64 = 8_000_000;
 
-/// A git repository whose head commit doubles the benchmark's work.
+/// A git repository whose head commit quadruples the benchmark's work.
 struct Project {
     path: PathBuf,
     base: String,

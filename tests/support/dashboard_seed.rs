@@ -157,6 +157,8 @@ fn result(
         practical: matches!(verdict, VerdictKind::Slower | VerdictKind::Faster),
         rounds_needed: None,
         e_value: 1234.0,
+        gated: true,
+        selected: true,
     }
 }
 

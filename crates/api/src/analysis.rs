@@ -34,6 +34,14 @@ pub struct BenchmarkResult {
     pub practical: bool,
     pub rounds_needed: Option<u64>,
     pub e_value: f64,
+    /// Whether this row decides the gate: the benchmark's time metric (other metrics, such as
+    /// CPU time, peak memory or build time, are shown beside it).
+    #[serde(default)]
+    pub gated: bool,
+    /// Selected by e-BH over the gated rows' e-values; a slower gated row fails the gate only
+    /// when selected, so many benchmarks do not multiply false alarms.
+    #[serde(default)]
+    pub selected: bool,
 }
 
 /// All benchmarks of one comparison.

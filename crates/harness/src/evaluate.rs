@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use benchgate_api::{AnalysisReport, VerdictKind};
 use benchgate_stats::{
     AnalysisOptions, BenchmarkAnalysis, NoiseFloor, RoundOrder, StatsError, Verdict, analyze_pairs,
-    e_benjamini_hochberg,
+    gate_selection, gated_mask,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::formats::{command, metric};
 use crate::samples::{PairedSamples, Series, SeriesKey};
 
 /// Pairs needed before a "below this runner's resolution" verdict may end a session.
@@ -101,7 +100,10 @@ impl Evaluation {
                 .iter()
                 .filter_map(|r| {
                     let a = r.analysis.as_ref().ok()?;
-                    Some(a.to_result(&r.key.benchmark, &r.key.metric, &r.unit))
+                    let mut result = a.to_result(&r.key.benchmark, &r.key.metric, &r.unit);
+                    result.gated = r.gated;
+                    result.selected = r.ebh_selected;
+                    Some(result)
                 })
                 .collect(),
         }
@@ -170,35 +172,25 @@ fn select_by_ebh(rows: &mut [Row], alpha: f64) {
     let gated: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].gated && rows[i].analysis.is_ok())
         .collect();
-    if gated.len() <= 1 {
-        for i in gated {
-            rows[i].ebh_selected = true;
-        }
-        return;
-    }
     let e: Vec<f64> = gated
         .iter()
         .map(|&i| rows[i].analysis.as_ref().map_or(0.0, |a| a.e_value))
         .collect();
-    if let Ok(selected) = e_benjamini_hochberg(&e, alpha) {
-        for (&i, s) in gated.iter().zip(selected) {
-            rows[i].ebh_selected = s;
-        }
+    for (&i, s) in gated.iter().zip(gate_selection(&e, alpha)) {
+        rows[i].ebh_selected = s;
     }
 }
 
-/// Per benchmark, the metric that gates: its time (`time` or the command's `wall_time`) when it
-/// has one, otherwise every metric it reports.
+/// Per series, whether it gates (the stats crate's rule, shared with the server's check run).
 fn primary_metrics(series: &[Series]) -> Vec<SeriesKey> {
-    let is_time = |m: &str| m == metric::TIME || m == command::WALL_TIME;
-    let mut out = Vec::new();
-    for s in series {
-        let has_time = series
-            .iter()
-            .any(|o| o.key.benchmark == s.key.benchmark && is_time(&o.key.metric));
-        if !has_time || is_time(&s.key.metric) {
-            out.push(s.key.clone());
-        }
-    }
-    out
+    let keys: Vec<(&str, &str)> = series
+        .iter()
+        .map(|s| (s.key.benchmark.as_str(), s.key.metric.as_str()))
+        .collect();
+    series
+        .iter()
+        .zip(gated_mask(&keys))
+        .filter(|(_, gated)| *gated)
+        .map(|(s, _)| s.key.clone())
+        .collect()
 }

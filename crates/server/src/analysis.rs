@@ -151,6 +151,7 @@ async fn analyze_series(
             Err(e) => tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet"),
         }
     }
+    benchgate_stats::mark_gate(&mut results, options.alpha);
     Ok(results)
 }
 

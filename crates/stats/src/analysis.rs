@@ -223,6 +223,9 @@ impl BenchmarkAnalysis {
             practical: self.is_practical(),
             rounds_needed: self.verdict.rounds_needed(),
             e_value: self.e_value,
+            // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
+            gated: true,
+            selected: true,
         }
     }
 

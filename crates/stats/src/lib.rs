@@ -12,6 +12,7 @@ pub mod drift;
 pub mod error;
 pub mod fixed_interval;
 pub mod floor;
+pub mod gate;
 pub mod interval;
 pub mod multiplicity;
 pub mod outliers;
@@ -26,6 +27,7 @@ pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
 pub use fixed_interval::t_interval;
 pub use floor::{NoiseFloor, practical_margin};
+pub use gate::{gate_selection, gated_mask, mark_gate};
 pub use interval::Interval;
 pub use multiplicity::{
     GeomeanRow, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,

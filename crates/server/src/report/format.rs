@@ -21,7 +21,7 @@ pub fn percent(p: f64) -> String {
 fn bound(b: Option<f64>, low: bool) -> String {
     match b {
         Some(p) => percent(p),
-        None if low => "−∞".to_owned(),
+        None if low => "-∞".to_owned(),
         None => "+∞".to_owned(),
     }
 }
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(percent(3.0512), "+3.1%");
         assert_eq!(percent(-0.4219), "-0.42%");
         assert_eq!(percent(12.6), "+13%");
-        assert_eq!(interval([None, Some(2.0)]), "[-inf, +2.0%]");
+        assert_eq!(interval([None, Some(2.0)]), "[-∞, +2.0%]");
     }
 
     #[test]

@@ -119,7 +119,11 @@ pub fn render_comment(input: &CommentInput) -> String {
         .enumerate()
         .map(|(i, r)| Row {
             name: format::code_cell(&r.name),
-            metric: format::cell(&r.metric),
+            metric: if r.gated {
+                format::cell(&r.metric)
+            } else {
+                format!("{} (not gated)", format::cell(&r.metric))
+            },
             base: format::value(r.base_center, &r.unit),
             head: format::value(r.head_center, &r.unit),
             change: format::change(r),
@@ -283,16 +287,20 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
         ComparisonState::Done => {
             let title = headline(&input.results);
             let fail_on = input.config.gate.fail_on.as_str();
-            let fails = input.results.iter().any(|r| {
+            // Only the rows that gate count (each benchmark's time metric, selected by e-BH);
+            // CPU time, memory and build time are shown beside them.
+            let gating: Vec<&BenchmarkResult> = input.results.iter().filter(|r| r.gated).collect();
+            let fails = gating.iter().any(|r| {
                 r.verdict == VerdictKind::Slower
+                    && r.selected
                     && match fail_on {
                         "never" => false,
                         "practical-regression" => r.practical,
                         _ => true,
                     }
             });
-            let undecided = input.results.is_empty()
-                || input.results.iter().any(|r| {
+            let undecided = gating.is_empty()
+                || gating.iter().any(|r| {
                     matches!(
                         r.verdict,
                         VerdictKind::NoResultYet | VerdictKind::BelowResolution

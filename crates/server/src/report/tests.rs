@@ -20,6 +20,8 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         practical: verdict == VerdictKind::Slower,
         rounds_needed: (verdict == VerdictKind::NoResultYet).then_some(14),
         e_value: 1.0,
+        gated: true,
+        selected: true,
     }
 }
 
@@ -193,4 +195,36 @@ fn an_unbounded_interval_is_said_in_words_not_as_infinities() {
     assert_eq!(format::change(&r), "not bounded yet");
     r.interval_pct = [Some(-2.0), None];
     assert_eq!(format::change(&r), "[-2.0%, +∞]");
+}
+
+#[test]
+fn only_gated_rows_selected_by_e_bh_decide_the_check() {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    let mut memory = result("parse/large", VerdictKind::Slower, 8.0, [3.0, 12.0]);
+    memory.metric = "peak_rss".to_owned();
+    memory.gated = false;
+    input.results = vec![
+        result("parse/large", VerdictKind::Equivalent, 0.1, [-0.5, 0.6]),
+        memory,
+    ];
+    // Peak memory grew, but time is what gates: the check passes and the row says so.
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Success)
+    );
+    assert!(render_comment(&input).contains("peak\\_rss (not gated)"));
+
+    // A slower time that e-BH did not select among many benchmarks is no failure.
+    input.results[0] = result("parse/large", VerdictKind::Slower, 2.0, [0.1, 4.0]);
+    input.results[0].selected = false;
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Success)
+    );
+    input.results[0].selected = true;
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Failure)
+    );
 }

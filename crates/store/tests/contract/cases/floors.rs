@@ -80,6 +80,8 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         practical: false,
         rounds_needed: Some(12),
         e_value: 1.5,
+        gated: true,
+        selected: true,
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
