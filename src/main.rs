@@ -22,11 +22,10 @@ enum Command {
     Serve(benchgate_server::ServeArgs),
     /// Apply database migrations and exit.
     Migrate(MigrateArgs),
-    /// Compare two commands or two git revisions on this machine, interleaved, until the
-    /// interval decides.
+    // The argument structs' own doc comments give `compare --help` and `analyze --help` their
+    // examples.
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Compare(benchgate_harness::cli::CompareArgs),
-    /// Compare two files of benchmark results (benchstat, but paired and anytime-valid).
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
     /// Run a benchmark runner: claim jobs from the server, build both sides, run and upload rounds.

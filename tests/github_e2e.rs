@@ -288,11 +288,12 @@ async fn a_pull_request_gets_one_comment_and_a_gating_check_and_rebench_edits_it
     opened_pr_is_benchmarked(&mut s).await;
     let first = s.github.report_comments(LABEL)[0].clone();
 
-    // A read-only user is told why, and nothing is queued.
+    // A read-only org member is told why, and nothing is queued: membership alone is no write
+    // permission, so it is looked up.
     s.github
         .set_permission("reader", "collaborator-permission.read.200.json");
     let jobs_before = s.count("SELECT COUNT(*) FROM jobs").await;
-    let c = s.comment("/rebench 10", "reader", "NONE", 9001);
+    let c = s.comment("/rebench 10", "reader", "MEMBER", 9001);
     assert_eq!(s.deliver("issue_comment", "d-read-1", &c).await.0, 202);
     eventually(&s.github, "a reply to the reader", 30, || {
         s.github
@@ -324,7 +325,9 @@ async fn a_pull_request_gets_one_comment_and_a_gating_check_and_rebench_edits_it
     );
 
     // A maintainer's /rebench 10 edits the same comment, 👀 first.
-    let c = s.comment("/rebench 10", "maintainer", "OWNER", 9002);
+    s.github
+        .set_permission("maintainer", "collaborator-permission.maintain.200.json");
+    let c = s.comment("/rebench 10", "maintainer", "MEMBER", 9002);
     assert_eq!(s.deliver("issue_comment", "d-rebench-1", &c).await.0, 202);
     eventually(&s.github, "the rebench to finish", 240, || {
         report_done(&s.github, 18)

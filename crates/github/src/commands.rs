@@ -14,8 +14,7 @@ pub const USAGE: &str = "\
 `/rebench` — run the same number of rounds again
 `/rebench N` — run N more rounds (1–200)
 `/rebench aa` — measure this runner's noise floor (A/A) first, then rebench
-`/benchgate help` — show this list
-`/benchgate accept REASON` — accept a regression (maintainers)";
+`/benchgate help` — show this list";
 
 /// A command found in a comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +89,7 @@ pub enum CommandError {
 }
 
 const REBENCH_VALID: &str = "`/rebench`, `/rebench N` (N from 1 to 200), `/rebench aa`";
-const BENCHGATE_VALID: &str = "`/benchgate help`, `/benchgate accept REASON`";
+const BENCHGATE_VALID: &str = "`/benchgate help`";
 
 /// Finds the command in a comment body: `Ok(None)` when there is none.
 pub fn parse_command(body: &str) -> Result<Option<Command>, CommandError> {

@@ -78,10 +78,7 @@ fn comments_that_are_refused_with_a_reason() {
         ),
         ("/rebench 5 aa", &["does not take `5 aa`"]),
         ("/rebench 2.5", &["does not take `2.5`"]),
-        (
-            "/benchgate",
-            &["`/benchgate help`", "`/benchgate accept REASON`"],
-        ),
+        ("/benchgate", &["`/benchgate help`"]),
         ("/benchgate help me", &["does not take `help me`"]),
         ("/benchgate rebench", &["does not take `rebench`"]),
         ("/benchgate accept", &["needs a reason"]),
@@ -112,8 +109,9 @@ fn usage_lists_every_command() {
         "/rebench N",
         "/rebench aa",
         "/benchgate help",
-        "/benchgate accept",
     ] {
         assert!(USAGE.contains(word), "{word}");
     }
+    // Parsed for later, answered "not available yet": not advertised until it works.
+    assert!(!USAGE.contains("accept"));
 }

@@ -19,7 +19,7 @@ pub const MIN_PAIRS_TO_GIVE_UP: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
-    /// Any gated benchmark is slower.
+    /// A gated row (each benchmark's time metric) is slower and selected by e-BH across benchmarks.
     #[default]
     Regression,
     /// A gated benchmark is slower by more than the margin M.

@@ -50,7 +50,8 @@ pub struct CompareArgs {
     pub run: Vec<String>,
 
     /// How samples come out of a run: `command` measures the whole process (wall time, CPU time,
-    /// peak RSS); other formats parse the benchmark's stdout.
+    /// peak RSS); or parse stdout as `libtest`, `criterion`, `go`, `hyperfine`, `google`,
+    /// `pytest`, `catch2`, `dotnet`, `jmh`, `bmf`, `raw` (one number per line).
     #[arg(long, default_value = "command", value_parser = parse_format)]
     pub format: Format,
     /// Warm-up rounds, run and discarded before measuring.
@@ -102,7 +103,8 @@ pub struct CompareArgs {
     pub no_progress: bool,
 }
 
-/// Compare two files of benchmark results, pairing each benchmark's samples by order.
+/// Compare two files of benchmark results, paired and anytime-valid (benchstat, but honest
+/// about noise): each benchmark's samples are paired by order.
 #[derive(Debug, Clone, Parser)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct AnalyzeArgs {
@@ -110,7 +112,8 @@ pub struct AnalyzeArgs {
     pub base_file: PathBuf,
     /// Results of the head build.
     pub head_file: PathBuf,
-    /// Format of both files.
+    /// Format of both files: `auto` (detected), or `libtest`, `criterion`, `go`, `hyperfine`,
+    /// `google`, `pytest`, `catch2`, `dotnet`, `jmh`, `bmf`, `raw` (one number per line).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: Format,
     /// A/A result files giving this machine's noise floor, in pairs: base and head of one A/A

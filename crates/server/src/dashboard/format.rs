@@ -14,9 +14,11 @@ pub fn signed_pct(pct: f64) -> String {
     }
 }
 
-/// An interval in percent; an unbounded side reads as ∞.
+/// An interval in percent; an unbounded side reads as ∞, the whole line as the PR comment
+/// says it.
 pub fn interval_pct(bounds: [Option<f64>; 2]) -> String {
     match bounds {
+        [None, None] => "not bounded yet".into(),
         [Some(lo), Some(hi)] => format!("[{}, {}]", signed_pct(lo), signed_pct(hi)),
         [lo, hi] => format!(
             "[{}, {}]",
@@ -96,7 +98,7 @@ pub fn short_sha(sha: &str) -> &str {
 
 /// What a verdict says, in the PR comment's words.
 pub fn verdict_words(result: &BenchmarkResult) -> String {
-    match result.verdict {
+    let words: String = match result.verdict {
         VerdictKind::Slower if result.practical => "slower".into(),
         VerdictKind::Slower => "slower (within the practical margin)".into(),
         VerdictKind::Faster if result.practical => "faster".into(),
@@ -107,7 +109,15 @@ pub fn verdict_words(result: &BenchmarkResult) -> String {
             None => "no result yet".into(),
         },
         VerdictKind::BelowResolution => "below this runner's resolution".into(),
-        VerdictKind::Exact => "exact change (deterministic metric)".into(),
+        VerdictKind::Exact if result.change_pct == 0.0 => "unchanged (exact)".into(),
+        VerdictKind::Exact => "changed (exact count)".into(),
+    };
+    match (result.gated, result.selected, result.verdict) {
+        (false, _, _) => format!("{words} (not gated)"),
+        (true, false, VerdictKind::Slower) => {
+            format!("{words}, not significant across the gated benchmarks (e-BH)")
+        }
+        _ => words,
     }
 }
 

@@ -52,10 +52,14 @@ pub fn change(r: &BenchmarkResult) -> String {
 pub fn verdict(r: &BenchmarkResult, margin_pct: f64) -> String {
     let m = percent(margin_pct).trim_start_matches('+').to_owned();
     match r.verdict {
+        VerdictKind::Slower if r.gated && !r.selected => {
+            "slower, but not significant across the gated benchmarks (e-BH); does not fail the check"
+                .to_owned()
+        }
         VerdictKind::Slower if r.practical => format!("**slower** (beyond ±{m})"),
-        VerdictKind::Slower => "**slower**".to_owned(),
+        VerdictKind::Slower => format!("**slower** (within ±{m})"),
         VerdictKind::Faster if r.practical => format!("**faster** (beyond ±{m})"),
-        VerdictKind::Faster => "**faster**".to_owned(),
+        VerdictKind::Faster => format!("**faster** (within ±{m})"),
         VerdictKind::Equivalent => format!("no change beyond ±{m}"),
         VerdictKind::NoResultYet => match r.rounds_needed {
             Some(n) => format!("no result yet — needs ~{n} more rounds"),

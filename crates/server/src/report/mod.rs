@@ -186,12 +186,14 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize) -> String {
     template.render().expect("the comment template renders")
 }
 
-/// `1 slower, 2 no change` — the verdicts counted, for the heading and the check's title.
+/// `1 slower, 2 no change · 2 more not gated` — the gated rows' verdicts counted, for the
+/// heading and the check's title (a slower peak memory must not read like a failed gate).
 fn headline(results: &[BenchmarkResult]) -> String {
     if results.is_empty() {
         return "no results yet".to_owned();
     }
-    let count = |k: VerdictKind| results.iter().filter(|r| r.verdict == k).count();
+    let gated: Vec<&BenchmarkResult> = results.iter().filter(|r| r.gated).collect();
+    let count = |k: VerdictKind| gated.iter().filter(|r| r.verdict == k).count();
     let parts = [
         (VerdictKind::Slower, "slower"),
         (VerdictKind::Faster, "faster"),
@@ -200,7 +202,7 @@ fn headline(results: &[BenchmarkResult]) -> String {
         (VerdictKind::BelowResolution, "below resolution"),
         (VerdictKind::Exact, "exact"),
     ];
-    parts
+    let parts = parts
         .iter()
         .filter_map(|(k, word)| {
             Some(count(*k))
@@ -208,7 +210,12 @@ fn headline(results: &[BenchmarkResult]) -> String {
                 .map(|n| format!("{n} {word}"))
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    match results.len() - gated.len() {
+        0 => parts,
+        n if parts.is_empty() => format!("{n} not gated"),
+        n => format!("{parts} · {n} more not gated"),
+    }
 }
 
 fn status_line(input: &CommentInput) -> String {
@@ -236,7 +243,7 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
         .take(10)
         .map(|f| {
             format!(
-                "{} {}: spread ±{:.2}%, bias {:.2}% from {} session(s), measured {}",
+                "{} {}: spread per pair {:.2}%, bias {:.2}%, from {} session(s), measured {}",
                 format::code(&f.benchmark),
                 format::cell(&f.metric),
                 f.spread_pct,
@@ -290,9 +297,14 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
             // Only the rows that gate count (each benchmark's time metric, selected by e-BH);
             // CPU time, memory and build time are shown beside them.
             let gating: Vec<&BenchmarkResult> = input.results.iter().filter(|r| r.gated).collect();
+            // A deterministic count that grew is exact: no interval, no selection needed.
             let fails = gating.iter().any(|r| {
-                r.verdict == VerdictKind::Slower
-                    && r.selected
+                let regressed = match r.verdict {
+                    VerdictKind::Slower => r.selected,
+                    VerdictKind::Exact => r.change_pct > 0.0,
+                    _ => false,
+                };
+                regressed
                     && match fail_on {
                         "never" => false,
                         "practical-regression" => r.practical,

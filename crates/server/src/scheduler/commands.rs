@@ -16,8 +16,9 @@ pub fn reply_label(comment_id: u64) -> String {
     format!("reply-{comment_id}")
 }
 
-/// Associations trusted without asking GitHub for the commenter's permission.
-const TRUSTED: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
+/// Associations trusted without asking GitHub for the commenter's permission. Only the owner:
+/// an org member or a collaborator may have read access only, and a command can run a fork's code.
+const TRUSTED: [&str; 1] = ["OWNER"];
 
 /// Carries out an allowed command; a denied one gets a reply that says why.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
