@@ -460,3 +460,62 @@ async fn expired_lease_is_requeued_to_another_runner_and_late_writes_get_409() {
         "series never pooled"
     );
 }
+
+/// A round of `count` samples, all of benchmark `name`.
+fn round_of(job: &ClaimedJob, round: i64, name: &str, count: usize) -> serde_json::Value {
+    let samples = (0..count)
+        .map(|i| UploadedSample {
+            side: if i % 2 == 0 { Side::Base } else { Side::Head },
+            position: (i % 2) as i64,
+            measurement: Measurement {
+                benchmark: format!("{name}{}", i / 2),
+                metric: "time".into(),
+                unit: "ns".into(),
+                value: 100.0 + (i % 2) as f64,
+                lower: None,
+                upper: None,
+            },
+        })
+        .collect();
+    json!(&RoundUpload {
+        lease_token: job.lease_token.clone(),
+        attempt: job.attempt,
+        round,
+        base_first: true,
+        samples,
+    })
+}
+
+#[tokio::test]
+async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    let agent = Agent::new(&server, &add_runner(&url, "big", "linux"));
+    create_comparison(&server, 4).await;
+    let job = agent.claim(5).await.expect("a job");
+    let path = format!("/api/v1/jobs/{}/rounds", job.job_id);
+
+    // A benchmark name with a NUL byte (it comes from the benchmark's own output).
+    let resp = agent.post(&path, round_of(&job, 0, "bad\0name", 2)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body = resp.text().await.unwrap();
+    assert!(body.contains("NUL byte"), "{body}");
+
+    let resp = agent.post(&path, round_of(&job, -1, "ok", 2)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+
+    // 10,000 benchmarks in one round: past axum's 2 MiB default, within
+    // the server's body limit.
+    let big = round_of(&job, 0, "suite/bench-with-a-long-name-", 20_000);
+    assert!(serde_json::to_vec(&big).unwrap().len() > 2 * 1024 * 1024);
+    let resp = agent.post(&path, big).await;
+    assert_eq!(
+        resp.status(),
+        StatusCode::OK,
+        "{}",
+        resp.text().await.unwrap()
+    );
+    let receipt: UploadReceipt = resp.json().await.unwrap();
+    assert_eq!(receipt.inserted, 20_000);
+}

@@ -69,6 +69,13 @@ pub async fn run(args: AgentArgs) -> Result<(), AgentError> {
 
 /// Runs the agent until `shutdown` is requested; one job at a time.
 pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentError> {
+    // Builds and benchmarks run PR code as this same user: without this, they could read the
+    // token from /proc/<agent>/environ or cmdline. Not dumpable makes those root-only.
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(error = %e, "cannot make the agent non-dumpable; its token is readable by the benchmarks' user");
+    }
     std::fs::create_dir_all(&args.work_dir).map_err(|source| AgentError::WorkDir {
         path: args.work_dir.clone(),
         source,

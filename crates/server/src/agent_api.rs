@@ -23,6 +23,12 @@ use crate::{ApiError, AppState, analysis, calibration};
 /// How often a waiting claim asks the store again.
 const CLAIM_POLL: Duration = Duration::from_millis(250);
 
+/// Most samples one round may carry; more is a broken harness adapter, not data.
+const MAX_SAMPLES_PER_ROUND: usize = 100_000;
+
+/// Longest benchmark, metric or unit name stored, in bytes.
+const MAX_NAME_BYTES: usize = 512;
+
 /// The agent routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -75,6 +81,14 @@ async fn claim(
     loop {
         if let Some(claimed) = app.store.claim_job(runner.0.id, &labels, lease).await? {
             match describe_claim(&app, &claimed).await {
+                Err(ClaimProblem::Store(e)) => {
+                    // The database hiccuped, not the job: give it back untouched.
+                    let _ = app.store.release_job(claimed.job.id, &claimed.lease).await;
+                    tracing::warn!(job = %claimed.job.id, error = %e, "claimed job released: store error");
+                    return Err(ApiError::Unavailable(
+                        "the database did not answer; try again".into(),
+                    ));
+                }
                 Ok(job) => {
                     tracing::info!(job = %claimed.job.id, attempt = claimed.job.attempts, kind = claimed.job.kind.as_str(), "job claimed");
                     if claimed.job.kind == JobKind::Comparison {
@@ -82,7 +96,9 @@ async fn claim(
                     }
                     return Ok(Json(job).into_response());
                 }
-                Err(reason) => reject_unrunnable(&app, &claimed, reason).await?,
+                Err(ClaimProblem::Unrunnable(reason)) => {
+                    reject_unrunnable(&app, &claimed, reason).await?
+                }
             }
             continue;
         }
@@ -115,17 +131,28 @@ fn claim_labels(registered: &[String], requested: &[String]) -> Result<Vec<Strin
     Ok(labels)
 }
 
-/// The wire form of a claimed job, or why it cannot run (a config the agent could not read).
-async fn describe_claim(app: &AppState, claimed: &ClaimedJob) -> Result<wire::ClaimedJob, String> {
+/// Why a claimed job was not handed out.
+enum ClaimProblem {
+    /// The job itself cannot run (its repository is gone, its config unreadable): fail it.
+    Unrunnable(String),
+    /// The store failed: release the job for a later claim.
+    Store(StoreError),
+}
+
+/// The wire form of a claimed job, or why it cannot be handed out.
+async fn describe_claim(
+    app: &AppState,
+    claimed: &ClaimedJob,
+) -> Result<wire::ClaimedJob, ClaimProblem> {
     let job = &claimed.job;
     let repository = app
         .store
         .repository(job.repository_id)
         .await
-        .map_err(|e| format!("cannot read repository: {e}"))?
-        .ok_or("the job's repository is gone")?;
+        .map_err(ClaimProblem::Store)?
+        .ok_or_else(|| ClaimProblem::Unrunnable("the job's repository is gone".into()))?;
     let mut benchmark = analysis::benchmark_spec(&job.config)
-        .map_err(|e| format!("invalid benchmark config: {e}"))?;
+        .map_err(|e| ClaimProblem::Unrunnable(format!("invalid benchmark config: {e}")))?;
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
     Ok(wire::ClaimedJob {
         job_id: job.id.0,
@@ -203,6 +230,7 @@ async fn upload_round(
     if req.attempt != job.attempts {
         return Err(fenced(StoreError::LeaseLost));
     }
+    check_round(&req)?;
     let upload = benchgate_store::RoundUpload {
         round: req.round,
         samples: req
@@ -227,6 +255,40 @@ async fn upload_round(
         inserted: receipt.inserted,
         duplicates: receipt.duplicates,
     }))
+}
+
+/// Refuses a round the store could not keep faithfully: a NUL byte or an overlong name (names
+/// come from the benchmark's own output), a non-finite value, or an absurd number of samples.
+fn check_round(req: &RoundUpload) -> Result<(), ApiError> {
+    let bad = |what: String| Err(ApiError::BadRequest(format!("round {}: {what}", req.round)));
+    if req.round < 0 {
+        return bad("a round number is never negative".into());
+    }
+    if req.samples.len() > MAX_SAMPLES_PER_ROUND {
+        return bad(format!(
+            "{} samples; at most {MAX_SAMPLES_PER_ROUND} per round",
+            req.samples.len()
+        ));
+    }
+    for s in &req.samples {
+        let m = &s.measurement;
+        for (field, text) in [
+            ("benchmark", &m.benchmark),
+            ("metric", &m.metric),
+            ("unit", &m.unit),
+        ] {
+            if text.contains('\0') || text.len() > MAX_NAME_BYTES {
+                let shown: String = text.chars().take(60).collect();
+                return bad(format!(
+                    "{field} name {shown:?} has a NUL byte or is over {MAX_NAME_BYTES} bytes"
+                ));
+            }
+        }
+        if !m.value.is_finite() {
+            return bad(format!("{} {} is {}", m.benchmark, m.metric, m.value));
+        }
+    }
+    Ok(())
 }
 
 /// Ends a job; a finished A/A session updates the runner's noise floor.

@@ -19,7 +19,12 @@ pub fn layered(app: Router, body_limit: usize, timeout: Duration) -> Router {
             timeout,
         ))
         .layer(RequestBodyLimitLayer::new(body_limit))
-        .layer(TraceLayer::new_for_http())
+        // The path only: a query string may carry the dashboard token.
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
+            }),
+        )
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,
             header::COOKIE,

@@ -55,7 +55,8 @@ pub fn router(state: AppState) -> axum::Router {
     let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
     let routes = axum::Router::new()
         .merge(health::routes())
-        .merge(agent_api::routes())
+        // Axum caps JSON bodies at 2 MiB by default; a round of a large suite is bigger.
+        .merge(agent_api::routes().layer(axum::extract::DefaultBodyLimit::max(body_limit)))
         .merge(comparisons_api::routes())
         .merge(dashboard::routes(state.clone()))
         .merge(metrics::routes())
