@@ -21,8 +21,19 @@ pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
 pub const ROUNDS_CAP: u64 = 1000;
 
-/// Serialises recomputations, so an older analysis never overwrites a newer one.
-static ANALYSIS: Mutex<()> = Mutex::const_new(());
+/// One lock per comparison: its recomputations are serialised (an older analysis never
+/// overwrites a newer one) while different comparisons are analysed at once.
+static ANALYSIS: std::sync::LazyLock<std::sync::Mutex<HashMap<ComparisonId, Arc<Mutex<()>>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The lock of comparison `id`; the map forgets locks nobody holds or waits for.
+fn comparison_lock(id: ComparisonId) -> Arc<Mutex<()>> {
+    let mut locks = ANALYSIS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    locks.retain(|_, lock| Arc::strong_count(lock) > 1);
+    locks.entry(id).or_default().clone()
+}
 
 /// The `[benchmark]` part of a stored comparison/job config (`{"benchmark": {…}, "gate": …}`).
 pub fn benchmark_spec(config: &serde_json::Value) -> Result<BenchmarkSpec, serde_json::Error> {
@@ -100,7 +111,8 @@ pub async fn analyze_comparison(
     store: &Arc<dyn Store>,
     id: ComparisonId,
 ) -> Result<(), StoreError> {
-    let _one_at_a_time = ANALYSIS.lock().await;
+    let lock = comparison_lock(id);
+    let _one_at_a_time = lock.lock().await;
     let comparison = store
         .comparison(id)
         .await?

@@ -228,3 +228,22 @@ fn only_gated_rows_selected_by_e_bh_decide_the_check() {
         Some(CheckConclusion::Failure)
     );
 }
+
+#[test]
+fn a_grown_exact_count_fails_the_check_like_compare_does() {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    let mut allocs = result("parse/large", VerdictKind::Exact, 4.0, [4.0, 4.0]);
+    allocs.metric = "allocs_per_op".to_owned();
+    allocs.practical = true;
+    input.results = vec![allocs];
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Failure)
+    );
+    input.results[0].change_pct = 0.0;
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Success)
+    );
+}
