@@ -104,12 +104,7 @@ fn the_error_for_a_second_command_wins_over_nothing() {
 
 #[test]
 fn usage_lists_every_command() {
-    for word in [
-        "/rebench`",
-        "/rebench N",
-        "/rebench aa",
-        "/benchgate help",
-    ] {
+    for word in ["/rebench`", "/rebench N", "/rebench aa", "/benchgate help"] {
         assert!(USAGE.contains(word), "{word}");
     }
     // Parsed for later, answered "not available yet": not advertised until it works.
