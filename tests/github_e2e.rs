@@ -175,6 +175,35 @@ impl Setup {
     async fn count(&self, sql: &str) -> i64 {
         count_rows(&self.database_url, sql).await
     }
+
+    /// The opened payload as another action on the same PR, with `head` as its head sha.
+    fn pull_request_event(&self, action: &str, head: &str) -> Value {
+        let mut p = self.pull_request_opened();
+        p["action"] = json!(action);
+        p["pull_request"]["head"]["sha"] = json!(head);
+        if action == "closed" {
+            p["pull_request"]["state"] = json!("closed");
+        }
+        p
+    }
+
+    /// Waits until every outbox row was sent (or given up).
+    async fn outbox_drained(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self
+            .count("SELECT COUNT(*) FROM outbox WHERE done_at IS NULL")
+            .await
+            > 0
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the outbox did not drain\nchecks: {:#?}\nrequests: {:?}",
+                self.github.checks(),
+                self.github.requests().await
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
 }
 
 impl Drop for Setup {
@@ -458,4 +487,79 @@ async fn a_pull_request_is_benchmarked_on_postgres() {
     let pg = FreshPostgres::create(&admin);
     let mut s = setup(Some(&repo_config(8)), Some(pg)).await;
     opened_pr_is_benchmarked(&mut s).await;
+}
+
+/// A push's schedule retried after a newer push was scheduled must not supersede the newer head.
+#[tokio::test]
+async fn a_schedule_retried_after_a_newer_push_never_supersedes_it() {
+    let s = setup(Some(&repo_config(8)), None).await;
+    let (old_head, new_head) = (s.project.head.clone(), "e".repeat(40));
+    // GitHub fails the first push's config read and asks for a pause: the second push arrives
+    // while the first one's schedule waits for its retry.
+    s.github.fail_config_reads(&[(503, Some(3))]);
+    let first = s.pull_request_event("opened", &old_head);
+    assert_eq!(s.deliver("pull_request", "d-push-1", &first).await.0, 202);
+    eventually(&s.github, "the first schedule to fail", 30, || {
+        s.github.config_failures_answered() == 1
+    })
+    .await;
+    let second = s.pull_request_event("synchronize", &new_head);
+    assert_eq!(s.deliver("pull_request", "d-push-2", &second).await.0, 202);
+    eventually(&s.github, "the new head's check run", 60, || {
+        s.github.checks().iter().any(|c| c.head_sha == new_head)
+    })
+    .await;
+    s.outbox_drained().await;
+
+    let new_queued = format!(
+        "SELECT COUNT(*) FROM comparisons WHERE head_sha = '{new_head}' AND state = 'queued'"
+    );
+    assert_eq!(
+        s.count(&new_queued).await,
+        1,
+        "the newest head is benchmarked"
+    );
+    let old = format!("SELECT COUNT(*) FROM comparisons WHERE head_sha = '{old_head}'");
+    assert_eq!(s.count(&old).await, 0, "the stale push was never scheduled");
+    let checks = s.github.checks();
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.head_sha == new_head && c.status != "completed"),
+        "only the newest head has a check run, and it was not cancelled: {checks:#?}"
+    );
+}
+
+/// A PR closed while its schedule waits for a retry gets no comparison and no jobs.
+#[tokio::test]
+async fn a_pull_request_closed_before_its_schedule_ran_is_not_benchmarked() {
+    let s = setup(Some(&repo_config(8)), None).await;
+    s.github.fail_config_reads(&[(503, Some(3))]);
+    let head = s.project.head.clone();
+    let opened = s.pull_request_event("opened", &head);
+    assert_eq!(s.deliver("pull_request", "d-open", &opened).await.0, 202);
+    eventually(&s.github, "the schedule to fail", 30, || {
+        s.github.config_failures_answered() == 1
+    })
+    .await;
+    let closed = s.pull_request_event("closed", &head);
+    assert_eq!(s.deliver("pull_request", "d-close", &closed).await.0, 202);
+    s.outbox_drained().await;
+
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')")
+            .await,
+        0,
+        "nothing runs for a closed PR"
+    );
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM comparisons WHERE state IN ('queued', 'running')")
+            .await,
+        0
+    );
+    let checks = s.github.checks();
+    assert!(
+        checks.iter().all(|c| c.status == "completed"),
+        "no check run is left waiting on a closed PR: {checks:#?}"
+    );
 }

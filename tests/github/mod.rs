@@ -49,6 +49,9 @@ struct State {
     /// Answers for the next comment calls: (status, Retry-After).
     failures: Vec<(u16, Option<u64>)>,
     failed: usize,
+    /// Answers for the next `.benchgate.toml` reads: (status, Retry-After).
+    config_failures: Vec<(u16, Option<u64>)>,
+    config_failed: usize,
     next_id: u64,
 }
 
@@ -91,6 +94,16 @@ impl FakeGitHub {
     /// The next comment calls fail with these answers, in order.
     pub fn fail_comment_calls(&self, answers: &[(u16, Option<u64>)]) {
         self.state.lock().unwrap().failures = answers.to_vec();
+    }
+
+    /// The next `.benchgate.toml` reads fail with these answers, in order.
+    pub fn fail_config_reads(&self, answers: &[(u16, Option<u64>)]) {
+        self.state.lock().unwrap().config_failures = answers.to_vec();
+    }
+
+    /// How many injected `.benchgate.toml` failures were answered.
+    pub fn config_failures_answered(&self) -> usize {
+        self.state.lock().unwrap().config_failed
     }
 
     /// How many injected failures were answered.
@@ -155,6 +168,16 @@ impl Respond for Responder {
             return answer;
         }
         match (method.as_str(), rest) {
+            ("GET", "/contents/.benchgate.toml") if !s.config_failures.is_empty() => {
+                let (status, retry_after) = s.config_failures.remove(0);
+                s.config_failed += 1;
+                let mut answer = ResponseTemplate::new(status)
+                    .set_body_json(json!({"message": "injected failure"}));
+                if let Some(secs) = retry_after {
+                    answer = answer.insert_header("Retry-After", secs.to_string().as_str());
+                }
+                answer
+            }
             ("GET", "/contents/.benchgate.toml") => match &s.config {
                 Some(text) => ResponseTemplate::new(200).set_body_string(text.clone()),
                 None => ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})),

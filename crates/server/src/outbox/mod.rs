@@ -132,6 +132,7 @@ impl Worker {
     async fn execute(&self, task: Task) -> Result<(), TaskError> {
         match task {
             Task::SchedulePullRequest(t) => crate::scheduler::pull_request::schedule(self, t).await,
+            Task::CancelPullRequest(t) => crate::scheduler::pull_request::cancel(self, t).await,
             Task::HandleCommand(t) => crate::scheduler::commands::handle(self, t).await,
             Task::RerunCheck(t) => crate::scheduler::commands::rerun_check(self, t).await,
             Task::ReportComment(c) => self.report_comment(c.comparison_id).await,

@@ -34,6 +34,14 @@ pub struct SchedulePullRequest {
     pub fork: bool,
 }
 
+/// The PR was closed: cancel its comparisons again, after a schedule that was being carried out
+/// when it closed (the row shares the schedule's dedupe key, so it runs after it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelPullRequest {
+    pub repo: RepoName,
+    pub pr: u64,
+}
+
 /// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "command")]
@@ -101,6 +109,8 @@ pub struct Reaction {
 pub enum Task {
     #[serde(rename = "pr.schedule")]
     SchedulePullRequest(SchedulePullRequest),
+    #[serde(rename = "pr.cancel")]
+    CancelPullRequest(CancelPullRequest),
     #[serde(rename = "command.handle")]
     HandleCommand(HandleCommand),
     #[serde(rename = "check.rerun")]
@@ -145,9 +155,11 @@ impl Task {
 
     fn dedupe_key(&self) -> Option<String> {
         Some(match self {
-            Task::SchedulePullRequest(t) => {
-                format!("schedule:{}#{}@{}", t.repo.full_name, t.pr, t.head_sha)
-            }
+            // One key per PR, whatever the head: a newer push or a close replaces a schedule
+            // still pending (e.g. retrying after a GitHub error), and one that is being carried
+            // out keeps the row pending, so the newer payload runs after it, never before.
+            Task::SchedulePullRequest(t) => pull_request_key(&t.repo, t.pr),
+            Task::CancelPullRequest(t) => pull_request_key(&t.repo, t.pr),
             Task::ReportComment(c) => format!("report.comment:{}", c.comparison_id),
             Task::ReportCheck(c) => format!("report.check:{}", c.comparison_id),
             Task::UpsertComment(c) => format!("comment:{}#{}:{}", c.repo.full_name, c.pr, c.label),
@@ -157,9 +169,57 @@ impl Task {
     }
 }
 
+/// The dedupe key of the rows that schedule or cancel a PR's benchmarks.
+fn pull_request_key(repo: &RepoName, pr: u64) -> String {
+    format!("pr:{}#{pr}", repo.full_name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use benchgate_store::model::{ComparisonId, REPORT_CHECK, REPORT_COMMENT};
+
+    #[test]
+    fn the_store_writes_report_rows_the_worker_reads_and_coalesces_with() {
+        let id = ComparisonId(7);
+        let check = Task::ReportCheck(ComparisonRef { comparison_id: 7 }).message();
+        let comment = Task::ReportComment(ComparisonRef { comparison_id: 7 }).message();
+        assert_eq!(NewOutboxMessage::comparison_report(REPORT_CHECK, id), check);
+        assert_eq!(
+            NewOutboxMessage::comparison_report(REPORT_COMMENT, id),
+            comment
+        );
+    }
+
+    #[test]
+    fn every_schedule_and_cancel_of_a_pr_shares_one_key() {
+        let repo = RepoName {
+            full_name: "acme/widgets".into(),
+            installation_id: Some(1),
+        };
+        let schedule = |head: &str, pr| {
+            Task::SchedulePullRequest(SchedulePullRequest {
+                repo: repo.clone(),
+                clone_url: String::new(),
+                pr,
+                base_ref: "main".into(),
+                base_sha: "b".repeat(40),
+                head_sha: head.into(),
+                fork: false,
+            })
+            .message()
+            .dedupe_key
+        };
+        let cancel = Task::CancelPullRequest(CancelPullRequest {
+            repo: repo.clone(),
+            pr: 7,
+        })
+        .message();
+        assert_eq!(cancel.kind, "pr.cancel");
+        assert_eq!(schedule("a", 7), schedule("b", 7));
+        assert_eq!(schedule("a", 7), cancel.dedupe_key);
+        assert_ne!(schedule("a", 7), schedule("a", 8));
+    }
 
     #[test]
     fn a_task_round_trips_through_its_row() {

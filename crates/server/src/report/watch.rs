@@ -1,7 +1,11 @@
-//! Keeps each PR's comment and check run in step with its comparison. Every few seconds it
-//! looks at the comparisons that are running or changed recently and, when one moved (a state
-//! change, new rounds), enqueues a report row for the comment and one for the check run. The
-//! rows' dedupe keys coalesce a burst into one GitHub edit, and the tick bounds the edit rate.
+//! Keeps each PR's comment and check run in step with its comparison's progress. Every few
+//! seconds it looks at the comparisons that are running or changed recently and, when one moved
+//! (new rounds), enqueues a report row for the comment and one for the check run. The rows'
+//! dedupe keys coalesce a burst into one GitHub edit, and the tick bounds the edit rate.
+//!
+//! State changes (done, failed, superseded, cancelled) do not depend on this: the store writes
+//! the same rows in the transaction that changes the state, so a comparison that finishes long
+//! after newer ones were created, or while no server runs, is reported all the same.
 
 use std::collections::HashMap;
 use std::sync::Arc;

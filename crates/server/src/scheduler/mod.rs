@@ -17,7 +17,8 @@ use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
 use crate::outbox::task::{
-    GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck, SchedulePullRequest, Task,
+    CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
+    SchedulePullRequest, Task,
 };
 
 /// The check run's name on GitHub.
@@ -124,12 +125,17 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
         let Some(repo) = store.repository_by_name(&e.repo.full_name).await? else {
             return Ok(Plan::new("ignored"));
         };
-        return Ok(
-            Plan::new("cancelled").with(DeliveryEffect::CancelPullRequest {
+        // Cancel now, and once more after a schedule of this PR still pending or in flight:
+        // the row takes the schedule's key, so it replaces a pending one or runs after it.
+        return Ok(Plan::new("cancelled")
+            .with(DeliveryEffect::CancelPullRequest {
                 repository_id: repo.id,
                 pr_number: e.number as i64,
-            }),
-        );
+            })
+            .with_task(Task::CancelPullRequest(CancelPullRequest {
+                repo: repo_name(&e.repo.full_name, e.installation_id),
+                pr: e.number,
+            })));
     }
     let mut plan = Plan::new(if e.draft {
         "draft_skipped"

@@ -7,7 +7,9 @@ use benchgate_github::repo_config::{FILE_NAME, FailOn};
 use benchgate_github::{RepoConfig, parse_repo_config};
 use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority};
 
-use crate::outbox::task::{MarkedComment, NeutralCheck, SchedulePullRequest, Task};
+use crate::outbox::task::{
+    CancelPullRequest, MarkedComment, NeutralCheck, SchedulePullRequest, Task,
+};
 use crate::outbox::{TaskError, Worker};
 
 /// The label of the comment that quotes an invalid `.benchgate.toml`.
@@ -137,6 +139,23 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
         })
         .await?;
     tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
+    Ok(())
+}
+
+/// Cancels a closed PR's comparisons again. The webhook cancelled them already; this row runs
+/// after any schedule of the PR that was being carried out meanwhile, and undoes it.
+#[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr))]
+pub async fn cancel(worker: &Worker, t: CancelPullRequest) -> Result<(), TaskError> {
+    let Some(repository) = worker.store.repository_by_name(&t.repo.full_name).await? else {
+        return Ok(());
+    };
+    let jobs = worker
+        .store
+        .cancel_pull_request(repository.id, t.pr as i64)
+        .await?;
+    if jobs > 0 {
+        tracing::info!(jobs, "comparison scheduled while the PR closed; cancelled");
+    }
     Ok(())
 }
 

@@ -15,7 +15,7 @@ pub use job::{
     ClaimedJob, Heartbeat, Job, JobKind, JobOutcome, JobState, NewCalibration, NewJob, Priority,
     QueueDepth, ReapedJob,
 };
-pub use outbox::{NewOutboxMessage, OutboxMessage};
+pub use outbox::{NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};

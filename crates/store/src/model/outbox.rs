@@ -1,6 +1,6 @@
 //! The outbox: GitHub writes recorded first, delivered later with retries.
 
-use super::{LeaseToken, OutboxId};
+use super::{ComparisonId, LeaseToken, OutboxId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,25 @@ pub struct NewOutboxMessage {
     /// payload instead of adding a row (the latest comment text wins).
     pub dedupe_key: Option<String>,
     pub payload: serde_json::Value,
+}
+
+/// The kind of the row that writes a comparison's check run.
+pub const REPORT_CHECK: &str = "report.check";
+/// The kind of the row that writes a comparison's PR comment.
+pub const REPORT_COMMENT: &str = "report.comment";
+
+impl NewOutboxMessage {
+    /// The row that renders comparison `id` and writes its check run ([`REPORT_CHECK`]) or PR
+    /// comment ([`REPORT_COMMENT`]) when sent. The store writes these itself in the transaction
+    /// that changes a PR comparison's state, so no state change goes unreported; the key
+    /// (`{kind}:{id}`, the server's too) makes every report of one comparison coalesce.
+    pub fn comparison_report(kind: &str, id: ComparisonId) -> Self {
+        NewOutboxMessage {
+            kind: kind.to_owned(),
+            dedupe_key: Some(format!("{kind}:{id}")),
+            payload: serde_json::json!({ "comparison_id": id.0 }),
+        }
+    }
 }
 
 /// A claimed outbox row; `lease` fences `outbox_delivered` / `outbox_failed`.

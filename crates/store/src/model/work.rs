@@ -99,7 +99,8 @@ pub struct NewComparison {
     /// n*, planned from the runner's A/A spread before any A/B data.
     pub planned_rounds: Option<i64>,
     pub jobs: Vec<NewJob>,
-    /// Outbox rows written in the same transaction; each payload object gets `comparison_id` set.
+    /// Outbox rows written in the same transaction; each payload object gets `comparison_id` set,
+    /// and a row without a dedupe key gets `{kind}:{id}` (so it coalesces with later reports).
     pub notify: Vec<NewOutboxMessage>,
 }
 

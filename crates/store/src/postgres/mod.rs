@@ -17,7 +17,7 @@ const BACKEND: &str = "postgres";
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// Serialises refreshes of one comparison's state (see `comparisons::refresh_state`).
-const LOCK_COMPARISON: &str = "SELECT id FROM comparisons WHERE id = $1 FOR UPDATE";
+const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1 FOR UPDATE";
 
 /// Starts a transaction (READ COMMITTED; row locks do the rest).
 async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {

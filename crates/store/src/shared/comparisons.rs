@@ -40,8 +40,11 @@ macro_rules! comparisons_sql {
             let jobs = insert_jobs(conn, id, &new.jobs).await?;
             for message in &new.notify {
                 let message = NewOutboxMessage {
+                    kind: message.kind.clone(),
+                    dedupe_key: message.dedupe_key.clone().or_else(|| {
+                        Some(format!("{}:{id}", message.kind))
+                    }),
                     payload: crate::shared::with_comparison_id(&message.payload, id),
-                    ..message.clone()
                 };
                 outbox::insert(conn, &message).await?;
             }
@@ -85,7 +88,7 @@ macro_rules! comparisons_sql {
             .bind(now)
             .execute(&mut *conn)
             .await?;
-            let ids = sqlx::query(
+            let rows = sqlx::query(
                 "UPDATE comparisons SET state = 'superseded', updated_at = $5 \
                  WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
                  AND head_sha <> $4 AND state IN ('queued', 'running') RETURNING id",
@@ -97,7 +100,31 @@ macro_rules! comparisons_sql {
             .bind(now)
             .fetch_all(&mut *conn)
             .await?;
-            ids.iter().map(|r| Ok(r.try_get("id")?)).collect()
+            let mut ids = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id = row.try_get("id")?;
+                report_state_change(conn, id, ComparisonState::Superseded).await?;
+                ids.push(id);
+            }
+            Ok(ids)
+        }
+
+        /// Records the report rows of a PR comparison whose state just changed, in the
+        /// transaction that changed it: the check run (and, once rounds may have run, the
+        /// comment) then follows every change, however many comparisons came after it and
+        /// whichever server restarts. The keys coalesce them with the watcher's progress rows.
+        async fn report_state_change(
+            conn: &mut Conn,
+            id: ComparisonId,
+            state: ComparisonState,
+        ) -> Result<(), StoreError> {
+            outbox::insert(conn, &NewOutboxMessage::comparison_report(REPORT_CHECK, id)).await?;
+            // A comparison no job has started has no rounds to show; its check run says enough.
+            if state != ComparisonState::Queued {
+                outbox::insert(conn, &NewOutboxMessage::comparison_report(REPORT_COMMENT, id))
+                    .await?;
+            }
+            Ok(())
         }
 
         /// Inserts jobs for a comparison, copying its repository, shas, config and label.
@@ -181,15 +208,19 @@ macro_rules! comparisons_sql {
             .bind(now)
             .execute(&mut *conn)
             .await?;
-            sqlx::query(
+            let cancelled = sqlx::query(
                 "UPDATE comparisons SET state = 'cancelled', updated_at = $3 \
-                 WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running')",
+                 WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running') \
+                 RETURNING id",
             )
             .bind(repository_id)
             .bind(pr_number)
             .bind(now)
-            .execute(&mut *conn)
+            .fetch_all(&mut *conn)
             .await?;
+            for row in &cancelled {
+                report_state_change(conn, row.try_get("id")?, ComparisonState::Cancelled).await?;
+            }
             Ok(queued.rows_affected() + running.rows_affected())
         }
 
@@ -202,11 +233,16 @@ macro_rules! comparisons_sql {
             // takes its snapshot after any concurrent refresh committed. Otherwise two jobs
             // finishing together could each see the other still running, and the comparison
             // would stay "running" for ever.
-            sqlx::query(super::LOCK_COMPARISON)
+            let Some(before) = sqlx::query(super::LOCK_COMPARISON)
                 .bind(comparison_id)
                 .fetch_optional(&mut *conn)
-                .await?;
-            sqlx::query(
+                .await?
+            else {
+                return Ok(());
+            };
+            let was: String = before.try_get("state")?;
+            let pr_number: Option<i64> = before.try_get("pr_number")?;
+            let after: Option<String> = sqlx::query_scalar(
                 "UPDATE comparisons SET updated_at = $2, state = CASE \
                  WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
                    AND state IN ('queued', 'running')) THEN \
@@ -215,12 +251,20 @@ macro_rules! comparisons_sql {
                  WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND state = 'done') \
                    THEN 'done' \
                  ELSE 'failed' END \
-                 WHERE id = $1 AND state NOT IN ('superseded', 'cancelled')",
+                 WHERE id = $1 AND state NOT IN ('superseded', 'cancelled') RETURNING state",
             )
             .bind(comparison_id)
             .bind(crate::shared::now())
-            .execute(&mut *conn)
+            .fetch_optional(&mut *conn)
             .await?;
+            if let Some(after) = after
+                && after != was
+                && pr_number.is_some()
+            {
+                let state = ComparisonState::parse(&after)
+                    .ok_or_else(|| StoreError::Corrupt(format!("comparison state {after:?}")))?;
+                report_state_change(conn, comparison_id, state).await?;
+            }
             Ok(())
         }
 

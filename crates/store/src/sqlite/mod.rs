@@ -17,7 +17,7 @@ const BACKEND: &str = "sqlite";
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// SQLite transactions already run one at a time, so reading the row is enough.
-const LOCK_COMPARISON: &str = "SELECT id FROM comparisons WHERE id = $1";
+const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1";
 
 /// Starts a transaction holding the write lock from the start: a deferred transaction that
 /// reads first and writes later fails with SQLITE_BUSY instead of waiting its turn.

@@ -190,3 +190,129 @@ pub async fn concurrent_completions_finish_the_comparison(store: Arc<dyn Store>)
         "the last completion sees all the others"
     );
 }
+
+/// Claims and delivers every due outbox row; returns their dedupe keys, sorted.
+async fn sent_keys(store: &Arc<dyn Store>) -> Vec<String> {
+    let mut keys = Vec::new();
+    for row in store.claim_outbox(100, LEASE).await.unwrap() {
+        if row.kind == REPORT_CHECK || row.kind == REPORT_COMMENT {
+            let id = row.payload["comparison_id"].as_i64().unwrap();
+            assert_eq!(row.dedupe_key, Some(format!("{}:{id}", row.kind)));
+        }
+        keys.push(row.dedupe_key.clone().unwrap_or_default());
+        store.outbox_delivered(row.id, &row.lease).await.unwrap();
+    }
+    keys.sort();
+    keys
+}
+
+fn reports(id: ComparisonId) -> Vec<String> {
+    vec![format!("report.check:{id}"), format!("report.comment:{id}")]
+}
+
+pub async fn every_state_change_of_a_pr_comparison_enqueues_its_report(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let ok = JobOutcome::Succeeded { log_tail: None };
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 1)))
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+
+    // queued → running → done: the pending rows take both changes.
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .complete_job(claim.job.id, &claim.lease, &ok)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+    // A retried completion changes nothing and reports nothing.
+    store
+        .complete_job(claim.job.id, &claim.lease, &ok)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+
+    // /rebench: done → running again (a job has started, so the comment shows its rounds).
+    store.add_rounds(c.id, &jobs(1, 1)).await.unwrap();
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+
+    // Claims, releases and reaps report only what changes the comparison's state.
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+    store.release_job(claim.job.id, &claim.lease).await.unwrap();
+    assert_eq!(
+        sent_keys(&store).await,
+        Vec::<String>::new(),
+        "released, the comparison is still running"
+    );
+    store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    store.reap_expired_leases(much_later()).await.unwrap();
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Done,
+        "one job done is enough"
+    );
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+
+    let failing = store
+        .create_comparison(&comparison(&repo, Some(8), "h1", "x", jobs(1, 1)))
+        .await
+        .unwrap();
+    sent_keys(&store).await;
+    store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    sent_keys(&store).await;
+    store.reap_expired_leases(much_later()).await.unwrap();
+    assert_eq!(
+        store.comparison(failing.id).await.unwrap().unwrap().state,
+        ComparisonState::Failed
+    );
+    assert_eq!(sent_keys(&store).await, reports(failing.id));
+
+    // A newer head supersedes; closing the PR cancels.
+    let old = store
+        .create_comparison(&comparison(&repo, Some(9), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let new = store
+        .create_comparison(&comparison(&repo, Some(9), "h2", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    assert_eq!(new.superseded, vec![old.id]);
+    assert_eq!(sent_keys(&store).await, reports(old.id));
+    store.cancel_pull_request(repo.id, 9).await.unwrap();
+    assert_eq!(sent_keys(&store).await, reports(new.id));
+
+    // A comparison without a PR has no check run or comment to keep up to date.
+    store
+        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .complete_job(claim.job.id, &claim.lease, &ok)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+}

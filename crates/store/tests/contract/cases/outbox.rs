@@ -102,3 +102,41 @@ pub async fn outbox_replaced_payload_is_sent_again(store: Arc<dyn Store>) {
         "a delivered row is history; the key starts a new row"
     );
 }
+
+/// A PR's schedule and cancel rows share a key: a close replaces a pending schedule (kind and
+/// payload), and one that fails while a newer payload waits is retried with the newer one.
+pub async fn outbox_replacement_takes_the_new_kind_and_outlives_a_failure(store: Arc<dyn Store>) {
+    let key = Some("pr:acme/widgets#7");
+    let id = store
+        .enqueue_outbox(&message("pr.schedule", key, "push a"))
+        .await
+        .unwrap();
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    store
+        .enqueue_outbox(&message("pr.schedule", key, "push b"))
+        .await
+        .unwrap();
+    let retry_at = chrono::Utc::now() - chrono::TimeDelta::seconds(1);
+    store
+        .outbox_failed(id, &claimed[0].lease, "503", Some(retry_at))
+        .await
+        .unwrap();
+    let retried = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(
+        retried[0].payload["body"], "push b",
+        "the newer push is retried"
+    );
+    store
+        .enqueue_outbox(&message("pr.cancel", key, "closed"))
+        .await
+        .unwrap();
+    store
+        .outbox_failed(id, &retried[0].lease, "503", None)
+        .await
+        .unwrap();
+    let after = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(after.len(), 1, "giving up on push b still runs the close");
+    assert_eq!((after[0].id, after[0].kind.as_str()), (id, "pr.cancel"));
+    assert_eq!(after[0].payload["body"], "closed");
+}
