@@ -269,7 +269,7 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
         ),
     ];
     store
-        .upsert_comparison_results(created.id, busy.id, &results)
+        .replace_comparison_results(created.id, busy.id, &results)
         .await
         .unwrap();
 
@@ -390,7 +390,7 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
             })
             .collect();
         store
-            .upsert_comparison_results(created.id, runner, &results)
+            .replace_comparison_results(created.id, runner, &results)
             .await
             .unwrap();
         last = created.id.0;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport};
 use benchgate_api::{AnalysisReport, BenchmarkResult};
-use benchgate_stats::{AnalysisOptions, RoundOrder, analyze_pairs, plan_n_star};
+use benchgate_stats::{AnalysisOptions, RoundOrder, StatsError, analyze_pairs, plan_n_star};
 use benchgate_store::{
     ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
 };
@@ -128,17 +128,17 @@ pub async fn analyze_comparison(
     };
     for series in store.comparison_samples(id).await? {
         let results = analyze_series(store, comparison.repository_id, &series, &options).await?;
-        if !results.is_empty() {
-            store
-                .upsert_comparison_results(id, series.runner_id, &results)
-                .await?;
-        }
+        // The whole set, even when empty: a result that can no longer be computed must not
+        // stay behind for the check to gate on.
+        store
+            .replace_comparison_results(id, series.runner_id, &results)
+            .await?;
     }
     Ok(())
 }
 
-/// One runner's results: each benchmark and metric with at least two pairs, its margin from
-/// this runner's current floor.
+/// One runner's results: each benchmark and metric with at least two valid pairs, its margin
+/// from this runner's current floor. One that cannot be analysed is left out, with a warning.
 async fn analyze_series(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
@@ -160,7 +160,16 @@ async fn analyze_series(
         };
         match analyze_pairs(&pairs.base, &pairs.head, &options, floor.as_ref()) {
             Ok(analysis) => results.push(analysis.to_result(&benchmark, &metric, &pairs.unit)),
-            Err(e) => tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet"),
+            Err(e @ StatsError::TooFewPairs { .. }) => {
+                tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet");
+            }
+            Err(e) => tracing::warn!(
+                runner = %series.runner_id,
+                %benchmark,
+                %metric,
+                error = %e,
+                "cannot analyse; no result for this benchmark (an earlier one is withdrawn)"
+            ),
         }
     }
     benchgate_stats::mark_gate(&mut results, options.alpha);

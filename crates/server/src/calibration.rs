@@ -148,6 +148,7 @@ pub async fn ensure_calibrated(app: &AppState, runner_id: RunnerId, job: &Job) {
 
 /// A calibration job succeeded: records its session per benchmark and metric and recomputes
 /// each floor from all its sessions. Failures are logged.
+/// (The background loop records it later if this fails: see [`record_missing_sessions`].)
 #[tracing::instrument(skip_all, fields(job = %job.id))]
 pub async fn record_session(store: &Arc<dyn Store>, job: &Job) {
     if let Err(e) = record_session_inner(store, job).await {
@@ -155,7 +156,38 @@ pub async fn record_session(store: &Arc<dyn Store>, job: &Job) {
     }
 }
 
-async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<(), StoreError> {
+/// Calibration jobs looked at per pass of [`record_missing_sessions`].
+const MISSING_SESSIONS_BATCH: i64 = 20;
+
+/// Records the sessions of calibration jobs that finished within the last `interval` but have
+/// none: the server stopped, or the store failed, between completing the job and recording
+/// its session (older ones have been followed by a newer calibration). Recording replaces an
+/// earlier record of the same job, so a job recorded twice is harmless. Returns how many jobs
+/// gained a session.
+pub async fn record_missing_sessions(
+    store: &Arc<dyn Store>,
+    interval: Duration,
+) -> Result<usize, StoreError> {
+    let jobs = store
+        .calibrations_without_session(ago(interval), MISSING_SESSIONS_BATCH)
+        .await?;
+    let mut recorded = 0;
+    for job in &jobs {
+        // A job whose samples give no usable session stays without one; it is retried each
+        // pass until it is older than the interval, hence no louder log for it.
+        let sessions = record_session_inner(store, job).await?;
+        if sessions > 0 {
+            tracing::warn!(job = %job.id, sessions, "recorded a calibration session lost at completion");
+            recorded += 1;
+        } else {
+            tracing::debug!(job = %job.id, "calibration job has no usable session");
+        }
+    }
+    Ok(recorded)
+}
+
+/// Records a job's sessions and recomputes their floors; returns how many sessions it had.
+async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<usize, StoreError> {
     let mut samples: HashMap<JobId, Vec<RunnerSeries>> = HashMap::new();
     samples.insert(job.id, store.job_samples(job.id).await?);
     let mut keys = Vec::new();
@@ -187,10 +219,11 @@ async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<(), S
             keys.push(key);
         }
     }
+    let recorded = keys.len();
     for key in keys {
         update_floor(store, &key, &mut samples).await?;
     }
-    Ok(())
+    Ok(recorded)
 }
 
 /// Recomputes one floor from the raw log-ratios of every session recorded for it.
@@ -238,8 +271,9 @@ async fn update_floor(
     Ok(())
 }
 
-/// Background loop: re-calibrates every (runner, repository) whose last A/A session is older
-/// than the interval, on the base of the repository's newest comparison.
+/// Background loop: records sessions lost at completion, and re-calibrates every (runner,
+/// repository) whose last A/A session is older than the interval, on the base of the
+/// repository's newest comparison.
 pub async fn run(app: AppState, cancel: CancellationToken) {
     let interval = app.config.calibration_interval;
     let period = (interval / 4).clamp(Duration::from_secs(1), Duration::from_secs(600));
@@ -248,15 +282,26 @@ pub async fn run(app: AppState, cancel: CancellationToken) {
             _ = cancel.cancelled() => return,
             _ = tokio::time::sleep(period) => {}
         }
+        if let Err(e) = record_missing_sessions(&app.store, interval).await {
+            tracing::error!(error = ?e, "cannot record missing calibration sessions");
+        }
         if let Err(e) = recalibrate_due(&app, interval).await {
             tracing::error!(error = ?e, "scheduled calibration failed");
         }
     }
 }
 
+/// `interval` before now, but not before the Unix epoch (every database can store that).
+fn ago(interval: Duration) -> chrono::DateTime<Utc> {
+    let epoch = chrono::DateTime::<Utc>::UNIX_EPOCH;
+    chrono::Duration::from_std(interval)
+        .ok()
+        .and_then(|d| Utc::now().checked_sub_signed(d))
+        .map_or(epoch, |t| t.max(epoch))
+}
+
 async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), StoreError> {
-    let due_before =
-        Utc::now() - chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::MAX);
+    let due_before = ago(interval);
     let comparisons = app.store.recent_comparisons(200).await?;
     let runners = app.store.list_runners().await?;
     let mut seen = HashSet::new();

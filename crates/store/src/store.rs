@@ -103,9 +103,10 @@ pub trait Store: Send + Sync + 'static {
         runner_label: &str,
         comment_id: i64,
     ) -> Result<(), StoreError>;
-    /// Stores the computed results of a comparison on one runner (replacing earlier ones per
-    /// benchmark and metric), so pages read them instead of recomputing.
-    async fn upsert_comparison_results(
+    /// Stores the computed results of a comparison on one runner, replacing that runner's
+    /// whole earlier set (a benchmark and metric no longer analysable has no result, not a
+    /// stale one), so pages read them instead of recomputing.
+    async fn replace_comparison_results(
         &self,
         comparison_id: ComparisonId,
         runner_id: RunnerId,
@@ -150,6 +151,13 @@ pub trait Store: Send + Sync + 'static {
         lease: &LeaseToken,
         outcome: &JobOutcome,
     ) -> Result<(), StoreError>;
+    /// Succeeded calibration jobs finished after `finished_after` that have no A/A session
+    /// recorded, newest first (their session was lost to a crash or error after completion).
+    async fn calibrations_without_session(
+        &self,
+        finished_after: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<Job>, StoreError>;
     /// Gives a job back to the queue (agent shutting down) without using up an attempt.
     async fn release_job(&self, job_id: JobId, lease: &LeaseToken) -> Result<(), StoreError>;
     /// Requeues running jobs whose lease expired before `now`; a job out of attempts fails with
@@ -234,6 +242,11 @@ pub trait Store: Send + Sync + 'static {
         error: &str,
         retry_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError>;
+    /// Gives back rows leased under `lease` that were not carried out (a worker stopping
+    /// mid-batch): due at once, no attempt used up. Rows no longer under `lease` are left
+    /// alone. Returns how many were released.
+    async fn release_outbox(&self, ids: &[OutboxId], lease: &LeaseToken)
+    -> Result<u64, StoreError>;
     /// Rows not yet delivered (nor given up).
     async fn outbox_backlog(&self) -> Result<i64, StoreError>;
 }

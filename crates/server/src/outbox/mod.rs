@@ -70,7 +70,7 @@ impl TaskError {
 
 /// Runs until `cancel` fires; a row in flight is finished first.
 pub async fn run(worker: Worker, cancel: CancellationToken) {
-    loop {
+    while !cancel.is_cancelled() {
         let claimed = match worker.store.claim_outbox(BATCH, LEASE).await {
             Ok(rows) => rows,
             Err(e) => {
@@ -79,13 +79,7 @@ pub async fn run(worker: Worker, cancel: CancellationToken) {
             }
         };
         let idle = claimed.is_empty();
-        for row in claimed {
-            if cancel.is_cancelled() {
-                // Unfinished rows come back when their lease expires.
-                return;
-            }
-            worker.process(row).await;
-        }
+        worker.deliver_batch(claimed, &cancel).await;
         if idle {
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -96,6 +90,34 @@ pub async fn run(worker: Worker, cancel: CancellationToken) {
 }
 
 impl Worker {
+    /// Carries out claimed rows in order until `cancel` fires; the rows not started then are
+    /// released at once, so a restarted server sends them without waiting out the lease.
+    async fn deliver_batch(&self, rows: Vec<OutboxMessage>, cancel: &CancellationToken) {
+        let mut rows = rows.into_iter();
+        while let Some(row) = rows.next() {
+            if cancel.is_cancelled() {
+                let unstarted: Vec<_> = std::iter::once(row).chain(rows).collect();
+                self.release(&unstarted).await;
+                return;
+            }
+            self.process(row).await;
+        }
+    }
+
+    /// Gives rows of one claim back; on failure they come back when their lease expires.
+    async fn release(&self, rows: &[OutboxMessage]) {
+        let Some(lease) = rows.first().map(|r| &r.lease) else {
+            return;
+        };
+        let ids: Vec<_> = rows.iter().map(|r| r.id).collect();
+        match self.store.release_outbox(&ids, lease).await {
+            Ok(released) => tracing::info!(released, "outbox: stopping; unsent rows released"),
+            Err(e) => {
+                tracing::warn!(error = %e, "outbox: cannot release rows; they return when their lease expires")
+            }
+        }
+    }
+
     #[tracing::instrument(skip_all, fields(outbox = %row.id, kind = %row.kind, attempts = row.attempts))]
     async fn process(&self, row: OutboxMessage) {
         let outcome = match Task::from_row(&row.kind, &row.payload) {
@@ -159,6 +181,80 @@ fn backoff(base_ms: u64, attempts: i64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GitHub answering a reaction, and the server being asked to stop meanwhile.
+    struct StopWhileSending(CancellationToken);
+
+    impl wiremock::Respond for StopWhileSending {
+        fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+            self.0.cancel();
+            wiremock::ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1}))
+        }
+    }
+
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: crate::ServeArgs,
+    }
+
+    #[tokio::test]
+    async fn stopping_mid_batch_gives_unsent_rows_back_at_once() {
+        use clap::Parser as _;
+        let github = wiremock::MockServer::start().await;
+        let cancel = CancellationToken::new();
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(StopWhileSending(cancel.clone()))
+            .mount(&github)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("outbox.db").display());
+        let store = benchgate_store::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        let serve = Serve::try_parse_from([
+            "serve",
+            "--database-url",
+            url.as_str(),
+            "--github-token",
+            "test-token",
+            "--github-api-url",
+            github.uri().as_str(),
+        ])
+        .unwrap();
+        let app = crate::AppState::new(serve.args, store.clone());
+        let worker = Worker {
+            github: app.config.github.client().unwrap().expect("a token client"),
+            args: Arc::new(app.config.github.clone()),
+            store: store.clone(),
+            app,
+        };
+        let mut ids = Vec::new();
+        for comment_id in [11, 12, 13] {
+            let task = Task::AddReaction(task::Reaction {
+                repo: task::RepoName {
+                    full_name: "acme/widgets".into(),
+                    installation_id: None,
+                },
+                comment_id,
+            });
+            ids.push(store.enqueue_outbox(&task.message()).await.unwrap());
+        }
+
+        // The first reaction is sent; the stop arrives while it is in flight.
+        run(worker, cancel).await;
+
+        let sent = github.received_requests().await.unwrap();
+        assert_eq!(sent.len(), 1, "one row sent before stopping");
+        assert!(sent[0].url.path().ends_with("/comments/11/reactions"));
+        assert_eq!(store.outbox_backlog().await.unwrap(), 2);
+        // A restarted worker finds the other two due now, not after the 120 s lease.
+        let again = store.claim_outbox(BATCH, LEASE).await.unwrap();
+        assert_eq!(
+            again.iter().map(|m| m.id).collect::<Vec<_>>(),
+            ids[1..].to_vec()
+        );
+        assert!(again.iter().all(|m| m.attempts == 0));
+    }
 
     #[test]
     fn backoff_doubles_and_is_capped() {

@@ -381,13 +381,20 @@ macro_rules! comparisons_sql {
             Ok(())
         }
 
-        pub(super) async fn upsert_results(
+        pub(super) async fn replace_results(
             conn: &mut Conn,
             comparison_id: ComparisonId,
             runner_id: RunnerId,
             results: &[benchgate_api::BenchmarkResult],
         ) -> Result<(), StoreError> {
             let now = crate::shared::now();
+            sqlx::query(
+                "DELETE FROM comparison_results WHERE comparison_id = $1 AND runner_id = $2",
+            )
+            .bind(comparison_id)
+            .bind(runner_id)
+            .execute(&mut *conn)
+            .await?;
             for result in results {
                 sqlx::query(
                     "INSERT INTO comparison_results \

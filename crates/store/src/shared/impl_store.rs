@@ -154,14 +154,14 @@ macro_rules! impl_store {
                 )
                 .await
             }
-            async fn upsert_comparison_results(
+            async fn replace_comparison_results(
                 &self,
                 comparison_id: ComparisonId,
                 runner_id: RunnerId,
                 results: &[benchgate_api::BenchmarkResult],
             ) -> Result<(), StoreError> {
                 let mut tx = begin(&self.pool).await?;
-                comparisons::upsert_results(&mut tx, comparison_id, runner_id, results).await?;
+                comparisons::replace_results(&mut tx, comparison_id, runner_id, results).await?;
                 Ok(tx.commit().await?)
             }
             async fn comparison_results(
@@ -204,6 +204,13 @@ macro_rules! impl_store {
                 outcome: &JobOutcome,
             ) -> Result<(), StoreError> {
                 queue::complete(&self.pool, job_id, lease, outcome).await
+            }
+            async fn calibrations_without_session(
+                &self,
+                finished_after: chrono::DateTime<chrono::Utc>,
+                limit: i64,
+            ) -> Result<Vec<Job>, StoreError> {
+                queue::calibrations_without_session(&self.pool, finished_after, limit).await
             }
             async fn release_job(
                 &self,
@@ -316,6 +323,13 @@ macro_rules! impl_store {
                 retry_at: Option<chrono::DateTime<chrono::Utc>>,
             ) -> Result<(), StoreError> {
                 outbox::failed(&self.pool, id, lease, error, retry_at).await
+            }
+            async fn release_outbox(
+                &self,
+                ids: &[OutboxId],
+                lease: &LeaseToken,
+            ) -> Result<u64, StoreError> {
+                outbox::release(&self.pool, ids, lease).await
             }
             async fn outbox_backlog(&self) -> Result<i64, StoreError> {
                 outbox::backlog(&self.pool).await

@@ -84,6 +84,30 @@ macro_rules! outbox_sql {
             Ok(())
         }
 
+        pub(super) async fn release(
+            pool: &Pool,
+            ids: &[OutboxId],
+            lease: &LeaseToken,
+        ) -> Result<u64, StoreError> {
+            let mut tx = super::begin(pool).await?;
+            let mut released = 0;
+            for id in ids {
+                // Claimed rows were due, so leaving next_attempt_at alone makes them due again.
+                released += sqlx::query(
+                    "UPDATE outbox SET lease_token = NULL, lease_expires_at = NULL, \
+                     claimed_revision = NULL WHERE id = $1 AND lease_token = $2 \
+                     AND done_at IS NULL",
+                )
+                .bind(id)
+                .bind(lease.as_str())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            }
+            tx.commit().await?;
+            Ok(released)
+        }
+
         pub(super) async fn backlog(pool: &Pool) -> Result<i64, StoreError> {
             Ok(
                 sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE done_at IS NULL")

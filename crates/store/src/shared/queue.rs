@@ -52,6 +52,28 @@ macro_rules! queue_sql {
             .await?)
         }
 
+        pub(super) async fn calibrations_without_session(
+            pool: &Pool,
+            finished_after: chrono::DateTime<chrono::Utc>,
+            limit: i64,
+        ) -> Result<Vec<Job>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                job_columns!(),
+                " FROM jobs WHERE kind = 'calibration' AND state = 'done' \
+                 AND finished_at > $1 \
+                 AND NOT EXISTS (SELECT 1 FROM aa_sessions s WHERE s.job_id = jobs.id) \
+                 ORDER BY finished_at DESC, id DESC LIMIT $2"
+            ))
+            .bind(finished_after)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::job)
+            .collect()
+        }
+
         pub(super) async fn heartbeat(
             pool: &Pool,
             job_id: JobId,

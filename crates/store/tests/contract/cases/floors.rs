@@ -85,11 +85,11 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
-        .upsert_comparison_results(c.id, r1.id, &[result(5, NoResultYet)])
+        .replace_comparison_results(c.id, r1.id, &[result(5, NoResultYet)])
         .await
         .unwrap();
     store
-        .upsert_comparison_results(c.id, r1.id, &[result(20, Slower)])
+        .replace_comparison_results(c.id, r1.id, &[result(20, Slower)])
         .await
         .unwrap();
     let stored = store.comparison_results(c.id).await.unwrap();
@@ -183,4 +183,71 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
             .removed_at
             .is_some()
     );
+}
+
+pub async fn replacing_results_drops_those_no_longer_computed(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let r2 = runner(&store, "r2", &["x"]).await.runner;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    // From JSON, so fields the wire type gains later take their defaults.
+    let result = |name: &str| -> benchgate_api::BenchmarkResult {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "metric": "time",
+            "unit": "ns",
+            "n": 10,
+            "base_center": 100.0,
+            "head_center": 110.0,
+            "change_pct": 10.0,
+            "interval_pct": [2.0, 18.0],
+            "fixed_interval_pct": [2.0, 18.0],
+            "verdict": "slower",
+            "practical": true,
+            "rounds_needed": null,
+            "e_value": 40.0,
+            "gated": true,
+            "selected": true,
+        }))
+        .expect("a benchmark result")
+    };
+    let names = |runner: RunnerId, stored: &[StoredResult]| {
+        stored
+            .iter()
+            .filter(|s| s.runner_id == runner)
+            .map(|s| s.result.name.clone())
+            .collect::<Vec<_>>()
+    };
+    store
+        .replace_comparison_results(c.id, r1.id, &[result("parse"), result("render")])
+        .await
+        .unwrap();
+    store
+        .replace_comparison_results(c.id, r2.id, &[result("parse")])
+        .await
+        .unwrap();
+
+    // "render" can no longer be analysed on r1: its old verdict must not stay behind.
+    store
+        .replace_comparison_results(c.id, r1.id, &[result("parse")])
+        .await
+        .unwrap();
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert_eq!(names(r1.id, &stored), vec!["parse"]);
+    assert_eq!(
+        names(r2.id, &stored),
+        vec!["parse"],
+        "other runners keep theirs"
+    );
+
+    store
+        .replace_comparison_results(c.id, r1.id, &[])
+        .await
+        .unwrap();
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert!(names(r1.id, &stored).is_empty());
+    assert_eq!(names(r2.id, &stored), vec!["parse"]);
 }

@@ -140,3 +140,46 @@ pub async fn outbox_replacement_takes_the_new_kind_and_outlives_a_failure(store:
     assert_eq!((after[0].id, after[0].kind.as_str()), (id, "pr.cancel"));
     assert_eq!(after[0].payload["body"], "closed");
 }
+
+pub async fn outbox_release_gives_unsent_rows_back_at_once(store: Arc<dyn Store>) {
+    let mut ids = Vec::new();
+    for body in ["a", "b", "c"] {
+        ids.push(
+            store
+                .enqueue_outbox(&message("reaction.add", None, body))
+                .await
+                .unwrap(),
+        );
+    }
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    let lease = &claimed[0].lease;
+    assert!(
+        claimed.iter().all(|m| &m.lease == lease),
+        "one lease a claim"
+    );
+    store.outbox_delivered(ids[0], lease).await.unwrap();
+
+    // The worker stops after the first row: the other two go back, the sent one stays sent.
+    assert_eq!(store.release_outbox(&ids, lease).await.unwrap(), 2);
+    let again = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(
+        again.iter().map(|m| m.id).collect::<Vec<_>>(),
+        ids[1..].to_vec(),
+        "released rows are due at once, long before the lease would expire"
+    );
+    assert!(
+        again.iter().all(|m| m.attempts == 0),
+        "a release uses up no attempt"
+    );
+    assert_eq!(store.outbox_backlog().await.unwrap(), 2);
+
+    // The old lease no longer holds them: releasing with it is a no-op and the new holder
+    // still reports delivery.
+    assert_eq!(store.release_outbox(&ids, lease).await.unwrap(), 0);
+    for row in &again {
+        store.outbox_delivered(row.id, &row.lease).await.unwrap();
+    }
+    assert_eq!(store.outbox_backlog().await.unwrap(), 0);
+    assert_eq!(store.release_outbox(&[], lease).await.unwrap(), 0);
+}

@@ -310,3 +310,110 @@ pub async fn release_gives_the_job_back(store: Arc<dyn Store>) {
     let stale = store.release_job(claim.job.id, &claim.lease).await;
     assert!(matches!(stale, Err(StoreError::LeaseLost)));
 }
+
+pub async fn calibrations_without_session_are_found_again(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let x = labels(&["x"]);
+    let calibrate = || NewCalibration {
+        runner_id: r1.id,
+        repository_id: repo.id,
+        sha: "a".repeat(40),
+        runner_label: "x".into(),
+        config: serde_json::json!({}),
+        rounds: 5,
+        priority: Priority::NORMAL,
+        max_attempts: 1,
+    };
+    let succeeded = JobOutcome::Succeeded { log_tail: None };
+    let failed = JobOutcome::Failed {
+        reason: "build failed".into(),
+        log_tail: String::new(),
+    };
+    // Three calibrations end (done with a session, done without one, failed), one waits.
+    let mut finished = Vec::new();
+    for outcome in [&succeeded, &succeeded, &failed] {
+        store.enqueue_calibration(&calibrate()).await.unwrap();
+        let claim = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+        store
+            .complete_job(claim.job.id, &claim.lease, outcome)
+            .await
+            .unwrap();
+        finished.push(claim.job.id);
+    }
+    // An A/B job that is done never has a session and is not a calibration.
+    let c = store
+        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(1, 1)))
+        .await
+        .unwrap();
+    let ab = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+    assert_eq!(ab.job.id, c.jobs[0]);
+    store
+        .complete_job(ab.job.id, &ab.lease, &succeeded)
+        .await
+        .unwrap();
+    store.enqueue_calibration(&calibrate()).await.unwrap();
+
+    let session = |job_id| AaSession {
+        job_id: Some(job_id),
+        key: FloorKey {
+            runner_id: r1.id,
+            repository_id: repo.id,
+            benchmark: "parse".into(),
+            metric: "time".into(),
+        },
+        pairs: 5,
+        mean: 0.0,
+        spread: 0.01,
+        recorded_at: chrono::Utc::now(),
+    };
+    store
+        .record_aa_session(&session(finished[0]))
+        .await
+        .unwrap();
+
+    let hour_ago = chrono::Utc::now() - chrono::TimeDelta::hours(1);
+    let lost = store
+        .calibrations_without_session(hour_ago, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        lost.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![finished[1]],
+        "only the done calibration without a session"
+    );
+    assert_eq!(lost[0].kind, JobKind::Calibration);
+    assert_eq!(lost[0].state, JobState::Done);
+    assert!(
+        store
+            .calibrations_without_session(much_later(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "jobs finished before the cutoff are not listed"
+    );
+    assert!(
+        store
+            .calibrations_without_session(hour_ago, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Recording it (again, or for the first time) takes it off the list.
+    store
+        .record_aa_session(&session(finished[1]))
+        .await
+        .unwrap();
+    store
+        .record_aa_session(&session(finished[1]))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .calibrations_without_session(hour_ago, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
