@@ -159,6 +159,8 @@ fn result(
         e_value: 1234.0,
         gated: true,
         selected: true,
+        hodges_lehmann: None,
+        warnings: Vec::new(),
     }
 }
 

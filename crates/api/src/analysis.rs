@@ -42,6 +42,25 @@ pub struct BenchmarkResult {
     /// when selected, so many benchmarks do not multiply false alarms.
     #[serde(default)]
     pub selected: bool,
+    /// Hodges–Lehmann estimate with the exact Wilcoxon signed-rank interval: fixed-n, not safe
+    /// to peek; absent for an exact metric or past the pair limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hodges_lehmann: Option<HodgesLehmannResult>,
+    /// Diagnostics worth a reader's attention, as short sentences (drift, run order, mean and
+    /// median disagreeing, the model not fitting). None of them changes the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The median-type diagnostic beside the mean: a few wild pairs cannot drag it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HodgesLehmannResult {
+    /// Median of the Walsh averages, in percent.
+    pub estimate_pct: f64,
+    /// Wilcoxon signed-rank interval in percent; `null` sides when too few pairs reach it.
+    pub interval_pct: [Option<f64>; 2],
+    /// Confidence the discrete signed-rank distribution achieves (e.g. 0.951), ≥ 1 − alpha.
+    pub confidence: f64,
 }
 
 /// All benchmarks of one comparison.

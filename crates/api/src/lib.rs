@@ -5,5 +5,5 @@ pub mod agent;
 pub mod analysis;
 pub mod sample;
 
-pub use analysis::{AnalysisReport, BenchmarkResult, VerdictKind};
+pub use analysis::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use sample::{Measurement, Side};

@@ -144,11 +144,13 @@ pub fn evaluate(
                 alpha: policy.alpha,
                 n_star: policy.n_star,
                 min_effect: policy.min_effect_pct / 100.0,
-                order: if s.base_first.len() == s.base.len() {
-                    RoundOrder::BaseFirst(s.base_first.clone())
+                // Files given to `analyze` carry no run order: fit no order effect rather
+                // than assume ABBA and report one that may not exist.
+                order: RoundOrder::BaseFirst(if s.base_first.len() == s.base.len() {
+                    s.base_first.clone()
                 } else {
-                    RoundOrder::Abba
-                },
+                    vec![true; s.base.len()]
+                }),
                 ..AnalysisOptions::default()
             };
             Row {

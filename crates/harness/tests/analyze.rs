@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use benchgate_api::VerdictKind;
-use benchgate_harness::cli::AnalyzeArgs;
 use benchgate_harness::cli::analyze::analyze;
+use benchgate_harness::cli::{AnalyzeArgs, format_report};
 use clap::Parser;
 
 fn fixture(name: &str) -> String {
@@ -99,6 +99,52 @@ fn an_aa_floor_widens_the_margin() {
             &fixture(GO_BASE)
         ])
         .is_err()
+    );
+}
+
+#[test]
+fn the_report_shows_a_geomean_summary_and_notes_under_the_table() {
+    let printed = |extra: &[&str]| {
+        let (base, head) = (fixture(GO_BASE), fixture(GO_HEAD));
+        let argv = ["analyze", &base, &head, "--format", "go"];
+        let args = AnalyzeArgs::try_parse_from(argv.iter().chain(extra)).unwrap();
+        let outcome = analyze(&args).unwrap();
+        format_report(&outcome.evaluation, &args.output, &[])
+    };
+    let table = printed(&[]);
+    // 101 benchmarks report `time`; the others (build-*-ns/op) have no time metric.
+    assert!(
+        table.contains(
+            "\nGeomean of 101 benchmarks' time: -0.14% (a summary, not a verdict; it never gates).\n"
+        ),
+        "{table}"
+    );
+    let notes = table
+        .split("\nNotes (")
+        .nth(1)
+        .expect("the notes follow the table");
+    assert!(
+        notes.contains("BenchmarkShopify_sarama build-user-ns/op: drift: head/base moves -0.13% per round (t = -2.6)"),
+        "{notes}"
+    );
+    // The header, at most 20 notes, and how many more --json has.
+    assert!(notes.lines().count() <= 1 + 20 + 1, "{notes}");
+
+    let markdown = printed(&["--markdown"]);
+    assert!(
+        markdown.contains("\nGeomean of 101 benchmarks' time: -0.14%"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("\n**Notes** ("), "{markdown}");
+    assert!(
+        markdown.contains("\n- BenchmarkShopify_sarama build-user-ns/op: drift"),
+        "{markdown}"
+    );
+    // The geomean is a summary line, never a row of the gate.
+    let json = printed(&["--json"]);
+    assert!(
+        !json.contains("Geomean") && json.contains("\"warnings\""),
+        "{json}"
     );
 }
 

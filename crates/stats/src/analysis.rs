@@ -1,7 +1,7 @@
 //! The one entry point the CLI and the server both call: base and head samples of one benchmark
 //! and metric in, every number the report shows out.
 
-use benchgate_api::BenchmarkResult;
+use benchgate_api::{BenchmarkResult, HodgesLehmannResult};
 
 use crate::confidence_sequence::{ConfidenceSequence, MixtureBoundary};
 use crate::drift::{DriftReport, abba_base_first, drift_regression};
@@ -110,6 +110,15 @@ fn check_options(opts: &AnalysisOptions) -> Result<(), StatsError> {
         });
     }
     Ok(())
+}
+
+/// `t = 3.1`, or "an exact fit" when the residuals vanish.
+fn t_statistic(t: f64) -> String {
+    if t.is_finite() {
+        format!("t = {t:.1}")
+    } else {
+        "an exact fit".to_owned()
+    }
 }
 
 /// Analyses one benchmark and metric from its paired samples (round order, equal lengths).
@@ -226,7 +235,66 @@ impl BenchmarkAnalysis {
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,
+            hodges_lehmann: self.hodges_lehmann_result(),
+            warnings: self.warnings(),
         }
+    }
+
+    /// The Hodges–Lehmann diagnostic in percent; `None` for an exact metric (nothing to
+    /// estimate) or past the Walsh limit.
+    pub fn hodges_lehmann_result(&self) -> Option<HodgesLehmannResult> {
+        let hl = self
+            .hodges_lehmann
+            .filter(|_| self.verdict != Verdict::Exact)?;
+        Some(HodgesLehmannResult {
+            estimate_pct: percent_from_log(hl.estimate),
+            interval_pct: hl.interval.to_percent(),
+            confidence: hl.achieved_confidence,
+        })
+    }
+
+    /// What a reader should know beyond the verdict, one short sentence each, most serious
+    /// first. None of them changes the verdict: they say when the model may not describe the
+    /// data (docs/statistics.md §5–6).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.sequence_crossed {
+            out.push(
+                "the interval sequence crossed itself: the model does not fit (did the machine \
+                 or the workload change during the job?)"
+                    .to_owned(),
+            );
+        }
+        if let Some(drift) = &self.drift {
+            let slope = drift.per_round;
+            if slope.significant {
+                out.push(format!(
+                    "drift: head/base moves {:+.2}% per round ({})",
+                    percent_from_log(slope.estimate),
+                    t_statistic(slope.t)
+                ));
+            }
+            if let Some(order) = drift.order.filter(|c| c.significant) {
+                // d = ln(head/base) is +β when base ran first: β > 0 means the run in second
+                // place is slower by e^β − 1, whichever side it is.
+                let p = percent_from_log(order.estimate);
+                out.push(format!(
+                    "run order matters: the second run of each pair is {:.1}% {} ({}); \
+                     interleaving cancels it on average",
+                    p.abs(),
+                    if p > 0.0 { "slower" } else { "faster" },
+                    t_statistic(order.t.abs())
+                ));
+            }
+        }
+        if let (true, Some(hl)) = (self.estimators_disagree, self.hodges_lehmann) {
+            out.push(format!(
+                "mean and median disagree (skew or outliers): Hodges–Lehmann {:+.2}% vs mean {:+.2}%",
+                percent_from_log(hl.estimate),
+                self.change_pct
+            ));
+        }
+        out
     }
 
     /// Practical: beyond ±M (for an exact change, |d̄| > M).

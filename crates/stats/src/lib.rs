@@ -21,7 +21,7 @@ pub mod verdict;
 pub mod wilcoxon;
 
 pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
-pub use benchgate_api::{AnalysisReport, BenchmarkResult, VerdictKind};
+pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, plan_n_star};
 pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
@@ -30,8 +30,8 @@ pub use floor::{NoiseFloor, practical_margin};
 pub use gate::{gate_selection, gated_mask, mark_gate};
 pub use interval::Interval;
 pub use multiplicity::{
-    GeomeanRow, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,
-    geomean_of_shared, holm,
+    GeomeanRow, GeomeanSummary, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,
+    geomean_of_shared, geomean_row, holm,
 };
 pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};

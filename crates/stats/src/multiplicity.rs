@@ -7,7 +7,10 @@
 //! false-coverage rate stays at alpha. Bonferroni, Holm and BH on p-values are offered for
 //! comparison and for users who ask for them.
 
+use benchgate_api::BenchmarkResult;
+
 use crate::error::{StatsError, check_alpha};
+use crate::gate::TIME_METRICS;
 
 fn check_p_values(p: &[f64]) -> Result<(), StatsError> {
     for &x in p {
@@ -141,6 +144,37 @@ pub fn geomean_of_shared(
     })
 }
 
+/// The geomean row of one comparison: a summary of the time change across benchmarks, not a
+/// verdict, and never part of the gate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GeomeanSummary {
+    /// Gated time rows summarised.
+    pub benchmarks: usize,
+    /// `100(exp(mean d̄) − 1)`: the geometric mean of the head/base ratios.
+    pub change_pct: f64,
+}
+
+/// Geomean of head/base over the gated time rows (`time` or `wall_time`) of one comparison;
+/// `None` with fewer than two. A result exists only for a benchmark both sides ran, so one
+/// added or removed in the PR is left out. No interval: the rows share rounds and machine, and
+/// their per-benchmark intervals say nothing about the joint spread.
+pub fn geomean_row(results: &[BenchmarkResult]) -> Option<GeomeanSummary> {
+    // ln(head/base) of the centres is each row's d̄ exactly (the centres are geometric means).
+    let logs: Vec<f64> = results
+        .iter()
+        .filter(|r| r.gated && TIME_METRICS.contains(&r.metric.as_str()))
+        .map(|r| r.head_center.ln() - r.base_center.ln())
+        .collect();
+    if logs.len() < 2 || logs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let mean_log = logs.iter().sum::<f64>() / logs.len() as f64;
+    Some(GeomeanSummary {
+        benchmarks: logs.len(),
+        change_pct: crate::paired::percent_from_log(mean_log),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +222,44 @@ mod tests {
         assert_eq!(g.shared, 2);
         assert!((g.ratio - 2.0).abs() < 1e-12);
         assert!((g.change_pct - 100.0).abs() < 1e-9);
+    }
+
+    fn row(name: &str, metric: &str, base: f64, head: f64, gated: bool) -> BenchmarkResult {
+        BenchmarkResult {
+            name: name.into(),
+            metric: metric.into(),
+            unit: "ns".into(),
+            n: 10,
+            base_center: base,
+            head_center: head,
+            change_pct: 100.0 * (head / base - 1.0),
+            interval_pct: [None, None],
+            fixed_interval_pct: [None, None],
+            verdict: benchgate_api::VerdictKind::NoResultYet,
+            practical: false,
+            rounds_needed: Some(5),
+            e_value: 1.0,
+            gated,
+            selected: gated,
+            hodges_lehmann: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn geomean_row_summarises_gated_time_rows_only() {
+        let results = [
+            row("a", "time", 100.0, 400.0, true),
+            row("b", "time", 100.0, 100.0, true),
+            // Memory and a benchmark without a time metric are not in the time summary.
+            row("a", "peak_rss", 100.0, 1000.0, false),
+            row("sizes", "bytes", 100.0, 1000.0, true),
+            row("cmd", "wall_time", 100.0, 25.0, true),
+        ];
+        let g = geomean_row(&results).unwrap();
+        assert_eq!(g.benchmarks, 3);
+        // (4 · 1 · 1/4)^(1/3) = 1: no change overall.
+        assert!(g.change_pct.abs() < 1e-9, "{}", g.change_pct);
+        assert_eq!(geomean_row(&results[..1]), None, "one row is not a summary");
     }
 }

@@ -70,10 +70,12 @@ pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The report in the shape `output` asks for: JSON, Markdown or a plain table.
+/// The report in the shape `output` asks for: JSON, Markdown or a plain table, the table
+/// followed by the margin, the geomean summary, the run's context and the diagnostics.
 pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String]) -> String {
+    let report = eval.report();
     if output.json {
-        let json = serde_json::to_string_pretty(&eval.report()).expect("report serialises");
+        let json = serde_json::to_string_pretty(&report).expect("report serialises");
         return json + "\n";
     }
     let mut out = if output.markdown {
@@ -81,13 +83,28 @@ pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String])
     } else {
         render::table(eval)
     };
-    let notes = render::margin_note(eval)
+    let lines = render::margin_note(eval)
         .into_iter()
+        .chain(render::geomean_line(&report.benchmarks))
         .chain(context.iter().cloned());
-    for note in notes {
+    for line in lines {
         out.push_str(if output.markdown { "\n" } else { "" });
-        out.push_str(&note);
+        out.push_str(&line);
         out.push('\n');
+    }
+    let notes = render::notes(&report.benchmarks);
+    if !notes.is_empty() {
+        out.push_str(if output.markdown {
+            "\n**Notes** (per-row diagnostics: with many rows a few are chance; none changes a verdict)\n\n"
+        } else {
+            "Notes (per-row diagnostics: with many rows a few are chance; none changes a verdict):\n"
+        });
+        for note in notes {
+            let bullet = if output.markdown { "- " } else { "  " };
+            out.push_str(bullet);
+            out.push_str(&note);
+            out.push('\n');
+        }
     }
     out
 }

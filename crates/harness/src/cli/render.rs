@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use benchgate_stats::{BenchmarkAnalysis, Verdict, percent_from_log};
+use benchgate_api::BenchmarkResult;
+use benchgate_stats::{BenchmarkAnalysis, Verdict, geomean_row, percent_from_log};
 
 use crate::evaluate::{Evaluation, Row};
 
@@ -183,6 +184,40 @@ pub fn margin_note(eval: &Evaluation) -> Option<String> {
     ))
 }
 
+/// The geomean line under a table: a summary of the gated time rows, never a verdict.
+pub fn geomean_line(results: &[BenchmarkResult]) -> Option<String> {
+    let g = geomean_row(results)?;
+    Some(format!(
+        "Geomean of {} benchmarks' time: {} (a summary, not a verdict; it never gates).",
+        g.benchmarks,
+        pct(g.change_pct)
+    ))
+}
+
+/// At most this many notes are printed under a table; `--json` has every one.
+pub const NOTES_SHOWN: usize = 20;
+
+/// The diagnostics under a table, `benchmark metric: note`, gated rows first, at most
+/// [`NOTES_SHOWN`] and then how many more there are.
+pub fn notes(results: &[BenchmarkResult]) -> Vec<String> {
+    let mut all: Vec<(bool, String)> = results
+        .iter()
+        .flat_map(|r| {
+            r.warnings
+                .iter()
+                .map(move |w| (!r.gated, format!("{} {}: {w}", r.name, r.metric)))
+        })
+        .collect();
+    // Stable: gated rows first, each group in table order.
+    all.sort_by_key(|(not_gated, _)| *not_gated);
+    let more = all.len().saturating_sub(NOTES_SHOWN);
+    let mut lines: Vec<String> = all.into_iter().take(NOTES_SHOWN).map(|(_, l)| l).collect();
+    if more > 0 {
+        lines.push(format!("… and {more} more (--json lists them all)"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +228,40 @@ mod tests {
         assert_eq!(quantity(3.0 * 1024.0 * 1024.0, "bytes"), "3.000 MiB");
         assert_eq!(quantity(12.0, "count"), "12.0000");
         assert_eq!(quantity(0.5, "ns"), "0.500 ns");
+    }
+
+    #[test]
+    fn notes_put_gated_rows_first_and_stop_at_the_cap() {
+        let row = |name: &str, gated: bool, warnings: usize| BenchmarkResult {
+            name: name.into(),
+            metric: "time".into(),
+            unit: "ns".into(),
+            n: 10,
+            base_center: 1.0,
+            head_center: 1.0,
+            change_pct: 0.0,
+            interval_pct: [None, None],
+            fixed_interval_pct: [None, None],
+            verdict: benchgate_api::VerdictKind::NoResultYet,
+            practical: false,
+            rounds_needed: Some(3),
+            e_value: 1.0,
+            gated,
+            selected: gated,
+            hodges_lehmann: None,
+            warnings: vec!["drift: head/base moves +0.40% per round (t = 3.1)".into(); warnings],
+        };
+        let lines = notes(&[row("memory", false, 1), row("parse", true, 1)]);
+        assert_eq!(
+            lines,
+            [
+                "parse time: drift: head/base moves +0.40% per round (t = 3.1)",
+                "memory time: drift: head/base moves +0.40% per round (t = 3.1)"
+            ]
+        );
+        let lines = notes(&[row("parse", true, NOTES_SHOWN + 3)]);
+        assert_eq!(lines.len(), NOTES_SHOWN + 1);
+        assert_eq!(lines[NOTES_SHOWN], "… and 3 more (--json lists them all)");
+        assert!(notes(&[row("parse", true, 0)]).is_empty());
     }
 }

@@ -18,6 +18,9 @@ pub use load::{LoadedReport, load};
 /// GitHub refuses comment bodies longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
 
+/// At most this many diagnostic notes in a comment; the JSON has every one.
+pub const NOTES_SHOWN: usize = 10;
+
 /// The runner that produced the headline numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunnerInfo {
@@ -100,6 +103,8 @@ struct CommentTemplate<'a> {
     failure: Option<String>,
     rows: &'a [Row],
     rows_cut: usize,
+    geomean: Option<String>,
+    notes: &'a [String],
     benchmark_files_changed: String,
     runner: String,
     workload: String,
@@ -131,18 +136,59 @@ pub fn render_comment(input: &CommentInput) -> String {
             verdict: format::verdict(r, input.margins_pct.get(i).copied().unwrap_or(1.0)),
         })
         .collect();
+    let notes = note_lines(&input.results);
     let mut shown = rows.len();
     loop {
-        let body = render_rows(input, &rows[..shown], rows.len() - shown);
-        if body.chars().count() <= COMMENT_LIMIT || shown == 0 {
+        let body = render_rows(input, &rows[..shown], rows.len() - shown, &notes);
+        if body.chars().count() <= COMMENT_LIMIT {
             return body;
+        }
+        if shown == 0 {
+            // Notes are capped, but ten of them with 512-byte names could still tip it over.
+            return render_rows(input, &[], rows.len(), &[]);
         }
         // Cut a quarter of what is left each time: few renders even for thousands of rows.
         shown -= (shown / 4).max(1);
     }
 }
 
-fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize) -> String {
+/// The line under the table: the geomean of the gated time rows, a summary and never a gate.
+fn geomean_line(results: &[BenchmarkResult]) -> Option<String> {
+    let g = benchgate_stats::geomean_row(results)?;
+    Some(format!(
+        "Geomean of {} benchmarks' time: {} — a summary, not a verdict; it never fails the check.",
+        g.benchmarks,
+        format::percent(g.change_pct)
+    ))
+}
+
+/// The diagnostics after the table, gated rows first, at most [`NOTES_SHOWN`] and then how
+/// many more there are.
+fn note_lines(results: &[BenchmarkResult]) -> Vec<String> {
+    let mut all: Vec<(bool, String)> = results
+        .iter()
+        .flat_map(|r| {
+            r.warnings.iter().map(move |w| {
+                let line = format!(
+                    "{} {}: {}",
+                    format::code(&r.name),
+                    format::cell(&r.metric),
+                    format::cell(w)
+                );
+                (!r.gated, line)
+            })
+        })
+        .collect();
+    all.sort_by_key(|(not_gated, _)| *not_gated);
+    let more = all.len().saturating_sub(NOTES_SHOWN);
+    let mut lines: Vec<String> = all.into_iter().take(NOTES_SHOWN).map(|(_, l)| l).collect();
+    if more > 0 {
+        lines.push(format!("… and {more} more not shown here"));
+    }
+    lines
+}
+
+fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[String]) -> String {
     let bench = &input.config.benchmark;
     let template = CommentTemplate {
         marker: comment_marker(&input.runner_label),
@@ -154,6 +200,8 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize) -> String {
         failure: input.failure.as_deref().map(format::cell),
         rows,
         rows_cut,
+        geomean: geomean_line(&input.results),
+        notes,
         benchmark_files_changed: input
             .benchmark_files_changed
             .iter()

@@ -22,6 +22,8 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         e_value: 1.0,
         gated: true,
         selected: true,
+        hodges_lehmann: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -58,7 +60,14 @@ pub(crate) fn example() -> CommentInput {
             ),
         }),
         results: vec![
-            result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0]),
+            BenchmarkResult {
+                warnings: vec![
+                    "drift: head/base moves +0.40% per round (t = 3.1)".to_owned(),
+                    "mean and median disagree (skew or outliers): Hodges–Lehmann +5.90% vs mean +6.50%"
+                        .to_owned(),
+                ],
+                ..result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0])
+            },
             result("parse|small", VerdictKind::Equivalent, 0.1, [-0.6, 0.7]),
             result("render", VerdictKind::NoResultYet, 1.3, [-2.0, 4.5]),
         ],
@@ -104,6 +113,66 @@ fn the_comment_states_each_verdict_in_words() {
         "{body}"
     );
     assert!(body.contains("`/rebench`"), "{body}");
+}
+
+#[test]
+fn the_geomean_and_the_notes_follow_the_table() {
+    let body = render_comment(&example());
+    let table_end = body.find("| `render` |").unwrap();
+    let geomean = body
+        .find("\n\nGeomean of 3 benchmarks' time: +2.6% — a summary, not a verdict; it never fails the check.\n")
+        .expect(&body);
+    let notes = body.find("\n\n**Notes** — ").expect(&body);
+    let details = body.find("<details>").unwrap();
+    assert!(
+        table_end < geomean && geomean < notes && notes < details,
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            "\n- `parse/large` wall\\_time: drift: head/base moves +0.40% per round (t = 3.1)\n"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("Hodges–Lehmann +5.90% vs mean +6.50%"),
+        "{body}"
+    );
+
+    // No warnings, no Notes heading; one time row is no summary.
+    let mut input = example();
+    input.results.iter_mut().for_each(|r| r.warnings.clear());
+    input.results.truncate(1);
+    let body = render_comment(&input);
+    assert!(
+        !body.contains("**Notes**") && !body.contains("Geomean"),
+        "{body}"
+    );
+}
+
+#[test]
+fn notes_are_capped_and_keep_the_comment_under_the_limit() {
+    let mut input = example();
+    let long = "n".repeat(512);
+    input.results = (0..3000)
+        .map(|i| BenchmarkResult {
+            warnings: vec![format!(
+                "drift: head/base moves +0.{i}% per round (t = 3.1)"
+            )],
+            ..result(
+                &format!("{long}-{i:05}"),
+                VerdictKind::Equivalent,
+                0.0,
+                [-0.5, 0.5],
+            )
+        })
+        .collect();
+    input.margins_pct = vec![1.0; 3000];
+    let body = render_comment(&input);
+    assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+    let notes: Vec<&str> = body.lines().filter(|l| l.contains(": drift: ")).collect();
+    assert_eq!(notes.len(), NOTES_SHOWN, "{body}");
+    assert!(body.contains("- … and 2990 more not shown here"), "{body}");
 }
 
 #[test]

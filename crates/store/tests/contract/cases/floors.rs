@@ -82,6 +82,8 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         e_value: 1.5,
         gated: true,
         selected: true,
+        hodges_lehmann: None,
+        warnings: Vec::new(),
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
