@@ -8,6 +8,13 @@ use std::process::{Command, Output};
 
 use support::BIN;
 
+/// Measuring tests take turns: side by side on a small machine they would load each other and
+/// measure that instead of the commands.
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn benchgate(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
@@ -36,6 +43,7 @@ fn wall_time(report: &serde_json::Value) -> &serde_json::Value {
 
 #[test]
 fn compare_finds_a_ten_percent_slower_sleep() {
+    let _turn = measuring();
     let out = benchgate(&[
         "compare",
         "--base",
@@ -58,6 +66,7 @@ fn compare_finds_a_ten_percent_slower_sleep() {
 
 #[test]
 fn compare_of_a_command_with_itself_claims_nothing() {
+    let _turn = measuring();
     let out = benchgate(&[
         "compare",
         "--base",

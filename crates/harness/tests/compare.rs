@@ -11,6 +11,13 @@ use benchgate_harness::formats::command::WALL_TIME;
 use benchgate_harness::schedule::Schedule;
 use clap::Parser;
 
+/// Measuring tests take turns: run side by side on a small machine they would load each other
+/// and measure that instead of the commands.
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn args(extra: &[&str]) -> CompareArgs {
     let argv = ["compare", "--no-progress"].iter().chain(extra);
     CompareArgs::try_parse_from(argv).unwrap()
@@ -27,6 +34,7 @@ fn wall(outcome: &CompareOutcome) -> benchgate_api::BenchmarkResult {
 
 #[test]
 fn a_ten_percent_slower_sleep_is_reported_slower_with_ten_percent_inside() {
+    let _turn = measuring();
     let outcome = compare(
         &args(&["--base", "sleep 0.02", "--head", "sleep 0.022"]),
         false,
@@ -42,6 +50,7 @@ fn a_ten_percent_slower_sleep_is_reported_slower_with_ten_percent_inside() {
 
 #[test]
 fn the_same_sleep_against_itself_never_claims_a_change_in_20_invocations() {
+    let _turn = measuring();
     for i in 0..20 {
         let outcome = compare(
             &args(&[
@@ -86,6 +95,7 @@ fn a_failing_command_is_a_measurement_error_with_its_stderr() {
 
 #[test]
 fn fixed_rounds_random_schedule_and_json_report() {
+    let _turn = measuring();
     let outcome = compare(
         &args(&[
             "--base", "true", "--head", "true", "--rounds", "6", "--seed", "42", "--warmup", "2",
@@ -137,6 +147,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn two_revisions_are_built_and_compared_in_kept_worktrees() {
+    let _turn = measuring();
     let repo = tempfile::tempdir().unwrap();
     let dir = repo.path();
     git(dir, &["init", "--quiet", "--initial-branch=main"]);
