@@ -49,8 +49,12 @@ fn a_ten_percent_slower_sleep_is_reported_slower_with_ten_percent_inside() {
 }
 
 #[test]
-fn the_same_sleep_against_itself_never_claims_a_change_in_20_invocations() {
+fn the_same_sleep_against_itself_claims_no_change_beyond_chance_in_20_invocations() {
     let _turn = measuring();
+    // Each invocation may claim a change with probability at most alpha = 5% (the interval is
+    // valid, not infallible); measured here: 0 claims in 240 invocations (docs/performance.md).
+    // So one claim in 20 is chance we tolerate, two would mean a biased tool.
+    let mut claims = Vec::new();
     for i in 0..20 {
         let outcome = compare(
             &args(&[
@@ -65,11 +69,15 @@ fn the_same_sleep_against_itself_never_claims_a_change_in_20_invocations() {
         )
         .unwrap();
         let row = wall(&outcome);
-        assert!(
-            !matches!(row.verdict, VerdictKind::Slower | VerdictKind::Faster),
-            "invocation {i}: {row:?}"
-        );
+        if matches!(row.verdict, VerdictKind::Slower | VerdictKind::Faster) {
+            claims.push(format!("invocation {i}: {row:?}"));
+        }
     }
+    assert!(
+        claims.len() <= 1,
+        "A/A claimed a change:\n{}",
+        claims.join("\n")
+    );
 }
 
 #[test]
