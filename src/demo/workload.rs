@@ -17,10 +17,16 @@ pub struct Workload {
 /// solves `overhead + head·cost = factor · (overhead + base·cost)` with base ≈ `target`.
 pub fn size(target: Duration, factor: f64) -> anyhow::Result<Workload> {
     let exe = std::env::current_exe().context("locating the benchgate binary")?;
+    // The same shape as the benchmark the agent runs (`sh bench.sh` → exec), so start-up is
+    // measured as the agent will see it.
     let run = |iterations: u64| -> anyhow::Result<Duration> {
         let start = Instant::now();
-        let status = Command::new(&exe)
-            .args(["spin", "--iterations", &iterations.to_string()])
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "exec '{}' spin --iterations {iterations}",
+                exe.display()
+            ))
             .stdout(Stdio::null())
             .status()
             .context("running the workload")?;
@@ -29,17 +35,20 @@ pub fn size(target: Duration, factor: f64) -> anyhow::Result<Workload> {
         }
         Ok(start.elapsed())
     };
-    let fastest = |iterations: u64, tries: usize| -> anyhow::Result<Duration> {
-        (0..tries)
+    // Medians, not minima: the factor must hold for a typical run, not the luckiest one.
+    let typical = |iterations: u64, tries: usize| -> anyhow::Result<Duration> {
+        let mut times = (0..tries)
             .map(|_| run(iterations))
-            .try_fold(Duration::MAX, |best, d| Ok(best.min(d?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        times.sort();
+        Ok(times[tries / 2])
     };
-    let overhead = fastest(0, 5)?;
+    let overhead = typical(0, 7)?;
     let mut probe = 1_000_000u64;
-    let mut work = fastest(probe, 3)?.saturating_sub(overhead);
+    let mut work = typical(probe, 5)?.saturating_sub(overhead);
     while work < Duration::from_millis(30) && probe < 1 << 40 {
         probe *= 2;
-        work = fastest(probe, 3)?.saturating_sub(overhead);
+        work = typical(probe, 5)?.saturating_sub(overhead);
     }
     let cost = work.as_secs_f64().max(1e-9) / probe as f64;
     let base_work = (target.as_secs_f64() - overhead.as_secs_f64()).max(target.as_secs_f64() / 2.0);
