@@ -387,7 +387,8 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
     let mut agent = AgentProcess::spawn("obedient", &server, &token, dir.path(), &[]);
     agent.wait_for_log("round=1", FINISH);
     store.cancel_pull_request(repository.id, 7).await.unwrap();
-    agent.wait_for_log("end=Cancelled", FINISH);
+    // "releasing the job end=Cancelled" comes before the release call; this comes after it.
+    agent.wait_for_log("job ended end=Cancelled", FINISH);
 
     let job = store.job(created.jobs[0]).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Cancelled, "{job:?}");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use benchgate_github::signature::sign_with;
 use github::{FakeGitHub, REPO, fixture};
 use serde_json::{Value, json};
-use support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+use support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
 
 const SECRET: &str = "e2e-webhook-secret";
 const LABEL: &str = "e2e";
@@ -28,17 +28,6 @@ struct Project {
     head: String,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 impl Project {
     fn create(dir: &Path) -> Project {
         let path = dir.join("project");
@@ -49,7 +38,7 @@ impl Project {
         git(&path, &["commit", "-qm", "base"]);
         let base = git(&path, &["rev-parse", "HEAD"]);
         std::fs::write(path.join("iterations"), HEAD_ITERATIONS.to_string()).unwrap();
-        git(&path, &["commit", "-qam", "head: twice the work"]);
+        git(&path, &["commit", "-qam", "head: four times the work"]);
         let head = git(&path, &["rev-parse", "HEAD"]);
         Project { path, base, head }
     }

@@ -14,7 +14,7 @@ use benchgate_api::agent::{
     GateSpec, ScheduleKind,
 };
 
-use crate::support::{BIN, Server, http};
+use crate::support::{BIN, Server, git, http};
 
 /// The admin token every test server gets.
 pub const ADMIN: &str = "admin-token-for-agent-tests";
@@ -85,21 +85,6 @@ impl BenchRepo {
             jobs: None,
         }
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// Registers a runner with `benchgate runner add` and returns the token it printed once.

@@ -9,6 +9,22 @@ use std::time::Duration;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
 
+/// Runs git in `dir` with a fixed identity (test machines may have none) and returns stdout.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 /// An HTTP client for tests; installs the process-wide TLS crypto provider reqwest needs.
 pub fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
