@@ -53,43 +53,32 @@ macro_rules! floors_sql {
         }
 
         pub(super) async fn update(pool: &Pool, f: &NoiseFloor) -> Result<(), StoreError> {
-            let mut tx = begin(pool).await?;
-            sqlx::query(
-                "INSERT INTO noise_floors (runner_id, repository_id, benchmark, metric, pairs, \
-                 sessions, within_spread, between_bias, computed_at) \
+            // The current floor and its history row take the same values, in one transaction.
+            const CURRENT: &str = "INSERT INTO noise_floors (runner_id, repository_id, benchmark, \
+                 metric, pairs, sessions, within_spread, between_bias, computed_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                  ON CONFLICT (runner_id, repository_id, benchmark, metric) DO UPDATE SET \
                  pairs = excluded.pairs, sessions = excluded.sessions, \
                  within_spread = excluded.within_spread, between_bias = excluded.between_bias, \
-                 computed_at = excluded.computed_at",
-            )
-            .bind(f.key.runner_id)
-            .bind(f.key.repository_id)
-            .bind(&f.key.benchmark)
-            .bind(&f.key.metric)
-            .bind(f.pairs)
-            .bind(f.sessions)
-            .bind(f.within_spread)
-            .bind(f.between_bias)
-            .bind(f.computed_at)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO noise_floor_history (runner_id, repository_id, benchmark, metric, \
-                 pairs, sessions, within_spread, between_bias, computed_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            )
-            .bind(f.key.runner_id)
-            .bind(f.key.repository_id)
-            .bind(&f.key.benchmark)
-            .bind(&f.key.metric)
-            .bind(f.pairs)
-            .bind(f.sessions)
-            .bind(f.within_spread)
-            .bind(f.between_bias)
-            .bind(f.computed_at)
-            .execute(&mut *tx)
-            .await?;
+                 computed_at = excluded.computed_at";
+            const HISTORY: &str = "INSERT INTO noise_floor_history (runner_id, repository_id, \
+                 benchmark, metric, pairs, sessions, within_spread, between_bias, computed_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+            let mut tx = begin(pool).await?;
+            for sql in [CURRENT, HISTORY] {
+                sqlx::query(sql)
+                    .bind(f.key.runner_id)
+                    .bind(f.key.repository_id)
+                    .bind(&f.key.benchmark)
+                    .bind(&f.key.metric)
+                    .bind(f.pairs)
+                    .bind(f.sessions)
+                    .bind(f.within_spread)
+                    .bind(f.between_bias)
+                    .bind(f.computed_at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             tx.commit().await?;
             Ok(())
         }
