@@ -134,6 +134,7 @@ impl Agent {
                 value,
                 lower: None,
                 upper: None,
+                direction: Default::default(),
             },
         };
         let req = RoundUpload {
@@ -474,6 +475,7 @@ fn round_of(job: &ClaimedJob, round: i64, name: &str, count: usize) -> serde_jso
                 value: 100.0 + (i % 2) as f64,
                 lower: None,
                 upper: None,
+                direction: Default::default(),
             },
         })
         .collect();

@@ -122,6 +122,7 @@ fn round(
                     value: value(i, side),
                     lower: None,
                     upper: None,
+                    direction: Default::default(),
                 },
             });
         }

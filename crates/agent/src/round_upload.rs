@@ -54,6 +54,7 @@ pub fn build_time_samples(times: Option<[Duration; 2]>) -> Vec<UploadedSample> {
                 value: time.as_nanos() as f64,
                 lower: None,
                 upper: None,
+                direction: Default::default(),
             },
         })
         .collect()
@@ -71,6 +72,7 @@ mod tests {
             value,
             lower: None,
             upper: None,
+            direction: Default::default(),
         }
     }
 

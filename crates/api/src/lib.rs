@@ -3,7 +3,9 @@
 
 pub mod agent;
 pub mod analysis;
+pub mod metric;
 pub mod sample;
 
 pub use analysis::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
+pub use metric::{Direction, FailOn};
 pub use sample::{Measurement, Side};

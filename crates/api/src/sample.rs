@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::metric::Direction;
+
 /// Which build a run measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,4 +36,35 @@ pub struct Measurement {
     pub lower: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper: Option<f64>,
+    /// Which way is better; absent on the wire means lower is better.
+    #[serde(default, skip_serializing_if = "Direction::is_lower_is_better")]
+    pub direction: Direction,
+}
+
+impl Measurement {
+    /// A value with no bounds and the default direction for its metric and unit
+    /// ([`Direction::infer`]); parsers that know better set `direction` themselves.
+    pub fn new(
+        benchmark: impl Into<String>,
+        metric: impl Into<String>,
+        unit: impl Into<String>,
+        value: f64,
+    ) -> Self {
+        let (metric, unit) = (metric.into(), unit.into());
+        Measurement {
+            benchmark: benchmark.into(),
+            direction: Direction::infer(&metric, &unit),
+            metric,
+            unit,
+            value,
+            lower: None,
+            upper: None,
+        }
+    }
+
+    /// The same measurement with `direction` set.
+    pub fn with_direction(mut self, direction: Direction) -> Self {
+        self.direction = direction;
+        self
+    }
 }

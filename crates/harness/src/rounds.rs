@@ -247,6 +247,7 @@ pub fn extract(
         value,
         lower: None,
         upper: None,
+        direction: Default::default(),
     };
     let mut out = vec![
         sample(WALL_TIME, WALL_TIME_UNIT, run.wall.as_nanos() as f64),

@@ -41,6 +41,7 @@ fn m(benchmark: &str, value: f64, lower: Option<f64>, upper: Option<f64>) -> Mea
         value,
         lower,
         upper,
+        direction: Default::default(),
     }
 }
 

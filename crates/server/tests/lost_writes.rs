@@ -58,6 +58,7 @@ fn round(round: i64, base: f64, head: f64) -> RoundUpload {
             value,
             lower: None,
             upper: None,
+            direction: Default::default(),
         },
     };
     RoundUpload {

@@ -69,14 +69,7 @@ pub(crate) fn throughput(rate_unit: &str) -> Option<(&'static str, f64)> {
 
 /// A measurement without bounds.
 pub(crate) fn measurement(benchmark: &str, metric: &str, unit: &str, value: f64) -> Measurement {
-    Measurement {
-        benchmark: benchmark.to_string(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        value,
-        lower: None,
-        upper: None,
-    }
+    Measurement::new(benchmark, metric, unit, value)
 }
 
 /// A measurement with the bounds the harness reported around it.

@@ -168,6 +168,7 @@ pub fn round(round: i64, base: f64, head: f64) -> RoundUpload {
         value,
         lower: None,
         upper: None,
+        direction: Default::default(),
     };
     RoundUpload {
         round,
