@@ -293,7 +293,7 @@ async fn full_flow(database_url: &str) {
     let fib = &headline.report.benchmarks[0];
     assert_eq!((fib.name.as_str(), fib.n), ("fib", 10));
     assert_eq!(fib.verdict, VerdictKind::Slower, "{fib:?}");
-    assert!((fib.change_pct - 10.0).abs() < 1.0, "{fib:?}");
+    assert!((fib.change_pct.unwrap() - 10.0).abs() < 1.0, "{fib:?}");
 
     let aa = agent
         .claim(5)

@@ -110,7 +110,7 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
     assert!(lower > 0.0, "head does three times the work: {cpu:?}");
     let (_, wall) = headline_wall_time(&status);
     assert_eq!(wall.n, 12, "{wall:?}");
-    assert!(wall.change_pct > 0.0, "{wall:?}");
+    assert!(wall.change_pct.is_some_and(|p| p > 0.0), "{wall:?}");
     assert!(
         matches!(wall.verdict, VerdictKind::Slower | VerdictKind::NoResultYet),
         "{wall:?}"

@@ -203,10 +203,9 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
             "comparison",
             format!("/comparisons/{}", seeded.comparison_id),
             vec![
-                "+5.02%",
-                "[+3.41%, +6.65%]",
-                "slower",
-                "no change beyond the margin",
+                "+5.0% [+3.4%, +6.7%]",
+                "slower (beyond ±1.0%)",
+                "no change beyond ±1.0%",
                 "bench-suite exited with status 101",
                 "github.com/acme/widgets/pull/42",
             ],

@@ -66,12 +66,16 @@ async fn pages_show_runners_floors_results_and_the_queue() {
     assert_eq!(status, 200);
     assert_contains(
         &page,
-        &["parse/json", "+5.02%", "[+3.41%, +6.65%]", "slower"],
+        &[
+            "parse/json",
+            "+5.0% [+3.4%, +6.7%]",
+            "slower (beyond ±1.0%)",
+        ],
     );
     assert_contains(
         &page,
         &[
-            "no change beyond the margin",
+            "no change beyond ±1.0%",
             "https://github.com/acme/widgets/pull/42",
         ],
     );

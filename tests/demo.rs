@@ -21,9 +21,13 @@ fn interval(row: &str) -> (f64, f64) {
         .nth(1)
         .and_then(|r| r.split(']').next())
         .unwrap_or_else(|| panic!("no interval in {row}"));
-    let mut bounds = inside
-        .split(',')
-        .map(|b| b.trim().trim_end_matches('%').parse::<f64>().expect(b));
+    let mut bounds = inside.split(',').map(|b| {
+        b.trim()
+            .trim_end_matches('\\')
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .expect(b)
+    });
     (bounds.next().unwrap(), bounds.next().unwrap())
 }
 
@@ -50,7 +54,7 @@ fn demo_reports_the_known_slowdown_with_an_interval_that_contains_it() {
 
     assert!(stdout.starts_with("<!-- benchgate:demo -->"), "{stdout}");
     let row = wall_time_row(&stdout);
-    assert!(row.contains("**slower**"), "{row}");
+    assert!(row.contains("**slower ("), "{row}");
     let (lo, hi) = interval(row);
     assert!(
         lo <= 25.0 && 25.0 <= hi,

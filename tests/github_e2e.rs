@@ -283,7 +283,7 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
     .await;
     let report = &s.github.report_comments(LABEL)[0];
     eprintln!("final comment:\n{}", report.body);
-    assert!(report.body.contains("**slower**"), "{}", report.body);
+    assert!(report.body.contains("**slower ("), "{}", report.body);
     assert!(
         report.body.contains("https://bench.example/comparisons/"),
         "{}",
@@ -297,7 +297,7 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
         Some("failure"),
         "fail_on = regression"
     );
-    assert!(checks[0].summary.contains("**slower**"));
+    assert!(checks[0].summary.contains("**slower ("));
 }
 
 #[tokio::test]

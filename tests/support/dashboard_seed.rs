@@ -149,9 +149,9 @@ fn result(
         metric: "time".into(),
         unit: "ns".into(),
         n,
-        base_center: base,
-        head_center: base * (1.0 + change / 100.0),
-        change_pct: change,
+        base_center: Some(base),
+        head_center: Some(base * (1.0 + change / 100.0)),
+        change_pct: Some(change),
         interval_pct: [Some(ci[0]), Some(ci[1])],
         fixed_interval_pct: [Some(ci[0] + 0.5), Some(ci[1] - 0.5)],
         verdict,
@@ -162,6 +162,9 @@ fn result(
         selected: true,
         hodges_lehmann: None,
         warnings: Vec::new(),
+        direction: Default::default(),
+        margin_pct: 1.0,
+        reason: None,
     }
 }
 

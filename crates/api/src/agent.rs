@@ -108,15 +108,11 @@ pub struct BenchmarkSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateSpec {
     /// `regression`, `practical-regression` or `never`.
-    #[serde(default = "default_fail_on")]
-    pub fail_on: String,
+    #[serde(default)]
+    pub fail_on: crate::FailOn,
     /// Policy minimum of the practical margin M, as a fraction (0.01 = 1%).
     #[serde(default = "default_min_effect")]
     pub min_effect: f64,
-}
-
-fn default_fail_on() -> String {
-    "regression".to_owned()
 }
 
 fn default_min_effect() -> f64 {
@@ -126,7 +122,7 @@ fn default_min_effect() -> f64 {
 impl Default for GateSpec {
     fn default() -> Self {
         GateSpec {
-            fail_on: default_fail_on(),
+            fail_on: crate::FailOn::default(),
             min_effect: default_min_effect(),
         }
     }
@@ -140,6 +136,19 @@ pub struct ComparisonConfig {
     /// When the check fails.
     #[serde(default)]
     pub gate: GateSpec,
+}
+
+/// A comparison's stored `config`: what ran and how it is judged, plus what the server planned
+/// before any A/B data. Other members (the GitHub context) are kept by their own readers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredComparisonConfig {
+    /// The repository's configuration, as the jobs received it.
+    #[serde(flatten)]
+    pub config: ComparisonConfig,
+    /// Planned pairs n* per benchmark, from the A/A floor of that benchmark's gated metric;
+    /// a benchmark missing here uses the comparison's `planned_rounds` or the default.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub n_star: std::collections::BTreeMap<String, i64>,
 }
 
 /// A job just claimed, under a lease the agent keeps alive with heartbeats.

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::metric::Direction;
+
 /// What the interval says about one benchmark and metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -13,19 +15,48 @@ pub enum VerdictKind {
     NoResultYet,
     BelowResolution,
     Exact,
+    /// Samples exist but the statistics cannot judge them yet (see `reason`).
+    NotAnalysed,
+    /// The benchmark ran on the base side only (removed or renamed in the PR).
+    OnlyInBase,
+    /// The benchmark ran on the head side only (added or renamed in the PR).
+    OnlyInHead,
 }
 
-/// One benchmark and metric of a comparison. Percentages are `100(e^x − 1)` of log-scale values;
-/// an unbounded side of an interval is `null`.
+impl VerdictKind {
+    /// True for the kinds that carry numbers from an analysis.
+    pub fn is_analysed(self) -> bool {
+        !matches!(
+            self,
+            VerdictKind::NotAnalysed | VerdictKind::OnlyInBase | VerdictKind::OnlyInHead
+        )
+    }
+}
+
+fn default_margin_pct() -> f64 {
+    1.0
+}
+
+/// One benchmark and metric of a comparison. Percentages are `100(e^x − 1)` of log-scale values
+/// of the raw metric (a throughput drop is negative); the verdict speaks of performance, so
+/// that drop is `slower`. An unbounded side of an interval is `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchmarkResult {
     pub name: String,
     pub metric: String,
     pub unit: String,
+    /// Which way is better for this metric.
+    #[serde(default)]
+    pub direction: Direction,
+    /// Pairs analysed.
     pub n: usize,
-    pub base_center: f64,
-    pub head_center: f64,
-    pub change_pct: f64,
+    /// Geometric mean of the base samples; `null` when the base has none.
+    pub base_center: Option<f64>,
+    /// Geometric mean of the head samples; `null` when the head has none.
+    pub head_center: Option<f64>,
+    /// Head against base; `null` when there is no percentage (a change from zero, or no
+    /// analysis).
+    pub change_pct: Option<f64>,
     /// Running intersection of the anytime-valid confidence sequence.
     pub interval_pct: [Option<f64>; 2],
     /// Fixed-n t interval: not safe to peek at.
@@ -34,6 +65,9 @@ pub struct BenchmarkResult {
     pub practical: bool,
     pub rounds_needed: Option<u64>,
     pub e_value: f64,
+    /// The margin M of practical equivalence, in percent.
+    #[serde(default = "default_margin_pct")]
+    pub margin_pct: f64,
     /// Whether this row decides the gate: the benchmark's time metric (other metrics, such as
     /// CPU time, peak memory or build time, are shown beside it).
     #[serde(default)]
@@ -50,6 +84,45 @@ pub struct BenchmarkResult {
     /// median disagreeing, the model not fitting). None of them changes the verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Why the row has no analysis (`not_analysed`, `only_in_base`, `only_in_head`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl BenchmarkResult {
+    /// A row the statistics could not judge, with the reason shown to the reader; it never
+    /// gates.
+    pub fn unanalysed(
+        name: &str,
+        metric: &str,
+        unit: &str,
+        direction: Direction,
+        verdict: VerdictKind,
+        reason: String,
+    ) -> Self {
+        BenchmarkResult {
+            name: name.to_owned(),
+            metric: metric.to_owned(),
+            unit: unit.to_owned(),
+            direction,
+            n: 0,
+            base_center: None,
+            head_center: None,
+            change_pct: None,
+            interval_pct: [None, None],
+            fixed_interval_pct: [None, None],
+            verdict,
+            practical: false,
+            rounds_needed: None,
+            e_value: 1.0,
+            margin_pct: default_margin_pct(),
+            gated: false,
+            selected: false,
+            hodges_lehmann: None,
+            warnings: Vec::new(),
+            reason: Some(reason),
+        }
+    }
 }
 
 /// The median-type diagnostic beside the mean: a few wild pairs cannot drag it.

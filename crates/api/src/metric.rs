@@ -38,6 +38,21 @@ impl Direction {
         }
     }
 
+    /// The stored and wire name: `lower_is_better` or `higher_is_better`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower_is_better",
+            Direction::HigherIsBetter => "higher_is_better",
+        }
+    }
+
+    /// The direction named by [`Direction::as_str`].
+    pub fn from_name(name: &str) -> Option<Direction> {
+        [Direction::LowerIsBetter, Direction::HigherIsBetter]
+            .into_iter()
+            .find(|d| d.as_str() == name)
+    }
+
     /// `true` for [`Direction::LowerIsBetter`] (serde's `skip_serializing_if`).
     pub fn is_lower_is_better(&self) -> bool {
         *self == Direction::LowerIsBetter

@@ -91,18 +91,9 @@ pub struct GateConfig {
     pub min_effect: Percent,
 }
 
-/// When the check run fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FailOn {
-    /// Any slowdown the interval establishes (lower bound above zero).
-    #[default]
-    Regression,
-    /// Only a slowdown established beyond the margin M.
-    PracticalRegression,
-    /// Report only; the check is neutral or green.
-    Never,
-}
+/// When the check run fails: the wire type, so the config, the stored comparison and the gate
+/// name the same choices.
+pub use benchgate_api::FailOn;
 
 /// A percentage written as `"1%"` or `"0.5%"`; kept as a fraction (0.01).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]

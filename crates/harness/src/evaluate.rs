@@ -1,32 +1,19 @@
-//! From paired samples to verdicts: runs the statistics engine on every series, marks which
-//! series gate the result, and decides the exit status. Shared by `compare` and `analyze`.
+//! From paired samples to verdicts: runs the statistics engine on every series, lets the stats
+//! crate's gate mark and judge the rows, and gives the exit status. Shared by `compare` and
+//! `analyze`.
 
 use std::collections::HashMap;
 
-use benchgate_api::{AnalysisReport, VerdictKind};
-use benchgate_stats::{
-    AnalysisOptions, BenchmarkAnalysis, NoiseFloor, RoundOrder, StatsError, Verdict, analyze_pairs,
-    gate_selection, gated_mask,
-};
-use serde::{Deserialize, Serialize};
+use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, VerdictKind};
+use benchgate_stats::gate::{GateOutcome, mark_gate, outcome};
+use benchgate_stats::{AnalysisOptions, BenchmarkAnalysis, NoiseFloor, RoundOrder, StatsError};
 
-use crate::samples::{PairedSamples, Series, SeriesKey};
+pub use benchgate_api::FailOn;
+
+use crate::samples::{OneSided, PairedSamples, SeriesKey};
 
 /// Pairs needed before a "below this runner's resolution" verdict may end a session.
 pub const MIN_PAIRS_TO_GIVE_UP: usize = 10;
-
-/// When a comparison fails the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum FailOn {
-    /// A gated row (each benchmark's time metric) is slower and selected by e-BH across benchmarks.
-    #[default]
-    Regression,
-    /// A gated benchmark is slower by more than the margin M.
-    PracticalRegression,
-    /// Never fail (report only).
-    Never,
-}
 
 /// The statistics policy of one comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,95 +24,56 @@ pub struct Policy {
     pub min_effect_pct: f64,
 }
 
-/// The analysis of one benchmark and metric.
+/// The engine's analysis of one series, kept beside the results for the margin note.
 #[derive(Debug, Clone)]
 pub struct Row {
     pub key: SeriesKey,
     pub unit: String,
-    /// Whether this row decides the gate and when a session stops (the benchmark's time metric).
-    pub gated: bool,
-    /// The engine's analysis, or why it could not analyse (e.g. fewer than 2 pairs).
+    /// The analysis, or why it could not analyse (e.g. fewer than 2 pairs).
     pub analysis: Result<BenchmarkAnalysis, StatsError>,
-    /// Selected by e-BH over the gated rows' e-values: the multiple-benchmark gate.
-    pub ebh_selected: bool,
 }
 
-impl Row {
-    /// The verdict, when the row could be analysed.
-    pub fn verdict(&self) -> Option<Verdict> {
-        self.analysis.as_ref().ok().map(|a| a.verdict)
-    }
-
-    /// Whether this row is a regression for the gate under `fail_on`.
-    pub fn is_regression(&self, fail_on: FailOn) -> bool {
-        let Some(Verdict::Slower { practical }) = self.verdict() else {
-            return self.exact_regression(fail_on);
-        };
-        self.gated
-            && self.ebh_selected
-            && match fail_on {
-                FailOn::Regression => true,
-                FailOn::PracticalRegression => practical,
-                FailOn::Never => false,
-            }
-    }
-
-    fn exact_regression(&self, fail_on: FailOn) -> bool {
-        let Ok(a) = &self.analysis else { return false };
-        self.gated
-            && a.verdict == Verdict::Exact
-            && a.mean_log > 0.0
-            && match fail_on {
-                FailOn::Regression => true,
-                FailOn::PracticalRegression => a.is_practical(),
-                FailOn::Never => false,
-            }
-    }
-}
-
-/// Every row of a comparison.
+/// Every row of a comparison: the engine's analyses and the results people read, in the same
+/// order, with the one-sided benchmarks after them.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
     pub alpha: f64,
     pub rows: Vec<Row>,
+    /// Every row as `--json` prints it, gate marks set by `benchgate_stats::gate`.
+    pub results: Vec<BenchmarkResult>,
 }
 
 impl Evaluation {
-    /// The stable JSON report: every row the engine could analyse.
+    /// The stable JSON report: every row, analysed or not, with its reason when not.
     pub fn report(&self) -> AnalysisReport {
         AnalysisReport {
             alpha: self.alpha,
-            benchmarks: self
-                .rows
-                .iter()
-                .filter_map(|r| {
-                    let a = r.analysis.as_ref().ok()?;
-                    let mut result = a.to_result(&r.key.benchmark, &r.key.metric, &r.unit);
-                    result.gated = r.gated;
-                    result.selected = r.ebh_selected;
-                    Some(result)
-                })
-                .collect(),
+            benchmarks: self.results.clone(),
         }
     }
 
     /// Whether every gated row has a verdict other than "no result yet", so more rounds would
     /// not change the answer. Rows that cannot be analysed yet (too few pairs) are undecided.
     pub fn all_decided(&self) -> bool {
-        let mut gated = self.rows.iter().filter(|r| r.gated).peekable();
+        let mut gated = self.results.iter().filter(|r| r.gated).peekable();
         gated.peek().is_some()
-            && gated.all(|r| match &r.analysis {
+            && gated.all(|r| match r.verdict {
                 // "Below resolution" extrapolates from the spread; a spread from a handful of
                 // pairs is too rough (one slow run inflates it) to give up on the benchmark.
-                Ok(a) if a.verdict == Verdict::BelowResolution => a.n >= MIN_PAIRS_TO_GIVE_UP,
-                Ok(a) => a.verdict.kind() != VerdictKind::NoResultYet,
-                Err(_) => false,
+                VerdictKind::BelowResolution => r.n >= MIN_PAIRS_TO_GIVE_UP,
+                VerdictKind::NoResultYet | VerdictKind::NotAnalysed => false,
+                _ => true,
             })
+    }
+
+    /// What the gate concludes under `fail_on`.
+    pub fn outcome(&self, fail_on: FailOn) -> GateOutcome {
+        outcome(&self.results, fail_on)
     }
 
     /// Whether the gate fails.
     pub fn has_regression(&self, fail_on: FailOn) -> bool {
-        self.rows.iter().any(|r| r.is_regression(fail_on))
+        self.outcome(fail_on) == GateOutcome::Fail
     }
 }
 
@@ -135,8 +83,7 @@ pub fn evaluate(
     policy: &Policy,
     floors: &HashMap<SeriesKey, NoiseFloor>,
 ) -> Evaluation {
-    let primary = primary_metrics(samples.series());
-    let mut rows: Vec<Row> = samples
+    let rows: Vec<Row> = samples
         .series()
         .iter()
         .map(|s| {
@@ -151,48 +98,66 @@ pub fn evaluate(
                 } else {
                     vec![true; s.base.len()]
                 }),
+                direction: s.direction,
                 ..AnalysisOptions::default()
             };
             Row {
                 key: s.key.clone(),
                 unit: s.unit.clone(),
-                gated: primary.contains(&s.key),
-                analysis: analyze_pairs(&s.base, &s.head, &options, floors.get(&s.key)),
-                ebh_selected: false,
+                analysis: benchgate_stats::analyze_pairs(
+                    &s.base,
+                    &s.head,
+                    &options,
+                    floors.get(&s.key),
+                ),
             }
         })
         .collect();
-    select_by_ebh(&mut rows, policy.alpha);
+    let mut results: Vec<BenchmarkResult> = rows
+        .iter()
+        .zip(samples.series())
+        .map(|(row, s)| result_of(row, s.direction, s.base.len()))
+        .chain(samples.one_sided().iter().map(one_sided_result))
+        .collect();
+    mark_gate(&mut results, policy.alpha);
     Evaluation {
         alpha: policy.alpha,
         rows,
+        results,
     }
 }
 
-/// Marks the gated rows e-BH selects; with one gated row its own interval decides alone.
-fn select_by_ebh(rows: &mut [Row], alpha: f64) {
-    let gated: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].gated && rows[i].analysis.is_ok())
-        .collect();
-    let e: Vec<f64> = gated
-        .iter()
-        .map(|&i| rows[i].analysis.as_ref().map_or(0.0, |a| a.e_value))
-        .collect();
-    for (&i, s) in gated.iter().zip(gate_selection(&e, alpha)) {
-        rows[i].ebh_selected = s;
+/// The row people read: the analysis, or why there is none.
+fn result_of(row: &Row, direction: Direction, pairs: usize) -> BenchmarkResult {
+    let (benchmark, metric) = (&row.key.benchmark, &row.key.metric);
+    match &row.analysis {
+        Ok(a) => a.to_result(benchmark, metric, &row.unit),
+        Err(e) => {
+            let mut r = BenchmarkResult::unanalysed(
+                benchmark,
+                metric,
+                &row.unit,
+                direction,
+                VerdictKind::NotAnalysed,
+                e.to_string(),
+            );
+            r.n = pairs;
+            r
+        }
     }
 }
 
-/// Per series, whether it gates (the stats crate's rule, shared with the server's check run).
-fn primary_metrics(series: &[Series]) -> Vec<SeriesKey> {
-    let keys: Vec<(&str, &str)> = series
-        .iter()
-        .map(|s| (s.key.benchmark.as_str(), s.key.metric.as_str()))
-        .collect();
-    series
-        .iter()
-        .zip(gated_mask(&keys))
-        .filter(|(_, gated)| *gated)
-        .map(|(s, _)| s.key.clone())
-        .collect()
+fn one_sided_result(s: &OneSided) -> BenchmarkResult {
+    let (verdict, reason) = match s.side {
+        benchgate_api::Side::Base => (VerdictKind::OnlyInBase, "only the base reports it"),
+        benchgate_api::Side::Head => (VerdictKind::OnlyInHead, "only the head reports it"),
+    };
+    BenchmarkResult::unanalysed(
+        &s.key.benchmark,
+        &s.key.metric,
+        &s.unit,
+        s.direction,
+        verdict,
+        reason.to_owned(),
+    )
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use benchgate_api::Measurement;
+use benchgate_api::{Direction, Measurement, Side};
 use serde::{Deserialize, Serialize};
 
 /// One benchmark and metric.
@@ -27,6 +27,9 @@ impl SeriesKey {
 pub struct Series {
     pub key: SeriesKey,
     pub unit: String,
+    /// Which way is better, as the parser said for the first value.
+    #[serde(default)]
+    pub direction: Direction,
     pub base: Vec<f64>,
     pub head: Vec<f64>,
     /// Per pair, whether base ran first; empty when the order is unknown (files).
@@ -41,27 +44,67 @@ pub struct CountMismatch {
     pub head: usize,
 }
 
+/// A benchmark and metric that only one side reported (added, removed or renamed in head).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneSided {
+    pub key: SeriesKey,
+    pub unit: String,
+    pub direction: Direction,
+    pub side: Side,
+}
+
 /// Every series of a comparison, in the order benchmarks first appeared.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PairedSamples {
     series: Vec<Series>,
     index: HashMap<SeriesKey, usize>,
+    one_sided: Vec<OneSided>,
 }
+
+/// One group of values: key, unit, direction, values.
+type Group = (SeriesKey, String, Direction, Vec<f64>);
 
 impl PairedSamples {
     /// Adds one round. A run that reports a metric several times counts once, with the mean of
     /// its values, because the unit of analysis is a pair of whole runs. A metric reported by
     /// only one side this round yields no pair.
     pub fn push_round(&mut self, base: &[Measurement], head: &[Measurement], base_first: bool) {
-        let head_means = run_means(head);
-        for (key, unit, b) in run_means(base) {
-            if let Some((_, _, h)) = head_means.iter().find(|(k, _, _)| *k == key) {
-                let series = self.series_mut(key, &unit);
-                series.base.push(b);
-                series.head.push(*h);
-                series.base_first.push(base_first);
+        let (base_means, head_means) = (run_means(base), run_means(head));
+        for (key, unit, direction, b) in &base_means {
+            match head_means.iter().find(|(k, ..)| k == key) {
+                Some((_, _, _, h)) => {
+                    let series = self.series_mut(key.clone(), unit, *direction);
+                    series.base.push(*b);
+                    series.head.push(*h);
+                    series.base_first.push(base_first);
+                }
+                None => self.note_one_sided(key, unit, *direction, Side::Base),
             }
         }
+        for (key, unit, direction, _) in &head_means {
+            if !base_means.iter().any(|(k, ..)| k == key) {
+                self.note_one_sided(key, unit, *direction, Side::Head);
+            }
+        }
+        let index = &self.index;
+        self.one_sided.retain(|o| !index.contains_key(&o.key));
+    }
+
+    /// Remembers a series only `side` reported, unless it is paired already.
+    fn note_one_sided(&mut self, key: &SeriesKey, unit: &str, direction: Direction, side: Side) {
+        if !self.index.contains_key(key) && !self.one_sided.iter().any(|o| o.key == *key) {
+            self.one_sided.push(OneSided {
+                key: key.clone(),
+                unit: unit.to_owned(),
+                direction,
+                side,
+            });
+        }
+    }
+
+    /// The series that only one side reported, in first-seen order.
+    pub fn one_sided(&self) -> &[OneSided] {
+        &self.one_sided
     }
 
     /// Pairs two sample lists by order within each benchmark and metric; where the counts
@@ -70,11 +113,11 @@ impl PairedSamples {
         let (base_groups, head_groups) = (group(base), group(head));
         let mut paired = PairedSamples::default();
         let mut mismatches = Vec::new();
-        for (key, unit, b) in &base_groups {
+        for (key, unit, direction, b) in &base_groups {
             let h = head_groups
                 .iter()
-                .find(|(k, _, _)| k == key)
-                .map_or(&[][..], |(_, _, h)| h.as_slice());
+                .find(|(k, ..)| k == key)
+                .map_or(&[][..], |(_, _, _, h)| h.as_slice());
             if b.len() != h.len() {
                 mismatches.push(CountMismatch {
                     key: key.clone(),
@@ -84,18 +127,21 @@ impl PairedSamples {
             }
             let n = b.len().min(h.len());
             if n > 0 {
-                let series = paired.series_mut(key.clone(), unit);
+                let series = paired.series_mut(key.clone(), unit, *direction);
                 series.base.extend_from_slice(&b[..n]);
                 series.head.extend_from_slice(&h[..n]);
+            } else {
+                paired.note_one_sided(key, unit, *direction, Side::Base);
             }
         }
-        for (key, _, h) in &head_groups {
-            if !base_groups.iter().any(|(k, _, _)| k == key) {
+        for (key, unit, direction, h) in &head_groups {
+            if !base_groups.iter().any(|(k, ..)| k == key) {
                 mismatches.push(CountMismatch {
                     key: key.clone(),
                     base: 0,
                     head: h.len(),
                 });
+                paired.note_one_sided(key, unit, *direction, Side::Head);
             }
         }
         (paired, mismatches)
@@ -111,11 +157,12 @@ impl PairedSamples {
         self.series.iter().map(|s| s.base.len()).max().unwrap_or(0)
     }
 
-    fn series_mut(&mut self, key: SeriesKey, unit: &str) -> &mut Series {
+    fn series_mut(&mut self, key: SeriesKey, unit: &str, direction: Direction) -> &mut Series {
         let i = *self.index.entry(key.clone()).or_insert_with(|| {
             self.series.push(Series {
                 key,
                 unit: unit.to_owned(),
+                direction,
                 base: Vec::new(),
                 head: Vec::new(),
                 base_first: Vec::new(),
@@ -127,24 +174,28 @@ impl PairedSamples {
 }
 
 /// Values grouped by benchmark and metric, in first-seen order.
-fn group(ms: &[Measurement]) -> Vec<(SeriesKey, String, Vec<f64>)> {
-    let mut groups: Vec<(SeriesKey, String, Vec<f64>)> = Vec::new();
+fn group(ms: &[Measurement]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut at: HashMap<SeriesKey, usize> = HashMap::new();
     for m in ms {
         let key = SeriesKey::of(m);
-        match groups.iter_mut().find(|(k, _, _)| *k == key) {
-            Some((_, _, values)) => values.push(m.value),
-            None => groups.push((key, m.unit.clone(), vec![m.value])),
+        match at.get(&key) {
+            Some(&i) => groups[i].3.push(m.value),
+            None => {
+                at.insert(key.clone(), groups.len());
+                groups.push((key, m.unit.clone(), m.direction, vec![m.value]));
+            }
         }
     }
     groups
 }
 
-fn run_means(ms: &[Measurement]) -> Vec<(SeriesKey, String, f64)> {
+fn run_means(ms: &[Measurement]) -> Vec<(SeriesKey, String, Direction, f64)> {
     group(ms)
         .into_iter()
-        .map(|(k, u, v)| {
+        .map(|(k, u, d, v)| {
             let mean = v.iter().sum::<f64>() / v.len() as f64;
-            (k, u, mean)
+            (k, u, d, mean)
         })
         .collect()
 }
@@ -178,6 +229,15 @@ mod tests {
             (s.series()[0].base.clone(), s.series()[0].head.clone()),
             (vec![2.0], vec![4.0])
         );
+        let sides: Vec<_> = s
+            .one_sided()
+            .iter()
+            .map(|o| (o.key.benchmark.as_str(), o.side))
+            .collect();
+        assert_eq!(sides, [("b", Side::Base)]);
+        // Once paired in a later round, it is no longer one-sided.
+        s.push_round(&[m("b", 5.0)], &[m("b", 6.0)], false);
+        assert!(s.one_sided().is_empty());
     }
 
     #[test]
@@ -194,6 +254,15 @@ mod tests {
         assert_eq!(
             counts,
             vec![("a", 3, 2), ("only_base", 1, 0), ("only_head", 0, 1)]
+        );
+        let sides: Vec<_> = s
+            .one_sided()
+            .iter()
+            .map(|o| (o.key.benchmark.as_str(), o.side))
+            .collect();
+        assert_eq!(
+            sides,
+            [("only_base", Side::Base), ("only_head", Side::Head)]
         );
     }
 }

@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport};
-use benchgate_api::{AnalysisReport, BenchmarkResult};
+use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport, StoredComparisonConfig};
+use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKind};
 use benchgate_stats::{AnalysisOptions, RoundOrder, StatsError, analyze_pairs, plan_n_star};
 use benchgate_store::{
     ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
@@ -40,15 +40,24 @@ pub fn benchmark_spec(config: &serde_json::Value) -> Result<BenchmarkSpec, serde
     serde_json::from_value(config.get("benchmark").unwrap_or(config).clone())
 }
 
+/// A stored comparison config, typed; `None` (logged) when it is not one.
+pub fn stored_config(config: &serde_json::Value) -> Option<StoredComparisonConfig> {
+    serde_json::from_value(config.clone())
+        .inspect_err(|e| tracing::warn!(error = %e, "stored comparison config does not parse"))
+        .ok()
+}
+
 /// `[gate] min_effect` of a stored config as a fraction; 1% when absent.
 pub fn min_effect(config: &serde_json::Value) -> f64 {
-    config["gate"]["min_effect"].as_f64().unwrap_or(0.01)
+    stored_config(config).map_or(0.01, |c| c.config.gate.min_effect)
 }
 
 /// One benchmark and metric's complete base/head pairs from one runner, in round order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pairs {
     pub unit: String,
+    /// Which way is better, as the samples say.
+    pub direction: Direction,
     pub base: Vec<f64>,
     pub head: Vec<f64>,
     /// Per pair: base ran first.
@@ -56,7 +65,8 @@ pub struct Pairs {
 }
 
 /// Pairs one runner's samples per (benchmark, metric): the base and head value of the same
-/// (job, attempt, round). A round missing a side is no pair.
+/// (job, attempt, round). A round missing a side is no pair; a series with no pair at all is
+/// kept (empty) with the side that has samples in [`one_side`].
 pub fn pair_samples(samples: &[Sample]) -> BTreeMap<(String, String), Pairs> {
     // Per (benchmark, metric), per (job, attempt, round): the base and the head sample.
     type Rounds<'a> = BTreeMap<(JobId, i64, i64), [Option<&'a Sample>; 2]>;
@@ -76,6 +86,7 @@ pub fn pair_samples(samples: &[Sample]) -> BTreeMap<(String, String), Pairs> {
             for [base, head] in rounds.into_values() {
                 if let (Some(b), Some(h)) = (base, head) {
                     pairs.unit.clone_from(&b.unit);
+                    pairs.direction = b.direction;
                     pairs.base.push(b.value);
                     pairs.head.push(h.value);
                     pairs.base_first.push(b.position <= h.position);
@@ -84,6 +95,26 @@ pub fn pair_samples(samples: &[Sample]) -> BTreeMap<(String, String), Pairs> {
             (key, pairs)
         })
         .filter(|(_, p)| !p.base.is_empty())
+        .collect()
+}
+
+/// Per (benchmark, metric) that one side reported and the other never did: which side, with
+/// the unit and direction of its samples.
+pub fn one_side(samples: &[Sample]) -> BTreeMap<(String, String), (Side, String, Direction)> {
+    let mut sides: BTreeMap<(String, String), ([bool; 2], String, Direction)> = BTreeMap::new();
+    for s in samples {
+        let entry = sides
+            .entry((s.benchmark.clone(), s.metric.clone()))
+            .or_insert_with(|| ([false; 2], s.unit.clone(), s.direction));
+        entry.0[usize::from(s.side == Side::Head)] = true;
+    }
+    sides
+        .into_iter()
+        .filter_map(|(key, (seen, unit, direction))| match seen {
+            [true, false] => Some((key, (Side::Base, unit, direction))),
+            [false, true] => Some((key, (Side::Head, unit, direction))),
+            _ => None,
+        })
         .collect()
 }
 
@@ -117,17 +148,25 @@ pub async fn analyze_comparison(
         .comparison(id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("comparison {id}")))?;
+    let stored = stored_config(&comparison.config);
+    let plan = NStarPlan {
+        per_benchmark: stored
+            .as_ref()
+            .map(|c| c.n_star.clone())
+            .unwrap_or_default(),
+        fallback: comparison.planned_rounds,
+    };
     let options = AnalysisOptions {
         alpha: ALPHA,
-        n_star: comparison
-            .planned_rounds
-            .map_or(DEFAULT_N_STAR, |n| n.max(2) as f64),
-        min_effect: min_effect(&comparison.config),
+        n_star: DEFAULT_N_STAR,
+        min_effect: stored.map_or(0.01, |c| c.config.gate.min_effect),
         rounds_cap: ROUNDS_CAP,
         order: RoundOrder::Abba,
+        direction: Direction::LowerIsBetter,
     };
     for series in store.comparison_samples(id).await? {
-        let results = analyze_series(store, comparison.repository_id, &series, &options).await?;
+        let results =
+            analyze_series(store, comparison.repository_id, &series, &options, &plan).await?;
         // The whole set, even when empty: a result that can no longer be computed must not
         // stay behind for the check to gate on.
         store
@@ -137,13 +176,34 @@ pub async fn analyze_comparison(
     Ok(())
 }
 
-/// One runner's results: each benchmark and metric with at least two valid pairs, its margin
-/// from this runner's current floor. One that cannot be analysed is left out, with a warning.
+/// The n* each benchmark's boundary is tuned for, fixed when the comparison was created.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NStarPlan {
+    pub per_benchmark: BTreeMap<String, i64>,
+    /// The comparison's `planned_rounds`, for comparisons planned before per-benchmark plans.
+    pub fallback: Option<i64>,
+}
+
+impl NStarPlan {
+    /// n* of `benchmark`: its own plan, else the comparison's, else the default.
+    pub fn n_star(&self, benchmark: &str) -> f64 {
+        self.per_benchmark
+            .get(benchmark)
+            .copied()
+            .or(self.fallback)
+            .map_or(DEFAULT_N_STAR, |n| n.max(2) as f64)
+    }
+}
+
+/// One runner's results: each benchmark and metric, its margin from this runner's current
+/// floor and its own n*. A series that cannot be analysed is kept as a row that says why, and
+/// one that only one side reported as "only in base/head".
 async fn analyze_series(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
     series: &RunnerSeries,
     options: &AnalysisOptions,
+    plan: &NStarPlan,
 ) -> Result<Vec<BenchmarkResult>, StoreError> {
     let mut results = Vec::new();
     for ((benchmark, metric), pairs) in pair_samples(&series.samples) {
@@ -156,64 +216,117 @@ async fn analyze_series(
         let floor = store.noise_floor(&key).await?.map(|f| stats_floor(&f));
         let options = AnalysisOptions {
             order: RoundOrder::BaseFirst(pairs.base_first.clone()),
+            direction: pairs.direction,
+            n_star: plan.n_star(&benchmark),
             ..options.clone()
         };
         match analyze_pairs(&pairs.base, &pairs.head, &options, floor.as_ref()) {
             Ok(analysis) => results.push(analysis.to_result(&benchmark, &metric, &pairs.unit)),
-            Err(e @ StatsError::TooFewPairs { .. }) => {
-                tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet");
+            Err(e) => {
+                if matches!(e, StatsError::TooFewPairs { .. }) {
+                    tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet");
+                } else {
+                    tracing::warn!(
+                        runner = %series.runner_id,
+                        %benchmark,
+                        %metric,
+                        error = %e,
+                        "cannot analyse; the row says why and does not pass the gate"
+                    );
+                }
+                let mut row = BenchmarkResult::unanalysed(
+                    &benchmark,
+                    &metric,
+                    &pairs.unit,
+                    pairs.direction,
+                    VerdictKind::NotAnalysed,
+                    e.to_string(),
+                );
+                row.n = pairs.base.len();
+                results.push(row);
             }
-            Err(e) => tracing::warn!(
-                runner = %series.runner_id,
-                %benchmark,
-                %metric,
-                error = %e,
-                "cannot analyse; no result for this benchmark (an earlier one is withdrawn)"
-            ),
         }
+    }
+    for ((benchmark, metric), (side, unit, direction)) in one_side(&series.samples) {
+        let (verdict, reason) = match side {
+            Side::Base => (VerdictKind::OnlyInBase, "only the base reports it"),
+            Side::Head => (VerdictKind::OnlyInHead, "only the head reports it"),
+        };
+        results.push(BenchmarkResult::unanalysed(
+            &benchmark,
+            &metric,
+            &unit,
+            direction,
+            verdict,
+            reason.to_owned(),
+        ));
     }
     benchgate_stats::mark_gate(&mut results, options.alpha);
     Ok(results)
 }
 
-/// Plans `n*` for a new comparison from the current floors of the label's runners on this
-/// repository, before any A/B data: the rounds the noisiest timing floor needs to resolve its
-/// margin. `None` when no runner has a floor yet (the default `n*` applies).
+/// What a new comparison plans before any A/B data: n* per benchmark, from the noisiest
+/// current floor of that benchmark's gated metric among the label's runners on this repository
+/// (peak memory or CPU time never plan the rounds of a timing), and the largest of them as the
+/// comparison's `planned_rounds`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoundPlan {
+    pub per_benchmark: BTreeMap<String, i64>,
+    /// `None` when no runner has a floor yet (the default `n*` applies).
+    pub planned_rounds: Option<i64>,
+}
+
+/// Plans the rounds of a new comparison (see [`RoundPlan`]).
 pub async fn plan_rounds(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
     runner_label: &str,
     min_effect: f64,
-) -> Result<Option<i64>, StoreError> {
-    let mut noisiest: Option<benchgate_stats::NoiseFloor> = None;
+) -> Result<RoundPlan, StoreError> {
+    let mut floors: Vec<benchgate_store::NoiseFloor> = Vec::new();
     for runner in store.list_runners().await? {
         if runner.revoked_at.is_some() || !runner.labels.iter().any(|l| l == runner_label) {
             continue;
         }
-        let floors = store.runner_noise_floors(runner.id).await?;
         // Floors of other repositories measure other programs.
-        for floor in floors
-            .iter()
-            .filter(|f| f.key.repository_id == repository_id)
-        {
-            let floor = stats_floor(floor);
-            if floor.s_aa > 0.0 && noisiest.is_none_or(|n| floor.s_aa > n.s_aa) {
-                noisiest = Some(floor);
-            }
+        floors.extend(
+            store
+                .runner_noise_floors(runner.id)
+                .await?
+                .into_iter()
+                .filter(|f| f.key.repository_id == repository_id),
+        );
+    }
+    let keys: Vec<(&str, &str)> = floors
+        .iter()
+        .map(|f| (f.key.benchmark.as_str(), f.key.metric.as_str()))
+        .collect();
+    let mut noisiest: BTreeMap<String, benchgate_stats::NoiseFloor> = BTreeMap::new();
+    for (floor, gated) in floors.iter().zip(benchgate_stats::gated_mask(&keys)) {
+        let stats = stats_floor(floor);
+        if !gated || stats.s_aa <= 0.0 {
+            continue;
+        }
+        let slot = noisiest.entry(floor.key.benchmark.clone()).or_insert(stats);
+        if stats.s_aa > slot.s_aa {
+            *slot = stats;
         }
     }
-    let Some(floor) = noisiest else {
-        return Ok(None);
-    };
-    let target = floor.margin(min_effect.ln_1p());
-    Ok(match plan_n_star(ALPHA, floor.s_aa, target, ROUNDS_CAP) {
-        Ok(Some(n)) => Some(n as i64),
-        Ok(None) => Some(ROUNDS_CAP as i64),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot plan n*; using the default");
-            None
-        }
-    })
+    let mut plan = RoundPlan::default();
+    for (benchmark, floor) in noisiest {
+        let target = floor.margin(min_effect.ln_1p());
+        let n = match plan_n_star(ALPHA, floor.s_aa, target, ROUNDS_CAP) {
+            Ok(Some(n)) => n as i64,
+            Ok(None) => ROUNDS_CAP as i64,
+            Err(e) => {
+                tracing::warn!(%benchmark, error = %e, "cannot plan n*; using the default");
+                continue;
+            }
+        };
+        plan.per_benchmark.insert(benchmark, n);
+    }
+    plan.planned_rounds = plan.per_benchmark.values().copied().max();
+    Ok(plan)
 }
 
 /// A comparison's state and stored results per runner, headline first (the runner with the

@@ -7,7 +7,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use benchgate_api::agent::{ComparisonStatus, CreateComparisonRequest, CreatedComparison};
+use benchgate_api::agent::{
+    ComparisonStatus, CreateComparisonRequest, CreatedComparison, StoredComparisonConfig,
+};
 use benchgate_store::{ComparisonId, NewComparison, NewJob, NewRepository, Priority};
 
 use crate::auth::AdminAuth;
@@ -50,14 +52,19 @@ async fn create_comparison(
             clone_url: req.repository.clone(),
         })
         .await?;
-    let config = serde_json::to_value(&req.config).map_err(anyhow::Error::from)?;
-    let planned_rounds = analysis::plan_rounds(
+    let plan = analysis::plan_rounds(
         &app.store,
         repository.id,
         &req.runner_label,
         req.config.gate.min_effect,
     )
     .await?;
+    let planned_rounds = plan.planned_rounds;
+    let config = serde_json::to_value(StoredComparisonConfig {
+        config: req.config,
+        n_star: plan.per_benchmark,
+    })
+    .map_err(anyhow::Error::from)?;
     let created = app
         .store
         .create_comparison(&NewComparison {

@@ -211,8 +211,21 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
         .await
         .unwrap();
     let stored = f.store.comparison_results(created.id).await.unwrap();
+    // The earlier verdict must not stay for the check to gate on: the row says why instead.
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let row = &stored[0].result;
+    assert_eq!(
+        row.verdict,
+        benchgate_api::VerdictKind::NotAnalysed,
+        "{row:?}"
+    );
     assert!(
-        stored.is_empty(),
-        "the earlier verdict must not stay for the check to gate on: {stored:?}"
+        row.reason.as_deref().is_some_and(|r| r.contains("0")),
+        "{row:?}"
+    );
+    let results: Vec<_> = stored.iter().map(|s| s.result.clone()).collect();
+    assert_eq!(
+        benchgate_stats::outcome(&results, benchgate_api::FailOn::Regression),
+        benchgate_stats::GateOutcome::Undecided
     );
 }

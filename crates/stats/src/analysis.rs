@@ -1,7 +1,7 @@
 //! The one entry point the CLI and the server both call: base and head samples of one benchmark
 //! and metric in, every number the report shows out.
 
-use benchgate_api::{BenchmarkResult, HodgesLehmannResult};
+use benchgate_api::{BenchmarkResult, Direction, HodgesLehmannResult};
 
 use crate::confidence_sequence::{ConfidenceSequence, MixtureBoundary};
 use crate::drift::{DriftReport, abba_base_first, drift_regression};
@@ -13,7 +13,7 @@ use crate::outliers::{Outlier, modified_z_outliers};
 use crate::paired::{
     geometric_mean, has_zero_spread, mean_sd, paired_log_ratios, percent_from_log,
 };
-use crate::verdict::{Verdict, verdict};
+use crate::verdict::{Progress, Verdict, verdict};
 use crate::wilcoxon::{HodgesLehmann, WALSH_LIMIT, hodges_lehmann};
 
 /// Which side ran first in each round, for the position regression.
@@ -40,6 +40,8 @@ pub struct AnalysisOptions {
     pub rounds_cap: u64,
     /// Run order of each round (ABBA by default).
     pub order: RoundOrder,
+    /// Which way is better for this metric: decides whether a larger head is slower or faster.
+    pub direction: Direction,
 }
 
 impl Default for AnalysisOptions {
@@ -50,6 +52,7 @@ impl Default for AnalysisOptions {
             min_effect: 0.01,
             rounds_cap: 1000,
             order: RoundOrder::Abba,
+            direction: Direction::LowerIsBetter,
         }
     }
 }
@@ -68,9 +71,12 @@ pub struct BenchmarkAnalysis {
     pub mean_log: f64,
     /// Sample sd of the log-ratios.
     pub sd_log: f64,
-    /// `100(e^d̄ − 1)`.
+    /// `100(e^d̄ − 1)`; `+∞` for a change from zero, which has no percentage (the wire form
+    /// says `null`).
     pub change_pct: f64,
-    /// Running intersection of the anytime-valid confidence sequence: what the gate uses.
+    /// What the gate uses: the running intersection of the anytime-valid confidence sequence,
+    /// or the current interval when the latest rounds contradict the earlier ones
+    /// (`contradicted`), so the estimate always lies inside its own interval.
     pub interval: Interval,
     /// The confidence-sequence interval at the current n alone.
     pub current_interval: Interval,
@@ -92,6 +98,11 @@ pub struct BenchmarkAnalysis {
     pub anytime_p_value: f64,
     /// Two intervals of the sequence were disjoint: the model is violated (e.g. drift).
     pub sequence_crossed: bool,
+    /// The running intersection excluded the current estimate (or became empty), so the
+    /// current interval is reported instead.
+    pub contradicted: bool,
+    /// Which way is better for this metric.
+    pub direction: Direction,
     /// Flagged (and kept) pairs.
     pub outliers: Vec<Outlier>,
     /// Drift and order regression; `None` with too few pairs.
@@ -129,6 +140,9 @@ pub fn analyze_pairs(
     floor: Option<&NoiseFloor>,
 ) -> Result<BenchmarkAnalysis, StatsError> {
     check_options(opts)?;
+    if let Some(exact) = exact_from_zero(base, head, opts, floor)? {
+        return Ok(exact);
+    }
     let d = paired_log_ratios(base, head)?;
     let n = d.len();
     if n < 2 {
@@ -143,20 +157,33 @@ pub fn analyze_pairs(
     let margin = practical_margin(opts.min_effect.ln_1p(), floor);
     let exact = has_zero_spread(base) && has_zero_spread(head);
 
+    let mut contradicted = false;
     let (interval, fixed_interval, verdict) = if exact {
         // Deterministic metric: every pair says the same, so the change is known exactly.
         let point = Interval::point(summary.mean);
         (point, point, Verdict::Exact)
     } else {
-        let interval = sequence.running_interval();
+        let running = sequence.running_interval();
+        // Every interval of the sequence is valid at once, so reporting the current one
+        // instead of the intersection keeps the error level; it only gives up tightness.
+        contradicted = sequence.crossed() || !running.contains(summary.mean);
+        let interval = if contradicted {
+            sequence.current_interval()
+        } else {
+            running
+        };
+        let progress = Progress {
+            mean: summary.mean,
+            sd: summary.sd,
+            n: n as u64,
+        };
         let v = verdict(
             interval,
             &boundary,
-            summary.mean,
-            summary.sd,
-            n as u64,
+            progress,
             margin,
             opts.rounds_cap,
+            opts.direction,
         );
         (
             interval,
@@ -174,16 +201,7 @@ pub fn analyze_pairs(
         && hodges_lehmann.is_some_and(|hl| {
             !fixed_interval.contains(hl.estimate) || !hl.interval.contains(summary.mean)
         });
-    let base_first = match &opts.order {
-        RoundOrder::Abba => abba_base_first(n),
-        RoundOrder::BaseFirst(flags) if flags.len() == n => flags.clone(),
-        RoundOrder::BaseFirst(flags) => {
-            return Err(StatsError::OrderLength {
-                rounds: n,
-                flags: flags.len(),
-            });
-        }
-    };
+    let base_first = base_first_flags(&opts.order, n)?;
     // A deterministic metric has no noise to regress; a fit would only show rounding error.
     let drift = if exact {
         None
@@ -209,10 +227,78 @@ pub fn analyze_pairs(
         e_value: sequence.e_value(),
         anytime_p_value: sequence.anytime_p_value(),
         sequence_crossed: sequence.crossed(),
+        contradicted,
+        direction: opts.direction,
         outliers: modified_z_outliers(&d),
         drift,
         boundary,
     })
+}
+
+fn base_first_flags(order: &RoundOrder, n: usize) -> Result<Vec<bool>, StatsError> {
+    match order {
+        RoundOrder::Abba => Ok(abba_base_first(n)),
+        RoundOrder::BaseFirst(flags) if flags.len() == n => Ok(flags.clone()),
+        RoundOrder::BaseFirst(flags) => Err(StatsError::OrderLength {
+            rounds: n,
+            flags: flags.len(),
+        }),
+    }
+}
+
+/// A deterministic counter that is zero on a side (`0 B/op` before, `16 B/op` after): no
+/// log-ratio exists, but the change is exact. `None` for everything else, which goes through
+/// the log-ratio analysis (and a noisy metric with zeros is refused there).
+fn exact_from_zero(
+    base: &[f64],
+    head: &[f64],
+    opts: &AnalysisOptions,
+    floor: Option<&NoiseFloor>,
+) -> Result<Option<BenchmarkAnalysis>, StatsError> {
+    let constant = |x: &[f64]| x.first().copied().filter(|_| has_zero_spread(x));
+    let (Some(b), Some(h)) = (constant(base), constant(head)) else {
+        return Ok(None);
+    };
+    if base.len() != head.len() || base.len() < 2 || (b != 0.0 && h != 0.0) || b < 0.0 || h < 0.0 {
+        return Ok(None);
+    }
+    let n = base.len();
+    // ±∞ on the log scale: from zero no percentage exists; to zero it is −100%.
+    let mean_log = if b == h {
+        0.0
+    } else if b == 0.0 {
+        f64::INFINITY
+    } else {
+        f64::NEG_INFINITY
+    };
+    let boundary = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
+    let point = Interval::point(mean_log);
+    let changed = b != h;
+    Ok(Some(BenchmarkAnalysis {
+        n,
+        alpha: opts.alpha,
+        base_center: b,
+        head_center: h,
+        mean_log,
+        sd_log: 0.0,
+        change_pct: percent_from_log(mean_log),
+        interval: point,
+        current_interval: point,
+        fixed_interval: point,
+        hodges_lehmann: None,
+        estimators_disagree: false,
+        margin: practical_margin(opts.min_effect.ln_1p(), floor),
+        floor: floor.copied(),
+        verdict: Verdict::Exact,
+        e_value: if changed { f64::MAX } else { 1.0 },
+        anytime_p_value: if changed { 0.0 } else { 1.0 },
+        sequence_crossed: false,
+        contradicted: false,
+        direction: opts.direction,
+        outliers: Vec::new(),
+        drift: None,
+        boundary,
+    }))
 }
 
 impl BenchmarkAnalysis {
@@ -222,21 +308,25 @@ impl BenchmarkAnalysis {
             name: name.to_owned(),
             metric: metric.to_owned(),
             unit: unit.to_owned(),
+            direction: self.direction,
             n: self.n,
-            base_center: self.base_center,
-            head_center: self.head_center,
-            change_pct: self.change_pct,
+            base_center: Some(self.base_center),
+            head_center: Some(self.head_center),
+            change_pct: self.change_pct.is_finite().then_some(self.change_pct),
+            // A point at ±∞ (a change from or to zero) has no percentage bounds.
             interval_pct: self.interval.to_percent(),
             fixed_interval_pct: self.fixed_interval.to_percent(),
             verdict: self.verdict.kind(),
             practical: self.is_practical(),
             rounds_needed: self.verdict.rounds_needed(),
             e_value: self.e_value,
+            margin_pct: self.margin_pct(),
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,
             hodges_lehmann: self.hodges_lehmann_result(),
             warnings: self.warnings(),
+            reason: None,
         }
     }
 
@@ -258,10 +348,17 @@ impl BenchmarkAnalysis {
     /// data (docs/statistics.md §5–6).
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.contradicted && !self.sequence_crossed {
+            out.push(format!(
+                "the latest rounds contradict the earlier ones (estimate {:+.2}% outside the \
+                 running interval): the interval shown is this round's, which stays valid",
+                percent_from_log(self.mean_log)
+            ));
+        }
         if self.sequence_crossed {
             out.push(
                 "the interval sequence crossed itself: the model does not fit (did the machine \
-                 or the workload change during the job?)"
+                 or the workload change during the job?); the interval shown is this round's"
                     .to_owned(),
             );
         }
@@ -291,7 +388,7 @@ impl BenchmarkAnalysis {
             out.push(format!(
                 "mean and median disagree (skew or outliers): Hodges–Lehmann {:+.2}% vs mean {:+.2}%",
                 percent_from_log(hl.estimate),
-                self.change_pct
+                percent_from_log(self.mean_log)
             ));
         }
         out

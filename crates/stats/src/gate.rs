@@ -1,7 +1,9 @@
-//! Which rows of a comparison decide the gate, and which of those many-benchmark testing
-//! selects. Shared by `benchgate compare`/`analyze` and the server's check run.
+//! The gate: which rows of a comparison decide it, which of those many-benchmark testing
+//! selects, whether a row is a regression, and what the comparison concludes. The one place
+//! this is decided: `benchgate compare`/`analyze` exit codes and the server's check run both
+//! call it.
 
-use benchgate_api::BenchmarkResult;
+use benchgate_api::{BenchmarkResult, Direction, FailOn, VerdictKind};
 
 use crate::multiplicity::e_benjamini_hochberg;
 
@@ -36,22 +38,101 @@ pub fn gate_selection(e_values: &[f64], alpha: f64) -> Vec<bool> {
     e_benjamini_hochberg(e_values, alpha).unwrap_or_else(|_| vec![false; e_values.len()])
 }
 
-/// Sets `gated` and `selected` on every row of one comparison (one runner's rows).
+/// Sets `gated` and `selected` on every row of one comparison (one runner's rows). A row that
+/// could not be analysed keeps its `gated` mark (so the gate reports it undecided) but is never
+/// selected; a benchmark on one side only never gates.
 pub fn mark_gate(results: &mut [BenchmarkResult], alpha: f64) {
     let keys: Vec<(&str, &str)> = results
         .iter()
         .map(|r| (r.name.as_str(), r.metric.as_str()))
         .collect();
     let mask = gated_mask(&keys);
-    let gated: Vec<usize> = (0..results.len()).filter(|&i| mask[i]).collect();
-    let e: Vec<f64> = gated.iter().map(|&i| results[i].e_value).collect();
-    let selected = gate_selection(&e, alpha);
-    for (i, r) in results.iter_mut().enumerate() {
-        r.gated = mask[i];
+    for (r, gated) in results.iter_mut().zip(mask) {
+        r.gated = gated && !matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead);
         r.selected = false;
     }
-    for (&i, s) in gated.iter().zip(selected) {
+    let candidates: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].gated && results[i].verdict.is_analysed())
+        .collect();
+    let e: Vec<f64> = candidates.iter().map(|&i| results[i].e_value).collect();
+    for (&i, s) in candidates.iter().zip(gate_selection(&e, alpha)) {
         results[i].selected = s;
+    }
+}
+
+/// Whether an exact (deterministic) row changed for the worse: a count that grew where lower
+/// is better, or shrank where higher is better. No interval or selection is needed.
+fn exact_got_worse(r: &BenchmarkResult) -> bool {
+    let (Some(base), Some(head)) = (r.base_center, r.head_center) else {
+        return false;
+    };
+    match r.direction {
+        Direction::LowerIsBetter => head > base,
+        Direction::HigherIsBetter => head < base,
+    }
+}
+
+/// Whether the row got worse in performance terms, as a reader sees it, whether or not it
+/// gates: a slower verdict, or an exact count that got worse.
+pub fn is_regression_ignoring_gate(r: &BenchmarkResult) -> bool {
+    match r.verdict {
+        VerdictKind::Slower => true,
+        VerdictKind::Exact => exact_got_worse(r),
+        _ => false,
+    }
+}
+
+/// Whether this row fails the gate under `fail_on`: a gated row that is slower in performance
+/// terms (selected by e-BH), or an exact count that got worse.
+pub fn is_regression(r: &BenchmarkResult, fail_on: FailOn) -> bool {
+    let regressed = match r.verdict {
+        VerdictKind::Slower => r.selected,
+        VerdictKind::Exact => exact_got_worse(r),
+        _ => false,
+    };
+    r.gated
+        && regressed
+        && match fail_on {
+            FailOn::Regression => true,
+            FailOn::PracticalRegression => r.practical,
+            FailOn::Never => false,
+        }
+}
+
+/// Whether an exact row changed at all, in either direction.
+pub fn exact_changed(r: &BenchmarkResult) -> bool {
+    r.verdict == VerdictKind::Exact && r.base_center != r.head_center
+}
+
+/// What a whole comparison concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateOutcome {
+    /// A gated row is a regression: the check fails, `compare`/`analyze` exit 1.
+    Fail,
+    /// No regression, but a gated row is undecided or could not be analysed (or nothing
+    /// gates): the check is neutral, the exit code 0.
+    Undecided,
+    /// Every gated row decided and none is a regression.
+    Pass,
+}
+
+/// The comparison's conclusion from its rows (already marked by [`mark_gate`]).
+pub fn outcome(results: &[BenchmarkResult], fail_on: FailOn) -> GateOutcome {
+    if results.iter().any(|r| is_regression(r, fail_on)) {
+        return GateOutcome::Fail;
+    }
+    let mut gated = results.iter().filter(|r| r.gated).peekable();
+    let undecided = gated.peek().is_none()
+        || gated.any(|r| {
+            matches!(
+                r.verdict,
+                VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed
+            )
+        });
+    if undecided {
+        GateOutcome::Undecided
+    } else {
+        GateOutcome::Pass
     }
 }
 
@@ -84,5 +165,76 @@ mod tests {
             gate_selection(&[200.0, 1.0, 300.0], 0.05),
             [true, false, true]
         );
+    }
+
+    fn exact(direction: Direction, base: f64, head: f64) -> BenchmarkResult {
+        let mut r = BenchmarkResult::unanalysed(
+            "alloc",
+            "bytes_per_op",
+            "bytes",
+            direction,
+            VerdictKind::Exact,
+            String::new(),
+        );
+        (r.base_center, r.head_center, r.reason) = (Some(base), Some(head), None);
+        (r.n, r.gated, r.practical) = (10, true, true);
+        r
+    }
+
+    #[test]
+    fn an_exact_count_fails_when_it_gets_worse_in_its_own_direction() {
+        let cases = [
+            (Direction::LowerIsBetter, 0.0, 16.0, true),
+            (Direction::LowerIsBetter, 16.0, 0.0, false),
+            (Direction::LowerIsBetter, 16.0, 16.0, false),
+            (Direction::HigherIsBetter, 16.0, 8.0, true),
+            (Direction::HigherIsBetter, 8.0, 16.0, false),
+        ];
+        for (direction, base, head, fails) in cases {
+            let rows = [exact(direction, base, head)];
+            assert_eq!(
+                is_regression(&rows[0], FailOn::Regression),
+                fails,
+                "{direction:?} {base} -> {head}"
+            );
+            let expected = if fails {
+                GateOutcome::Fail
+            } else {
+                GateOutcome::Pass
+            };
+            assert_eq!(outcome(&rows, FailOn::Regression), expected);
+            assert_ne!(outcome(&rows, FailOn::Never), GateOutcome::Fail);
+        }
+    }
+
+    #[test]
+    fn a_gated_row_that_cannot_be_analysed_leaves_the_gate_undecided() {
+        let mut rows = vec![
+            exact(Direction::LowerIsBetter, 5.0, 5.0),
+            BenchmarkResult::unanalysed(
+                "parse",
+                "time",
+                "ns",
+                Direction::LowerIsBetter,
+                VerdictKind::NotAnalysed,
+                "1 pair; needs 2".into(),
+            ),
+            BenchmarkResult::unanalysed(
+                "new_bench",
+                "time",
+                "ns",
+                Direction::LowerIsBetter,
+                VerdictKind::OnlyInHead,
+                "added in head".into(),
+            ),
+        ];
+        mark_gate(&mut rows, 0.05);
+        assert_eq!(
+            rows.iter().map(|r| r.gated).collect::<Vec<_>>(),
+            [true, true, false]
+        );
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
+        rows.remove(1);
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Pass);
     }
 }

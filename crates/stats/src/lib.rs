@@ -19,6 +19,7 @@ pub mod outliers;
 pub mod paired;
 pub mod verdict;
 pub mod wilcoxon;
+pub mod words;
 
 pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
 pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
@@ -27,7 +28,7 @@ pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
 pub use fixed_interval::t_interval;
 pub use floor::{NoiseFloor, practical_margin};
-pub use gate::{gate_selection, gated_mask, mark_gate};
+pub use gate::{GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome};
 pub use interval::Interval;
 pub use multiplicity::{
     GeomeanRow, GeomeanSummary, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,
@@ -35,5 +36,5 @@ pub use multiplicity::{
 };
 pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
-pub use verdict::{Verdict, decide, total_rounds_needed};
+pub use verdict::{Progress, Verdict, decide, total_rounds_needed};
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -162,8 +162,8 @@ pub fn geomean_row(results: &[BenchmarkResult]) -> Option<GeomeanSummary> {
     // ln(head/base) of the centres is each row's d̄ exactly (the centres are geometric means).
     let logs: Vec<f64> = results
         .iter()
-        .filter(|r| r.gated && TIME_METRICS.contains(&r.metric.as_str()))
-        .map(|r| r.head_center.ln() - r.base_center.ln())
+        .filter(|r| r.gated && r.verdict.is_analysed() && TIME_METRICS.contains(&r.metric.as_str()))
+        .filter_map(|r| Some(r.head_center?.ln() - r.base_center?.ln()))
         .collect();
     if logs.len() < 2 || logs.iter().any(|x| !x.is_finite()) {
         return None;
@@ -230,9 +230,9 @@ mod tests {
             metric: metric.into(),
             unit: "ns".into(),
             n: 10,
-            base_center: base,
-            head_center: head,
-            change_pct: 100.0 * (head / base - 1.0),
+            base_center: Some(base),
+            head_center: Some(head),
+            change_pct: Some(100.0 * (head / base - 1.0)),
             interval_pct: [None, None],
             fixed_interval_pct: [None, None],
             verdict: benchgate_api::VerdictKind::NoResultYet,
@@ -243,6 +243,9 @@ mod tests {
             selected: gated,
             hodges_lehmann: None,
             warnings: Vec::new(),
+            direction: Default::default(),
+            margin_pct: 1.0,
+            reason: None,
         }
     }
 

@@ -1,17 +1,19 @@
 //! The verdict a user reads, decided from the running interval `[L, U]` and the margin M, and
 //! the rounds still needed when the interval does not decide yet.
 
-use benchgate_api::VerdictKind;
+use benchgate_api::{Direction, VerdictKind};
 
 use crate::confidence_sequence::MixtureBoundary;
 use crate::interval::Interval;
 
-/// What the evidence says about one benchmark and metric.
+/// What the evidence says about one benchmark and metric, in terms of performance: for a
+/// higher-is-better metric (throughput) a lower head is `Slower`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// `L > 0`: head is slower (a regression); practical when `L > M` as well.
+    /// Head performs worse (a regression): `L > 0` when lower is better, `U < 0` when higher
+    /// is better; practical when the whole interval is beyond M as well.
     Slower { practical: bool },
-    /// `U < 0`: head is faster; practical when `U < −M` as well.
+    /// Head performs better, the mirror of `Slower`.
     Faster { practical: bool },
     /// `−M < L` and `U < M`: no change larger than M.
     Equivalent,
@@ -53,15 +55,21 @@ impl Verdict {
     }
 }
 
-/// The decision the interval alone makes, or `None` when it straddles a boundary.
-pub fn decide(interval: Interval, margin: f64) -> Option<Verdict> {
-    if interval.lower > 0.0 {
+/// The decision the interval alone makes, or `None` when it straddles a boundary. The interval
+/// is of the raw metric's log-ratio; `direction` turns "head is larger" into better or worse.
+pub fn decide(interval: Interval, margin: f64, direction: Direction) -> Option<Verdict> {
+    // On the "worse" scale a positive value is a regression whichever way the metric points.
+    let worse = match direction {
+        Direction::LowerIsBetter => interval,
+        Direction::HigherIsBetter => interval.negated(),
+    };
+    if worse.lower > 0.0 {
         Some(Verdict::Slower {
-            practical: interval.lower > margin,
+            practical: worse.lower > margin,
         })
-    } else if interval.upper < 0.0 {
+    } else if worse.upper < 0.0 {
         Some(Verdict::Faster {
-            practical: interval.upper < -margin,
+            practical: worse.upper < -margin,
         })
     } else if -margin < interval.lower && interval.upper < margin {
         Some(Verdict::Equivalent)
@@ -89,17 +97,29 @@ pub fn total_rounds_needed(
     (n_current.max(2)..=cap).find(|&n| boundary.half_width(sd, n) <= target)
 }
 
+/// The spread and position of one undecided series, for planning the rounds it still needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: u64,
+}
+
 /// The verdict from the running interval, or the rounds still needed when it is undecided.
 pub fn verdict(
     interval: Interval,
     boundary: &MixtureBoundary,
-    mean: f64,
-    sd: f64,
-    n_current: u64,
+    progress: Progress,
     margin: f64,
     cap: u64,
+    direction: Direction,
 ) -> Verdict {
-    if let Some(decided) = decide(interval, margin) {
+    let Progress {
+        mean,
+        sd,
+        n: n_current,
+    } = progress;
+    if let Some(decided) = decide(interval, margin, direction) {
         return decided;
     }
     match total_rounds_needed(boundary, mean, sd, n_current, margin, cap) {
@@ -137,14 +157,39 @@ mod tests {
             (Interval::WHOLE_LINE, None),
         ];
         for (interval, expected) in cases {
-            assert_eq!(decide(interval, M), expected, "{interval:?}");
+            assert_eq!(
+                decide(interval, M, Direction::LowerIsBetter),
+                expected,
+                "{interval:?}"
+            );
         }
+    }
+
+    #[test]
+    fn a_higher_is_better_metric_mirrors_its_reciprocal() {
+        for (lo, hi) in [
+            (0.02, 0.05),
+            (-0.05, -0.001),
+            (-0.005, 0.008),
+            (-0.02, 0.008),
+        ] {
+            let throughput = decide(iv(lo, hi), M, Direction::HigherIsBetter);
+            let time = decide(iv(lo, hi).negated(), M, Direction::LowerIsBetter);
+            assert_eq!(throughput, time, "[{lo}, {hi}]");
+        }
+        // A throughput that fell by 83% is a practical regression.
+        assert_eq!(
+            decide(iv(-1.9, -1.6), M, Direction::HigherIsBetter),
+            Some(Verdict::Slower { practical: true })
+        );
     }
 
     #[test]
     fn undecided_reports_rounds_or_resolution() {
         let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
-        let v = verdict(iv(-0.01, 0.05), &b, 0.02, 0.035, 10, M, 1000);
+        let lower = Direction::LowerIsBetter;
+        let at = |mean, sd| Progress { mean, sd, n: 10 };
+        let v = verdict(iv(-0.01, 0.05), &b, at(0.02, 0.035), M, 1000, lower);
         let Verdict::NoResultYet { rounds_needed } = v else {
             panic!("{v:?}")
         };
@@ -152,7 +197,7 @@ mod tests {
         assert!(b.half_width(0.035, total) <= 0.02);
         assert!(b.half_width(0.035, total - 1) > 0.02);
         assert_eq!(
-            verdict(iv(-0.01, 0.05), &b, 0.0, 0.5, 10, 0.001, 100),
+            verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), 0.001, 100, lower),
             Verdict::BelowResolution
         );
     }

@@ -138,9 +138,14 @@ pub struct PolicyArgs {
     /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or `1%`.
     #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_percent)]
     pub min_effect: f64,
-    /// What fails the gate (exit status 1).
-    #[arg(long, value_enum, default_value_t = FailOn::Regression)]
+    /// What fails the gate (exit status 1): `regression` (a gated benchmark is slower),
+    /// `practical-regression` (slower beyond the margin M) or `never`.
+    #[arg(long, default_value = "regression", value_name = "RULE", value_parser = parse_fail_on)]
     pub fail_on: FailOn,
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    s.parse()
 }
 
 impl PolicyArgs {

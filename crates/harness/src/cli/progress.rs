@@ -45,7 +45,7 @@ impl Progress {
     pub fn update(&mut self, done: u64, eval: &Evaluation) {
         self.rounds.set_position(done);
         self.rounds.set_message(String::new());
-        for (i, row) in eval.rows.iter().filter(|r| r.gated).enumerate() {
+        for (i, row) in eval.results.iter().filter(|r| r.gated).enumerate() {
             if i == self.lines.len() {
                 let line = self.multi.add(ProgressBar::new_spinner());
                 line.set_style(ProgressStyle::with_template("  {msg}").expect("static template"));

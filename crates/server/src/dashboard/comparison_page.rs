@@ -13,14 +13,12 @@ use benchgate_stats::modified_z_outliers;
 use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store};
 use chrono::{DateTime, Utc};
 
-use super::format::{
-    age, change_words, duration_words, interval_pct, log_spread_pct, short_sha, value_with_unit,
-    verdict_class, verdict_words,
-};
+use super::format::{age, duration_words, log_spread_pct, short_sha, verdict_class};
 use super::plot;
 use super::render;
 use super::rounds::{DEFAULT_N_STAR, PairedSeries, paired_series, running_intervals};
 use crate::{ApiError, AppState};
+use benchgate_stats::words;
 
 /// One row of the table and its two plots.
 struct BenchmarkView {
@@ -30,7 +28,6 @@ struct BenchmarkView {
     base: String,
     head: String,
     change: String,
-    interval: String,
     rounds: usize,
     verdict: String,
     verdict_class: &'static str,
@@ -81,7 +78,7 @@ async fn margins(
     c: &Comparison,
     runners: impl Iterator<Item = RunnerId>,
 ) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
-    let min_effect = c.config["gate"]["min_effect"].as_f64().unwrap_or(0.01);
+    let min_effect = crate::analysis::min_effect(&c.config);
     let mut out = HashMap::new();
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {
@@ -123,13 +120,12 @@ fn benchmark_view(
     BenchmarkView {
         runner: runner.to_string(),
         name,
-        metric,
-        base: result.map_or("—".into(), |r| value_with_unit(r.base_center, unit)),
-        head: result.map_or("—".into(), |r| value_with_unit(r.head_center, unit)),
-        change: result.map_or("—".into(), change_words),
-        interval: result.map_or("—".into(), |r| interval_pct(r.interval_pct)),
+        metric: result.map_or(metric, words::metric_label),
+        base: result.map_or("—".into(), |r| words::center(r.base_center, unit)),
+        head: result.map_or("—".into(), |r| words::center(r.head_center, unit)),
+        change: result.map_or("—".into(), words::change),
         rounds: result.map_or(pairs.len(), |r| r.n),
-        verdict: result.map_or("not analysed yet".into(), verdict_words),
+        verdict: result.map_or("not analysed yet".into(), words::verdict),
         verdict_class: result.map_or("open", |r| verdict_class(r.verdict)),
         outliers: outliers.len(),
         rounds_plot: plot::rounds(pairs, unit, &outliers),

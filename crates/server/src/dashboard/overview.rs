@@ -178,6 +178,8 @@ fn verdict_rank(kind: VerdictKind) -> u8 {
         VerdictKind::Equivalent => 3,
         VerdictKind::NoResultYet => 4,
         VerdictKind::BelowResolution => 5,
+        VerdictKind::NotAnalysed => 6,
+        VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => 7,
     }
 }
 
@@ -189,6 +191,8 @@ fn verdict_short(kind: VerdictKind) -> &'static str {
         VerdictKind::Equivalent => "no change",
         VerdictKind::NoResultYet => "no result yet",
         VerdictKind::BelowResolution => "below resolution",
+        VerdictKind::NotAnalysed => "not analysed",
+        VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => "on one side only",
     }
 }
 

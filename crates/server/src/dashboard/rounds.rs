@@ -161,6 +161,7 @@ mod tests {
             value,
             lower: None,
             upper: None,
+            direction: Default::default(),
             recorded_at: chrono::Utc::now(),
         }
     }

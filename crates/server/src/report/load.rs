@@ -89,7 +89,6 @@ pub async fn load(
     };
 
     let mut floors = Vec::new();
-    let mut margins_pct = Vec::new();
     for r in &results {
         let floor = match headline {
             Some(runner_id) => {
@@ -103,12 +102,6 @@ pub async fn load(
             }
             None => None,
         };
-        // M = max(policy minimum, 2·tau_b), as docs/statistics.md defines it.
-        let policy = config.gate.min_effect.ln_1p();
-        let margin = floor
-            .as_ref()
-            .map_or(policy, |f| policy.max(2.0 * f.between_bias));
-        margins_pct.push(100.0 * margin.exp_m1());
         if let Some(f) = floor {
             floors.push(FloorInfo {
                 benchmark: f.key.benchmark,
@@ -149,7 +142,6 @@ pub async fn load(
         config,
         runner,
         results,
-        margins_pct,
         outliers,
         floors,
         benchmark_files_changed: context.benchmark_files_changed,

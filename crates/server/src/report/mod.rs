@@ -7,9 +7,10 @@ mod load;
 pub mod watch;
 
 use askama::Template;
+use benchgate_api::BenchmarkResult;
 use benchgate_api::agent::ComparisonConfig;
-use benchgate_api::{BenchmarkResult, VerdictKind};
 use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
+use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
@@ -58,9 +59,8 @@ pub struct CommentInput {
     pub rounds_planned: u64,
     pub config: ComparisonConfig,
     pub runner: Option<RunnerInfo>,
+    /// Every row, analysed or not; each carries its own margin M.
     pub results: Vec<BenchmarkResult>,
-    /// Margin M per result (percent), same order as `results`.
-    pub margins_pct: Vec<f64>,
     /// Pairs flagged as outliers, and pairs in all.
     pub outliers: Option<(usize, usize)>,
     pub floors: Vec<FloorInfo>,
@@ -121,19 +121,18 @@ pub fn render_comment(input: &CommentInput) -> String {
     let rows: Vec<Row> = input
         .results
         .iter()
-        .enumerate()
-        .map(|(i, r)| Row {
+        .map(|r| Row {
             name: format::code_cell(&r.name),
-            metric: if r.gated {
-                format::cell(&r.metric)
-            } else {
-                format!("{} (not gated)", format::cell(&r.metric))
-            },
-            base: format::value(r.base_center, &r.unit),
-            head: format::value(r.head_center, &r.unit),
-            change: format::change(r),
+            metric: format::cell(&words::metric_label(r)),
+            base: format::cell(&words::center(r.base_center, &r.unit)),
+            head: format::cell(&words::center(r.head_center, &r.unit)),
+            change: format::cell(&words::change(r)),
             rounds: r.n,
-            verdict: format::verdict(r, input.margins_pct.get(i).copied().unwrap_or(1.0)),
+            verdict: if words::is_decided_change(r) {
+                format!("**{}**", format::cell(&words::verdict(r)))
+            } else {
+                format::cell(&words::verdict(r))
+            },
         })
         .collect();
     let notes = note_lines(&input.results);
@@ -158,7 +157,7 @@ fn geomean_line(results: &[BenchmarkResult]) -> Option<String> {
     Some(format!(
         "Geomean of {} benchmarks' time: {} — a summary, not a verdict; it never fails the check.",
         g.benchmarks,
-        format::percent(g.change_pct)
+        words::percent(g.change_pct)
     ))
 }
 
@@ -234,36 +233,8 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
     template.render().expect("the comment template renders")
 }
 
-/// `1 slower, 2 no change · 2 more not gated` — the gated rows' verdicts counted, for the
-/// heading and the check's title (a slower peak memory must not read like a failed gate).
 fn headline(results: &[BenchmarkResult]) -> String {
-    if results.is_empty() {
-        return "no results yet".to_owned();
-    }
-    let gated: Vec<&BenchmarkResult> = results.iter().filter(|r| r.gated).collect();
-    let count = |k: VerdictKind| gated.iter().filter(|r| r.verdict == k).count();
-    let parts = [
-        (VerdictKind::Slower, "slower"),
-        (VerdictKind::Faster, "faster"),
-        (VerdictKind::Equivalent, "no change"),
-        (VerdictKind::NoResultYet, "no result yet"),
-        (VerdictKind::BelowResolution, "below resolution"),
-        (VerdictKind::Exact, "exact"),
-    ];
-    let parts = parts
-        .iter()
-        .filter_map(|(k, word)| {
-            Some(count(*k))
-                .filter(|n| *n > 0)
-                .map(|n| format!("{n} {word}"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    match results.len() - gated.len() {
-        0 => parts,
-        n if parts.is_empty() => format!("{n} not gated"),
-        n => format!("{parts} · {n} more not gated"),
-    }
+    words::headline(results)
 }
 
 fn status_line(input: &CommentInput) -> String {
@@ -297,7 +268,7 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
                 f.spread_pct,
                 f.bias_pct,
                 f.sessions,
-                format::age((input.now - f.computed_at).num_seconds())
+                words::age((input.now - f.computed_at).num_seconds())
             )
         })
         .collect()
@@ -341,37 +312,11 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
         ),
         ComparisonState::Done => {
             let title = headline(&input.results);
-            let fail_on = input.config.gate.fail_on.as_str();
-            // Only the rows that gate count (each benchmark's time metric, selected by e-BH);
-            // CPU time, memory and build time are shown beside them.
-            let gating: Vec<&BenchmarkResult> = input.results.iter().filter(|r| r.gated).collect();
-            // A deterministic count that grew is exact: no interval, no selection needed.
-            let fails = gating.iter().any(|r| {
-                let regressed = match r.verdict {
-                    VerdictKind::Slower => r.selected,
-                    VerdictKind::Exact => r.change_pct > 0.0,
-                    _ => false,
-                };
-                regressed
-                    && match fail_on {
-                        "never" => false,
-                        "practical-regression" => r.practical,
-                        _ => true,
-                    }
-            });
-            let undecided = gating.is_empty()
-                || gating.iter().any(|r| {
-                    matches!(
-                        r.verdict,
-                        VerdictKind::NoResultYet | VerdictKind::BelowResolution
-                    )
-                });
-            if fails {
-                done(CheckConclusion::Failure, title)
-            } else if undecided {
-                done(CheckConclusion::Neutral, title)
-            } else {
-                done(CheckConclusion::Success, title)
+            // The one gate decision, shared with `benchgate compare`/`analyze`.
+            match benchgate_stats::outcome(&input.results, input.config.gate.fail_on) {
+                GateOutcome::Fail => done(CheckConclusion::Failure, title),
+                GateOutcome::Undecided => done(CheckConclusion::Neutral, title),
+                GateOutcome::Pass => done(CheckConclusion::Success, title),
             }
         }
     }

@@ -2,6 +2,7 @@
 //! marker, the warning, the limit.
 
 use super::*;
+use benchgate_api::VerdictKind;
 use benchgate_api::agent::{BenchmarkSpec, GateSpec, ScheduleKind};
 use chrono::TimeZone;
 
@@ -11,9 +12,9 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         metric: "wall_time".to_owned(),
         unit: "ns".to_owned(),
         n: 10,
-        base_center: 1_000_000.0,
-        head_center: 1_000_000.0 * (1.0 + change / 100.0),
-        change_pct: change,
+        base_center: Some(1_000_000.0),
+        head_center: Some(1_000_000.0 * (1.0 + change / 100.0)),
+        change_pct: Some(change),
         interval_pct: [Some(interval[0]), Some(interval[1])],
         fixed_interval_pct: [Some(interval[0]), Some(interval[1])],
         verdict,
@@ -24,6 +25,9 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         selected: true,
         hodges_lehmann: None,
         warnings: Vec::new(),
+        direction: Default::default(),
+        margin_pct: 1.0,
+        reason: None,
     }
 }
 
@@ -71,7 +75,6 @@ pub(crate) fn example() -> CommentInput {
             result("parse|small", VerdictKind::Equivalent, 0.1, [-0.6, 0.7]),
             result("render", VerdictKind::NoResultYet, 1.3, [-2.0, 4.5]),
         ],
-        margins_pct: vec![1.0, 1.0, 1.0],
         outliers: Some((1, 10)),
         floors: vec![FloorInfo {
             benchmark: "parse/large".to_owned(),
@@ -97,12 +100,12 @@ fn the_comment_states_each_verdict_in_words() {
     );
     assert!(body.contains("**running, 10 of 20 rounds**"), "{body}");
     assert!(
-        body.contains("| +6.5% [+4.1%, +9.0%] | 10 | **slower** (beyond ±1.0%) |"),
+        body.contains("| +6.5% \\[+4.1%, +9.0%\\] | 10 | **slower (beyond ±1.0%)** |"),
         "{body}"
     );
     assert!(body.contains("no change beyond ±1.0%"), "{body}");
     assert!(
-        body.contains("no result yet — needs ~14 more rounds"),
+        body.contains("no result yet — needs \\~14 more rounds"),
         "{body}"
     );
     assert!(body.contains("`benches/parse.rs`"), "{body}");
@@ -167,7 +170,6 @@ fn notes_are_capped_and_keep_the_comment_under_the_limit() {
             )
         })
         .collect();
-    input.margins_pct = vec![1.0; 3000];
     let body = render_comment(&input);
     assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
     let notes: Vec<&str> = body.lines().filter(|l| l.contains(": drift: ")).collect();
@@ -179,7 +181,7 @@ fn notes_are_capped_and_keep_the_comment_under_the_limit() {
 fn an_undecided_interval_is_shown_without_its_midpoint() {
     let body = render_comment(&example());
     let row = body.lines().find(|l| l.contains("`render`")).unwrap();
-    assert!(row.contains("| [-2.0%, +4.5%] |"), "{row}");
+    assert!(row.contains("| \\[-2.0%, +4.5%\\] |"), "{row}");
     assert!(!row.contains("+1.3%"), "{row}");
 }
 
@@ -204,7 +206,6 @@ fn a_huge_report_is_cut_below_the_limit_with_a_link() {
             )
         })
         .collect();
-    input.margins_pct = vec![1.0; 3000];
     let body = render_comment(&input);
     assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
     assert!(
@@ -261,9 +262,9 @@ fn print_example() {
 fn an_unbounded_interval_is_said_in_words_not_as_infinities() {
     let mut r = result("parse", VerdictKind::NoResultYet, 3.0, [-1.0, 1.0]);
     r.interval_pct = [None, None];
-    assert_eq!(format::change(&r), "not bounded yet");
+    assert_eq!(words::change(&r), "not bounded yet");
     r.interval_pct = [Some(-2.0), None];
-    assert_eq!(format::change(&r), "[-2.0%, +∞]");
+    assert_eq!(words::change(&r), "[-2.0%, +∞]");
 }
 
 #[test]
@@ -310,9 +311,46 @@ fn a_grown_exact_count_fails_the_check_like_compare_does() {
         check_outcome(&input).conclusion,
         Some(CheckConclusion::Failure)
     );
-    input.results[0].change_pct = 0.0;
+    let unchanged = result("parse/large", VerdictKind::Exact, 0.0, [0.0, 0.0]);
+    input.results[0] = BenchmarkResult {
+        metric: "allocs_per_op".to_owned(),
+        ..unchanged
+    };
     assert_eq!(
         check_outcome(&input).conclusion,
         Some(CheckConclusion::Success)
     );
+    // A count that grew where higher is better is an improvement, never a failure.
+    input.results[0] = BenchmarkResult {
+        direction: benchgate_api::Direction::HigherIsBetter,
+        ..result("parse/large", VerdictKind::Exact, 4.0, [4.0, 4.0])
+    };
+    assert_eq!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Success)
+    );
+}
+
+#[test]
+fn a_throughput_drop_fails_the_check_and_is_called_slower() {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    input.results = vec![BenchmarkResult {
+        metric: "throughput".to_owned(),
+        unit: "ops/s".to_owned(),
+        direction: benchgate_api::Direction::HigherIsBetter,
+        practical: true,
+        ..result(
+            "bench.Json.parse",
+            VerdictKind::Slower,
+            -83.4,
+            [-85.0, -80.0],
+        )
+    }];
+    let outcome = check_outcome(&input);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Failure));
+    assert_eq!(outcome.title, "1 slower");
+    let body = render_comment(&input);
+    assert!(body.contains("| **slower (beyond ±1.0%)** |"), "{body}");
+    assert!(body.contains("-83% \\[-85%, -80%\\]"), "{body}");
 }

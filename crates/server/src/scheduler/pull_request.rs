@@ -2,8 +2,10 @@
 //! `.benchgate.toml` from the base branch, note which benchmark files the PR changes, and
 //! create the comparison with its jobs and its first check-run row in one transaction.
 
-use benchgate_api::agent::{BenchmarkSpec, ComparisonConfig, GateSpec, ScheduleKind};
-use benchgate_github::repo_config::{FILE_NAME, FailOn};
+use benchgate_api::agent::{
+    BenchmarkSpec, ComparisonConfig, GateSpec, ScheduleKind, StoredComparisonConfig,
+};
+use benchgate_github::repo_config::FILE_NAME;
 use benchgate_github::{RepoConfig, parse_repo_config};
 use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority};
 
@@ -102,8 +104,15 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
             .map(str::to_owned)
             .collect()
     };
-    let mut stored = serde_json::to_value(comparison_config(&config))
-        .map_err(|e| TaskError::Permanent(e.to_string()))?;
+    let min_effect = config.gate.min_effect.fraction();
+    let plan =
+        crate::analysis::plan_rounds(&worker.store, repository.id, &label, min_effect).await?;
+    let planned_rounds = plan.planned_rounds;
+    let mut stored = serde_json::to_value(StoredComparisonConfig {
+        config: comparison_config(&config),
+        n_star: plan.per_benchmark,
+    })
+    .map_err(|e| TaskError::Permanent(e.to_string()))?;
     stored["github"] = serde_json::json!({
         "fork": t.fork,
         "benchmark_files_changed": changed,
@@ -121,9 +130,6 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
     if t.fork {
         notify.push(Task::for_new_comparison("report.comment"));
     }
-    let min_effect = config.gate.min_effect.fraction();
-    let planned_rounds =
-        crate::analysis::plan_rounds(&worker.store, repository.id, &label, min_effect).await?;
     let created = worker
         .store
         .create_comparison(&NewComparison {
@@ -176,12 +182,7 @@ pub fn comparison_config(config: &RepoConfig) -> ComparisonConfig {
             env: Vec::new(),
         },
         gate: GateSpec {
-            fail_on: match config.gate.fail_on {
-                FailOn::Regression => "regression",
-                FailOn::PracticalRegression => "practical-regression",
-                FailOn::Never => "never",
-            }
-            .to_owned(),
+            fail_on: config.gate.fail_on,
             min_effect: config.gate.min_effect.fraction(),
         },
     }

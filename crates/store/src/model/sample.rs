@@ -43,6 +43,9 @@ pub struct Sample {
     pub value: f64,
     pub lower: Option<f64>,
     pub upper: Option<f64>,
+    /// Which way is better, as the parser said.
+    #[serde(default)]
+    pub direction: benchgate_api::Direction,
     pub recorded_at: DateTime<Utc>,
 }
 

@@ -34,7 +34,7 @@ macro_rules! job_columns {
 macro_rules! sample_columns {
     () => {
         "s.job_id, s.attempt, s.runner_id, rn.name AS runner_name, s.round, s.side, s.position, \
-         s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.recorded_at"
+         s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.direction, s.recorded_at"
     };
 }
 

@@ -107,6 +107,11 @@ macro_rules! rows_sql {
                 value: row.try_get("value")?,
                 lower: row.try_get("lower")?,
                 upper: row.try_get("upper")?,
+                direction: {
+                    let name: String = row.try_get("direction")?;
+                    benchgate_api::Direction::from_name(&name)
+                        .ok_or_else(|| corrupt("direction", &name))?
+                },
                 recorded_at: row.try_get("recorded_at")?,
             })
         }

@@ -38,8 +38,8 @@ macro_rules! samples_sql {
                 let m = &sample.measurement;
                 let done = sqlx::query(
                     "INSERT INTO samples (job_id, attempt, runner_id, round, side, position, \
-                     benchmark, metric, unit, value, lower, upper, recorded_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                     benchmark, metric, unit, value, lower, upper, recorded_at, direction) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
                      ON CONFLICT (job_id, attempt, round, side, benchmark, metric) DO NOTHING",
                 )
                 .bind(job_id)
@@ -55,6 +55,7 @@ macro_rules! samples_sql {
                 .bind(m.lower)
                 .bind(m.upper)
                 .bind(now)
+                .bind(m.direction.as_str())
                 .execute(&mut *tx)
                 .await?;
                 if done.rows_affected() == 0 {

@@ -71,9 +71,9 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         metric: "time".into(),
         unit: "ns".into(),
         n,
-        base_center: 100.0,
-        head_center: 110.0,
-        change_pct: 10.0,
+        base_center: Some(100.0),
+        head_center: Some(110.0),
+        change_pct: Some(10.0),
         interval_pct: [None, None],
         fixed_interval_pct: [Some(2.0), Some(18.0)],
         verdict,
@@ -84,6 +84,9 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         selected: true,
         hodges_lehmann: None,
         warnings: Vec::new(),
+        direction: Default::default(),
+        margin_pct: 1.0,
+        reason: None,
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
