@@ -163,6 +163,39 @@ impl FromStr for Format {
     }
 }
 
+/// What a parser found: the measurements, the format it read them as (the detected one for
+/// `auto`), and warnings about what it skipped (a failed benchmark, an unreadable row), each
+/// naming what it skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub format: Format,
+    pub measurements: Vec<Measurement>,
+    pub warnings: Vec<String>,
+}
+
+impl Parsed {
+    /// Measurements read as `format` with nothing skipped.
+    pub fn clean(format: Format, measurements: Vec<Measurement>) -> Self {
+        Parsed {
+            format,
+            measurements,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Parse `text` written by `format`, keeping the format read and the warnings about what was
+/// skipped; callers that show output to people use this one.
+pub fn parse_report(format: Format, text: &str) -> Result<Parsed, ParseError> {
+    let format = match format {
+        Format::Auto => detect(text)?,
+        f => f,
+    };
+    // Parsers that can skip part of their input return `Parsed` themselves; the others are
+    // wrapped here.
+    parse(format, text).map(|m| Parsed::clean(format, m))
+}
+
 /// Parse `text` written by the harness `format` into measurements.
 ///
 /// `Format::Auto` detects the format first; `Format::Command` is an error because the runner
