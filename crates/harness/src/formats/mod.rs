@@ -30,7 +30,9 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use benchgate_api::Measurement;
-pub use criterion_dir::{criterion_estimates, criterion_samples, read_criterion_dir};
+pub use criterion_dir::{
+    CRITERION_LATEST, criterion_estimates, criterion_samples, read_criterion_dir, read_results_path,
+};
 pub use detect::detect;
 pub use error::{Location, ParseError};
 pub use raw::RAW_BENCHMARK;
@@ -65,6 +67,8 @@ pub mod unit {
     pub const OPS_PER_S: &str = "ops/s";
     /// Elements per second (criterion's `Throughput::Elements`).
     pub const ELEMS_PER_S: &str = "elem/s";
+    /// Items per second (Google Benchmark's `SetItemsProcessed`).
+    pub const ITEMS_PER_S: &str = "items/s";
     /// A quantity whose unit the harness did not state.
     pub const NONE: &str = "";
 }
@@ -193,7 +197,10 @@ pub fn parse_report(format: Format, text: &str) -> Result<Parsed, ParseError> {
     };
     // Parsers that can skip part of their input return `Parsed` themselves; the others are
     // wrapped here.
-    parse(format, text).map(|m| Parsed::clean(format, m))
+    match format {
+        Format::Dotnet => dotnet::parse(text),
+        f => parse(f, text).map(|m| Parsed::clean(f, m)),
+    }
 }
 
 /// Parse `text` written by the harness `format` into measurements.
@@ -216,7 +223,7 @@ pub fn parse(format: Format, text: &str) -> Result<Vec<Measurement>, ParseError>
                 catch2::parse(text)
             }
         }
-        Format::Dotnet => dotnet::parse(text),
+        Format::Dotnet => dotnet::parse(text).map(|p| p.measurements),
         Format::Jmh => jmh::parse(text),
         Format::Bmf => bmf::parse(text),
         Format::Command => Err(ParseError::new(
