@@ -448,3 +448,22 @@ proptest! {
         }
     }
 }
+
+/// `analyze` tells the user which format it read a file as, and passes on what was skipped.
+#[test]
+fn analyze_reports_the_detected_format_and_skipped_rows() {
+    use benchgate_harness::cli::analyze::read_results_file;
+    let path = std::path::PathBuf::from(format!("{ROOT}/pyperf/pyperf-telco.json"));
+    let file = read_results_file(&path, Format::Auto).unwrap();
+    assert_eq!(
+        file.read_as(&path),
+        format!("{}: read as pyperf (auto-detected)", path.display())
+    );
+    let path = std::path::PathBuf::from(format!(
+        "{ROOT}/jmh-text/natural-number-generator_ALL_ubuntu_18.10LTS.res"
+    ));
+    let file = read_results_file(&path, Jmh).unwrap();
+    assert!(file.read_as(&path).ends_with("read as jmh (as configured)"));
+    assert_eq!(file.warnings.len(), 11);
+    assert!(file.warnings[0].starts_with(&format!("{}: jmh: skipped 48", path.display())));
+}
