@@ -1,7 +1,7 @@
 //! Malformed input gives an error that names the format, the line or field, and what was
 //! expected; no input makes a parser panic.
 
-use benchgate_harness::formats::{Format, ParseError, criterion_samples, parse};
+use benchgate_harness::formats::{Format, ParseError, criterion_samples, parse, parse_report};
 
 /// (format, input, the whole error message).
 const MALFORMED: &[(Format, &str, &str)] = &[
@@ -87,8 +87,8 @@ const MALFORMED: &[(Format, &str, &str)] = &[
     ),
     (
         Format::Google,
-        r#"{"benchmarks":[{"name":"a_mean","run_type":"aggregate","aggregate_name":"mean","real_time":1}]}"#,
-        "google output, field `benchmarks`: expected individual runs, found only aggregates (mean/median/stddev): run without --benchmark_report_aggregates_only",
+        r#"{"benchmarks":[{"name":"a_stddev","run_type":"aggregate","aggregate_name":"stddev","real_time":1}]}"#,
+        "google output, field `benchmarks`: expected individual runs or mean/median aggregates, found only other aggregates (stddev, cv, BigO, RMS)",
     ),
     (
         Format::Google,
@@ -99,11 +99,6 @@ const MALFORMED: &[(Format, &str, &str)] = &[
         Format::Pytest,
         r#"{"benchmarks":[{"name":"t","fullname":"f.py::t"}]}"#,
         "pytest output, field `benchmarks[0]`: expected a member `stats`",
-    ),
-    (
-        Format::Dotnet,
-        r#"{"Benchmarks":[{"FullName":"N.T.M","Statistics":null}]}"#,
-        "dotnet output, field `Benchmarks[0]`: expected `Statistics` for `N.T.M` (BenchmarkDotNet leaves it null when the benchmark failed)",
     ),
     (
         Format::Jmh,
@@ -160,16 +155,64 @@ const MALFORMED: &[(Format, &str, &str)] = &[
         "  \n",
         "auto output, input: expected benchmark output, found nothing",
     ),
+    // Values the statistics cannot hold are refused where they are written.
     (
-        Format::Auto,
-        "hello world",
-        "auto output, input: expected output of a known harness (libtest, criterion, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, raw); none matched, so name the format in .benchgate.toml",
+        Format::Go,
+        "BenchmarkX-8   100   1.7e308 ns/op",
+        "go output, line 1, column 22: expected a number no larger than 1e300, found 1.7e308",
     ),
     (
-        Format::Auto,
-        r#"{"something": "else"}"#,
-        "auto output, input: expected JSON from a known harness (hyperfine, google, pytest, dotnet, jmh, bmf); none matched, so name the format in .benchgate.toml",
+        Format::Go,
+        "BenchmarkX-8   100   -3 ns/op",
+        "go output, line 1, column 22: expected a non-negative number (a time, size, count or rate), found -3",
     ),
+    (
+        Format::Libtest,
+        "test a ... bench: 1e305 s/iter",
+        "libtest output, line 1, column 19: expected a finite number, found inf",
+    ),
+    (
+        Format::Criterion,
+        "x   time:   [1.0 ns -2.0 ns 3.0 ns]",
+        "criterion output, line 1, column 26: expected a non-negative number (a time, size, count or rate), found -2",
+    ),
+    (
+        Format::Catch2,
+        "benchmark name  samples  iterations  estimated\n  mean  low mean  high mean\n  std dev  low std dev  high std dev\n--------------------------------------------------\nF 20   100   2   8.3 ms\n   -41.7 us   41.2 us   42.6 us\n   3.2 us   2.1 us   5.3 us\n",
+        "catch2 output, line 6, column 4: expected a non-negative number (a time, size, count or rate), found -41700",
+    ),
+    (
+        Format::Hyperfine,
+        r#"{"results":[{"command":"a","times":[0.1,-0.2]}]}"#,
+        "hyperfine output, field `results[0].times[1]`: expected a non-negative number (a time, size, count or rate), found -0.2",
+    ),
+    (
+        Format::Google,
+        r#"{"benchmarks":[{"name":"a","real_time":1e299,"time_unit":"s"}]}"#,
+        "google output, field `benchmarks[0].real_time`: expected a number no larger than 1e300, found 1e308",
+    ),
+    (
+        Format::Pytest,
+        r#"{"benchmarks":[{"name":"a","stats":{"mean":-1.0}}]}"#,
+        "pytest output, field `benchmarks[0].stats.mean`: expected a non-negative number (a time, size, count or rate), found -1",
+    ),
+    (
+        Format::Dotnet,
+        r#"{"Benchmarks":[{"Method":"M","Statistics":{"OriginalValues":[1.0,2e301]}}]}"#,
+        "dotnet output, field `Benchmarks[0].Statistics.OriginalValues[1]`: expected a number no larger than 1e300, found 2e301",
+    ),
+    (
+        Format::Jmh,
+        r#"[{"benchmark":"b","mode":"thrpt","primaryMetric":{"score":1,"scoreUnit":"ops/ns","rawData":[[1e292]]}}]"#,
+        "jmh output, field `[0].primaryMetric.rawData[0][0]`: expected a number no larger than 1e300, found 1e301",
+    ),
+    (
+        Format::Bmf,
+        r#"{"b":{"latency":{"value":-5}}}"#,
+        "bmf output, field `b.latency.value`: expected a non-negative number (a time, size, count or rate), found -5",
+    ),
+    // Only criterion's results come as a directory (checked in formats_fixtures.rs); a JSON
+    // array of a wrong shape for criterion's sample.json names its field.
 ];
 
 #[test]
@@ -207,6 +250,16 @@ fn formats_criterion_sample_json_errors_name_the_field() {
 /// Fixture texts to garble: real output, so mutations stay close to what parsers see.
 fn fixture_texts() -> Vec<String> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bench");
+    let real = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real");
+    let real_files = [
+        "criterion/bencher-criterion-throughput.txt",
+        "go/perf-bent-BaseNl.benchdwarf.txt",
+        "jmh/bencher-jmh-throughput.json",
+        "dotnet/needlr-keyed-null-statistics.json",
+        "hyperfine/1brc-hyperfine.json",
+        "bmf/bencher-report_dhat.json",
+    ]
+    .map(|f| std::fs::read_to_string(format!("{real}/{f}")).expect("real fixture"));
     [
         "libtest/bencher-rust-bench-many.txt",
         "criterion/bencher-criterion-console-many.txt",
@@ -223,6 +276,7 @@ fn fixture_texts() -> Vec<String> {
     .iter()
     .map(|f| std::fs::read_to_string(format!("{root}/{f}")).expect("fixture"))
     .chain([CATCH2_XML.to_string()])
+    .chain(real_files)
     .collect()
 }
 
@@ -236,13 +290,27 @@ const CATCH2_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </Catch2TestRun>
 "#;
 
+/// Every parser must refuse what the statistics cannot hold, so whatever parses is finite,
+/// non-negative and at most 1e300.
 fn try_every_format(text: &str) {
     for format in Format::ALL {
         let result: Result<_, ParseError> = parse(format, text);
         if let Ok(measurements) = result {
+            for m in &measurements {
+                assert!(
+                    m.value.is_finite() && m.value >= 0.0 && m.value <= 1e300,
+                    "{format}: {m:?} from {text:?}"
+                );
+            }
+        }
+        // The report path (warnings, skipped items) must hold to the same.
+        if let Ok(parsed) = parse_report(format, text) {
             assert!(
-                measurements.iter().all(|m| m.value.is_finite()),
-                "{format}: {text:?}"
+                parsed
+                    .measurements
+                    .iter()
+                    .all(|m| m.value.is_finite() && m.value >= 0.0),
+                "{format} report: {text:?}"
             );
         }
     }
@@ -268,7 +336,7 @@ proptest::proptest! {
 
     #[test]
     fn formats_garbled_real_output_never_panics(
-        which in 0usize..12,
+        which in 0usize..18,
         cut in 0usize..40_000,
         at in 0usize..40_000,
         insert in "\\PC{0,4}",

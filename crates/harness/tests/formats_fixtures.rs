@@ -265,18 +265,20 @@ const CASES: &[Case] = &[
     case("google-benchmark/gbench-compare-test3_run1.json", Google, 8, 4, &[at(4, "short", "time", "ns", 800.0)]),
     // pytest-benchmark: where `data` was cut short upstream the mean is used; test_sleep_2
     // kept all five rounds, so each is a sample.
-    case("pytest-benchmark/bencher-pytest-four.json", Pytest, 8, 4, &[
+    // Each benchmark's `ops` follows its times, as higher-is-better throughput.
+    case("pytest-benchmark/bencher-pytest-four.json", Pytest, 12, 4, &[
         at(0, "bench.py::test_fib_1", "time", "ns", 149.956_102_486_288_36),
-        at(3, "bench.py::test_sleep_2", "time", "ns", 2_005_173_128.0),
-        at(7, "bench.py::test_sleep_2", "time", "ns", 2_001_044_877.0),
+        at(3, "bench.py::test_fib_10", "throughput", "ops/s", 34_652.988_289_153_34),
+        at(6, "bench.py::test_sleep_2", "time", "ns", 2_005_173_128.0),
+        at(10, "bench.py::test_sleep_2", "time", "ns", 2_001_044_877.0),
     ]),
     case(
         "pytest-benchmark/bencher-pytest-two.json",
         Pytest,
-        2,
+        4,
         2,
         &[at(
-            1,
+            2,
             "bench.py::test_fib_20",
             "time",
             "ns",
@@ -346,7 +348,7 @@ const CASES: &[Case] = &[
         6,
         &[at(
             0,
-            "com.github.caffeine.caffeine.cache.ComputeBenchmark.compute_sameKey:computeType=Caffeine",
+            "com.github.caffeine.caffeine.cache.ComputeBenchmark.compute_sameKey [thrpt] (computeType=Caffeine)",
             "throughput",
             "ops/s",
             1.524_957_059_947_031e8,
@@ -445,22 +447,40 @@ fn assert_check(file: &str, got: &[Measurement], check: &Check) {
 
 #[test]
 fn formats_every_fixture_parses_with_counts_and_values() {
+    // Every file is checked and every mismatch reported, not only the first.
+    let mut failures = Vec::new();
     for case in CASES {
         let text = read(case.file);
-        let got = parse(case.format, &text).unwrap_or_else(|e| panic!("{}: {e}", case.file));
-        assert_eq!(got.len(), case.measurements, "{}: measurements", case.file);
+        let got = match parse(case.format, &text) {
+            Ok(got) => got,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.file));
+                continue;
+            }
+        };
         let benchmarks: BTreeSet<&str> = got.iter().map(|m| m.benchmark.as_str()).collect();
-        assert_eq!(
-            benchmarks.len(),
-            case.benchmarks,
-            "{}: benchmarks {benchmarks:?}",
-            case.file
-        );
+        if (got.len(), benchmarks.len()) != (case.measurements, case.benchmarks) {
+            failures.push(format!(
+                "{}: {} measurements of {} benchmarks, expected {} of {}",
+                case.file,
+                got.len(),
+                benchmarks.len(),
+                case.measurements,
+                case.benchmarks
+            ));
+        }
         for check in case.checks {
-            assert_check(case.file, &got, check);
+            if let Err(e) = std::panic::catch_unwind(|| assert_check(case.file, &got, check)) {
+                let message = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| "check failed".into());
+                failures.push(message);
+            }
         }
         assert!(got.iter().all(|m| m.value.is_finite()), "{}", case.file);
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -18,16 +18,48 @@ use crate::samples::{PairedSamples, SeriesKey};
 #[derive(Debug)]
 pub struct AnalyzeOutcome {
     pub evaluation: Evaluation,
-    /// Human-readable warnings (unequal sample counts), already worded.
+    /// Human-readable warnings (unequal sample counts, items a parser skipped), already worded.
     pub warnings: Vec<String>,
+    /// How each input file was read, e.g. `base.json: read as pyperf (auto-detected)`.
+    pub formats_read: Vec<String>,
+}
+
+/// One results file as read: its measurements, the format used, and what the parser skipped.
+#[derive(Debug)]
+pub struct ResultsFile {
+    pub measurements: Vec<Measurement>,
+    pub format: Format,
+    /// Whether `format` was detected (`--format auto`) rather than named.
+    pub detected: bool,
+    /// What the parser skipped, each naming the file.
+    pub warnings: Vec<String>,
+}
+
+impl ResultsFile {
+    /// The line saying how the file was read, for stderr.
+    pub fn read_as(&self, path: &Path) -> String {
+        let how = if self.detected {
+            "auto-detected"
+        } else {
+            "as configured"
+        };
+        format!("{}: read as {} ({how})", path.display(), self.format)
+    }
 }
 
 /// Runs the analysis of `args` without printing anything.
 pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
-    let base = read_results(&args.base_file, args.format)?;
-    let head = read_results(&args.head_file, args.format)?;
+    let base_file = read_results_file(&args.base_file, args.format)?;
+    let head_file = read_results_file(&args.head_file, args.format)?;
+    let formats_read = vec![
+        base_file.read_as(&args.base_file),
+        head_file.read_as(&args.head_file),
+    ];
+    let mut warnings: Vec<String> = base_file.warnings;
+    warnings.extend(head_file.warnings);
+    let (base, head) = (base_file.measurements, head_file.measurements);
     let (samples, mismatches) = PairedSamples::pair_by_order(&base, &head);
-    let warnings = mismatches
+    let pairing_warnings: Vec<String> = mismatches
         .iter()
         .map(|m| {
             format!(
@@ -42,6 +74,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
             )
         })
         .collect();
+    warnings.extend(pairing_warnings);
     if samples.series().is_empty() {
         return Err(CliError::Input(format!(
             "{} and {} share no benchmark; nothing to compare",
@@ -53,12 +86,20 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
     Ok(AnalyzeOutcome {
         evaluation: evaluate(&samples, &args.policy.policy(), &floors),
         warnings,
+        formats_read,
     })
 }
 
 /// Reads one results file: every value finite and positive, at least one benchmark.
 pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, CliError> {
+    read_results_file(path, format).map(|f| f.measurements)
+}
+
+/// Reads one results file and says how it was read (the format, detected or named) and what
+/// the parser skipped; the values are checked as [`read_results`] says.
+pub fn read_results_file(path: &Path, format: Format) -> Result<ResultsFile, CliError> {
     let shown = path.display();
+    let detected = format == Format::Auto;
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Input(format!("cannot read {shown}: {e}")))?;
     if text.trim().is_empty() {
@@ -75,8 +116,14 @@ pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, Cli
         }
         f => f,
     };
-    let measurements =
-        formats::parse(format, &text).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+    let parsed = formats::parse_report(format, &text)
+        .map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+    let measurements = parsed.measurements;
+    let warnings = parsed
+        .warnings
+        .into_iter()
+        .map(|w| format!("{shown}: {w}"))
+        .collect();
     if measurements.is_empty() {
         return Err(CliError::Input(format!(
             "{shown}: no benchmark results found in it as {format}"
@@ -101,7 +148,12 @@ pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, Cli
             )));
         }
     }
-    Ok(measurements)
+    Ok(ResultsFile {
+        measurements,
+        format,
+        detected,
+        warnings,
+    })
 }
 
 /// The 1-based line of the `index`-th sample of a `raw` file (blank and `#` lines skipped).

@@ -60,6 +60,9 @@ pub fn run_compare(args: CompareArgs) -> ExitCode {
 pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     match analyze::analyze(&args) {
         Ok(outcome) => {
+            for line in &outcome.formats_read {
+                eprintln!("{line}");
+            }
             for warning in &outcome.warnings {
                 eprintln!("warning: {warning}");
             }

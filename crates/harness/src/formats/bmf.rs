@@ -2,7 +2,10 @@
 //!
 //! Bencher's built-in measures get benchgate's names and units: `latency` (ns) is `time`,
 //! `throughput` is ops/s, `file-size` is bytes, `build-time` (seconds) is `build_time` in ns.
-//! Any other measure keeps its name, with no unit stated.
+//! Any other measure keeps its name, with no unit stated. `throughput` and any measure whose name
+//! says per second (`requests-per-second`, `ops/s`) are higher-is-better; the rest lower.
+
+use benchgate_api::Direction;
 
 use super::json::{self, Node};
 use super::units;
@@ -22,16 +25,38 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                 "build-time" => ("build_time", unit::NS, 1e9),
                 other => (other, unit::NONE, 1.0),
             };
-            let value = m.field("value")?.number()? * factor;
-            let mut sample = units::measurement(benchmark, metric_name, unit_name, value);
+            let scaled = |node: Node<'_>| -> Result<f64, ParseError> {
+                node.checked(node.quantity()? * factor)
+            };
+            let value = scaled(m.field("value")?)?;
+            let mut sample =
+                units::directed(benchmark, metric_name, unit_name, value, direction(measure));
             if let Some(lower) = m.get("lower_value") {
-                sample.lower = Some(lower.number()? * factor);
+                sample.lower = Some(scaled(lower)?);
             }
             if let Some(upper) = m.get("upper_value") {
-                sample.upper = Some(upper.number()? * factor);
+                sample.upper = Some(scaled(upper)?);
             }
             out.push(sample);
         }
     }
     Ok(out)
+}
+
+/// Higher is better for `throughput` and for measures named as a rate per second.
+fn direction(measure: &str) -> Direction {
+    let name = measure.to_ascii_lowercase().replace(['-', ' '], "_");
+    let per_second = [
+        "throughput",
+        "per_second",
+        "per_sec",
+        "persecond",
+        "/s",
+        "_ps",
+    ];
+    if per_second.iter().any(|p| name.contains(p)) {
+        Direction::HigherIsBetter
+    } else {
+        Direction::infer(&name, "")
+    }
 }

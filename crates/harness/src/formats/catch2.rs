@@ -14,6 +14,9 @@
 //! mean (a bootstrap interval); Catch2 does not print its individual samples. Benchmark names
 //! repeat across test cases, so each is qualified by its test case and sections:
 //! `Fibonacci / Fibonacci 20`. A name too long for its column wraps onto the mean line.
+//! Catch2 prints long times in minutes (`m`), which are read as such.
+
+use benchgate_api::Direction;
 
 use super::error::column_of;
 use super::units::{self, number};
@@ -65,12 +68,10 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
             } else {
                 format!("{test_case} / {}", name.trim())
             };
-            out.push(units::bounded(
-                &full,
-                metric::TIME,
-                unit::NS,
-                (mean.1, mean.0, mean.2),
-            ));
+            out.push(
+                units::bounded(&full, metric::TIME, unit::NS, (mean.1, mean.0, mean.2))
+                    .with_direction(Direction::LowerIsBetter),
+            );
             // Skip the standard-deviation line that follows.
             i = mean_no + 2;
             continue;
@@ -102,7 +103,7 @@ fn first_line(line: &str) -> Option<&str> {
     let shaped = integer(tokens[n - 4])
         && integer(tokens[n - 3])
         && number(tokens[n - 2]).is_some()
-        && units::ns_per(tokens[n - 1]).is_some();
+        && units::catch2_ns_per(tokens[n - 1]).is_some();
     if !shaped {
         return None;
     }
@@ -138,13 +139,13 @@ fn three_times(line_no: usize, line: &str) -> Result<(&str, (f64, f64, f64)), Pa
         let (v, u) = (tokens[n - 6 + 2 * k], tokens[n - 5 + 2 * k]);
         let value =
             number(v).ok_or_else(|| err(Some(v), format!("expected a number, found {v:?}")))?;
-        let factor = units::ns_per(u).ok_or_else(|| {
+        let factor = units::catch2_ns_per(u).ok_or_else(|| {
             err(
                 Some(u),
-                format!("expected a time unit (ns, us, ms, s), found {u:?}"),
+                format!("expected a time unit (ns, us, ms, s, m), found {u:?}"),
             )
         })?;
-        *slot = value * factor;
+        *slot = units::checked_at(Format::Catch2, line_no, column_of(line, v), value * factor)?;
     }
     Ok((
         &line[..byte_offset(line, tokens[n - 6])],

@@ -9,6 +9,7 @@
 //! All values are in nanoseconds. Each benchmark gives one `time` measurement: the mean,
 //! bounded by its interval, named `test case / sections / benchmark` as the console parser does.
 
+use benchgate_api::Direction;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
@@ -48,6 +49,9 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                     };
                     let full = qualified(&scopes, name);
                     let value = number_attr(text, at, &e, "value")?;
+                    if let Some(why) = units::implausible(value) {
+                        return Err(error_at(text, at, &why));
+                    }
                     let m = match (
                         optional_number(text, at, &e, "lowerBound")?,
                         optional_number(text, at, &e, "upperBound")?,
@@ -57,7 +61,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                         }
                         _ => units::measurement(&full, metric::TIME, unit::NS, value),
                     };
-                    out.push(m);
+                    out.push(m.with_direction(Direction::LowerIsBetter));
                     benchmark = None;
                 }
                 "BenchmarkResults" => {

@@ -9,6 +9,14 @@
 //! become the value and bounds. A name too long for its column is printed on a line of its
 //! own, with `time:` on the next. Lines in libtest's format (`--output-format bencher`) are
 //! accepted too.
+//!
+//! Against a saved baseline criterion adds a `change:` block, on one line
+//! (`change: [-1.2% +0.3% +1.9%] (p = 0.61 > 0.05)`) or, with throughput, as `change:` followed
+//! by its own `time:` and `thrpt:` lines in percent; then a verdict (`No change in performance
+//! detected.`, `Performance has regressed.`) and `Found N outliers …`. Those compare two runs
+//! and are not measurements, so they are skipped.
+
+use benchgate_api::Direction;
 
 use super::error::column_of;
 use super::units::{self, number};
@@ -21,13 +29,31 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
     let mut previous = "";
     // The benchmark that the latest `time:` line belonged to, for its `thrpt:` line.
     let mut current: Option<String> = None;
+    // Inside a multi-line `change:` block, whose `time:`/`thrpt:` lines are percentages.
+    let mut in_change = false;
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("change:") {
+            // The one-line form carries its interval; the block form continues below.
+            in_change = rest.trim().is_empty();
+            continue;
+        }
+        let labelled = |label| labelled_interval(line, label);
+        if in_change {
+            if labelled("time:").is_some() || labelled("thrpt:").is_some() {
+                continue;
+            }
+            in_change = false;
+        }
         if let Some(m) = libtest::parse_line(Format::Criterion, line_no, line)? {
             out.push(m);
             continue;
         }
-        if let Some((label, interval)) = labelled_interval(line, "time:") {
+        if let Some((label, interval)) = labelled("time:") {
+            if is_percentages(interval) {
+                continue;
+            }
             let name = if label.trim().is_empty() {
                 name_on_own_line(previous)
             } else {
@@ -47,11 +73,17 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                 time_ns(line_no, line, value)?,
                 time_ns(line_no, line, upper)?,
             );
-            out.push(units::bounded(name, metric::TIME, unit::NS, ns));
+            out.push(
+                units::bounded(name, metric::TIME, unit::NS, ns)
+                    .with_direction(Direction::LowerIsBetter),
+            );
             current = Some(name.to_string());
             continue;
         }
-        if let Some((_, interval)) = labelled_interval(line, "thrpt:") {
+        if let Some((_, interval)) = labelled("thrpt:") {
+            if is_percentages(interval) {
+                continue;
+            }
             let Some(name) = current.clone() else {
                 return Err(ParseError::at_line(
                     Format::Criterion,
@@ -62,33 +94,41 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
             };
             let (lower, value, upper) = triple(line_no, line, interval)?;
             let mut converted = [lower, value, upper].into_iter().map(|(v, u)| {
-                units::throughput(u)
-                    .map(|(unit_name, factor)| (v * factor, unit_name))
-                    .ok_or_else(|| {
-                        unit_error(
-                            line_no,
-                            line,
-                            u,
-                            "a throughput unit such as MiB/s or Kelem/s",
-                        )
-                    })
+                let (unit_name, factor) = units::throughput(u).ok_or_else(|| {
+                    unit_error(
+                        line_no,
+                        line,
+                        u,
+                        "a throughput unit such as MiB/s or Kelem/s",
+                    )
+                })?;
+                let scaled =
+                    units::checked_at(Format::Criterion, line_no, column_of(line, u), v * factor)?;
+                Ok::<_, ParseError>((scaled, unit_name))
             });
             let (lo, _) = converted.next().expect("three")?;
             let (v, unit_name) = converted.next().expect("three")?;
             let (hi, _) = converted.next().expect("three")?;
-            out.push(units::bounded(
-                &name,
-                metric::THROUGHPUT,
-                unit_name,
-                (lo, v, hi),
-            ));
+            // Criterion prints throughput as work per second: more is better.
+            out.push(
+                units::bounded(&name, metric::THROUGHPUT, unit_name, (lo, v, hi))
+                    .with_direction(Direction::HigherIsBetter),
+            );
             continue;
         }
-        if !line.trim().is_empty() && !line.starts_with(char::is_whitespace) {
+        if !trimmed.is_empty() && !line.starts_with(char::is_whitespace) {
             previous = line;
         }
     }
     Ok(out)
+}
+
+/// Whether an interval is a change in percent (`[-1.2% +0.3% +1.9%]`) rather than a quantity.
+fn is_percentages(interval: &str) -> bool {
+    interval
+        .split(']')
+        .next()
+        .is_some_and(|body| body.contains('%'))
 }
 
 /// A name printed alone on the line before `time:`. When criterion's progress lines reach a
@@ -162,9 +202,14 @@ fn time_ns(
     line: &str,
     (value, unit_text): Quantity<'_>,
 ) -> Result<f64, ParseError> {
-    units::ns_per(unit_text)
-        .map(|factor| value * factor)
-        .ok_or_else(|| unit_error(line_no, line, unit_text, "a time unit (ps, ns, µs, ms, s)"))
+    let factor = units::ns_per(unit_text)
+        .ok_or_else(|| unit_error(line_no, line, unit_text, "a time unit (ps, ns, µs, ms, s)"))?;
+    units::checked_at(
+        Format::Criterion,
+        line_no,
+        column_of(line, unit_text),
+        value * factor,
+    )
 }
 
 fn unit_error(line_no: usize, line: &str, found: &str, expected: &str) -> ParseError {

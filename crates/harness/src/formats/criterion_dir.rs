@@ -1,24 +1,42 @@
-//! criterion.rs's saved results: `target/criterion/<benchmark>/<baseline>/{sample,estimates}.json`.
+//! criterion.rs's saved results: `target/criterion/<group>/<bench>/<baseline>/{sample,estimates,benchmark}.json`.
 //!
 //! `sample.json` holds every sample criterion took (`iters[i]` iterations in `times[i]` ns), so
 //! it gives one measurement per sample. `estimates.json` holds only criterion's summary; it is
-//! used when a baseline has no samples.
+//! used when a baseline has no samples. Criterion 0.3, 0.4 and 0.5 share this layout: `new/` is
+//! the latest run, `base/` the one before (or `--save-baseline NAME` gives `NAME/`), `change/`
+//! compares the two and `report/` holds HTML; only the baseline asked for is read.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use benchgate_api::Direction;
+
 use super::json::{self, Node};
 use super::units;
-use super::{Format, Location, Measurement, ParseError, metric, unit};
+use super::{Format, Location, Measurement, ParseError, Parsed, metric, parse_report, unit};
 
 /// Per-iteration times from a criterion `sample.json`, one measurement per sample, in order.
+/// Older criterion wrote the two lists as a bare pair `[[iters…], [times…]]`; both are read.
 pub fn criterion_samples(benchmark: &str, text: &str) -> Result<Vec<Measurement>, ParseError> {
     let value = json::parse(Format::Criterion, text)?;
     let root = Node::root(Format::Criterion, &value);
-    let iters = root.field("iters")?.items()?;
-    let times = root.field("times")?.items()?;
+    let (iters_node, times_node) = match root.value.as_array() {
+        Some(_) => {
+            let pair = root.items()?;
+            if pair.len() != 2 {
+                return Err(root.error(format!(
+                    "expected `iters` and `times` (an object, or a pair of arrays), found {} arrays",
+                    pair.len()
+                )));
+            }
+            (pair[0].clone(), pair[1].clone())
+        }
+        None => (root.field("iters")?, root.field("times")?),
+    };
+    let iters = iters_node.items()?;
+    let times = times_node.items()?;
     if iters.len() != times.len() {
-        return Err(root.field("times")?.error(format!(
+        return Err(times_node.error(format!(
             "expected as many times as iters ({}), found {}",
             iters.len(),
             times.len()
@@ -32,12 +50,13 @@ pub fn criterion_samples(benchmark: &str, text: &str) -> Result<Vec<Measurement>
                 "expected a positive iteration count, found {count}"
             )));
         }
-        let total = t.number()?;
-        out.push(units::measurement(
+        let per_iteration = t.checked(t.quantity()? / count)?;
+        out.push(units::directed(
             benchmark,
             metric::TIME,
             unit::NS,
-            total / count,
+            per_iteration,
+            Direction::LowerIsBetter,
         ));
     }
     Ok(out)
@@ -48,20 +67,45 @@ pub fn criterion_samples(benchmark: &str, text: &str) -> Result<Vec<Measurement>
 pub fn criterion_estimates(benchmark: &str, text: &str) -> Result<Measurement, ParseError> {
     let value = json::parse(Format::Criterion, text)?;
     let root = Node::root(Format::Criterion, &value);
-    let estimate = match root.get("slope") {
+    // Criterion before 0.3 capitalised the names (`Slope`, `Mean`).
+    let estimate = match root.get("slope").or_else(|| root.get("Slope")) {
         Some(slope) => slope,
-        None => root.field("mean")?,
+        None => match root.get("Mean") {
+            Some(mean) => mean,
+            None => root.field("mean")?,
+        },
     };
-    let point = estimate.field("point_estimate")?.number()?;
+    let point = estimate.field("point_estimate")?.quantity()?;
     let interval = estimate.field("confidence_interval")?;
     let lower = interval.field("lower_bound")?.number()?;
     let upper = interval.field("upper_bound")?.number()?;
-    Ok(units::bounded(
-        benchmark,
-        metric::TIME,
-        unit::NS,
-        (lower, point, upper),
-    ))
+    Ok(
+        units::bounded(benchmark, metric::TIME, unit::NS, (lower, point, upper))
+            .with_direction(Direction::LowerIsBetter),
+    )
+}
+
+/// The baseline `analyze DIR DIR` reads from a criterion directory: the latest run.
+pub const CRITERION_LATEST: &str = "new";
+
+/// Read a results path as `analyze` is given it: a file is parsed as `format` (see
+/// [`parse_report`]); a directory is criterion's `target/criterion` tree (or one benchmark's
+/// part of it), read at baseline [`CRITERION_LATEST`].
+pub fn read_results_path(format: Format, path: &Path) -> Result<Parsed, ParseError> {
+    if path.is_dir() {
+        if !matches!(format, Format::Auto | Format::Criterion) {
+            return Err(ParseError::new(
+                format,
+                Location::File(path.display().to_string()),
+                "expected a file: only criterion's results come as a directory \
+                 (target/criterion); give the file this harness wrote",
+            ));
+        }
+        let measurements = read_criterion_dir(path, CRITERION_LATEST)?;
+        return Ok(Parsed::clean(Format::Criterion, measurements));
+    }
+    let text = fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    parse_report(format, &text)
 }
 
 /// Read every benchmark under a criterion directory (usually `target/criterion`) for one
@@ -71,7 +115,12 @@ pub fn criterion_estimates(benchmark: &str, text: &str) -> Result<Measurement, P
 /// own `group/function/value`), or by its directory path when that file is missing.
 pub fn read_criterion_dir(root: &Path, baseline: &str) -> Result<Vec<Measurement>, ParseError> {
     let mut dirs = Vec::new();
-    collect_baseline_dirs(root, baseline, &mut dirs)?;
+    if has_results(root) {
+        // The path is a baseline directory itself (`…/bench/new`).
+        dirs.push(root.to_path_buf());
+    } else {
+        collect_baseline_dirs(root, baseline, &mut dirs)?;
+    }
     if dirs.is_empty() {
         return Err(ParseError::new(
             Format::Criterion,
@@ -114,15 +163,17 @@ fn collect_baseline_dirs(
     children.sort();
     for child in children {
         let is_baseline = child.file_name().is_some_and(|n| n == baseline);
-        let has_results =
-            child.join("sample.json").is_file() || child.join("estimates.json").is_file();
-        if is_baseline && has_results {
+        if is_baseline && has_results(&child) {
             out.push(child);
         } else {
             collect_baseline_dirs(&child, baseline, out)?;
         }
     }
     Ok(())
+}
+
+fn has_results(dir: &Path) -> bool {
+    dir.join("sample.json").is_file() || dir.join("estimates.json").is_file()
 }
 
 fn benchmark_name(root: &Path, baseline_dir: &Path) -> Result<String, ParseError> {
@@ -138,7 +189,11 @@ fn benchmark_name(root: &Path, baseline_dir: &Path) -> Result<String, ParseError
         return Ok(id.to_string());
     }
     let bench_dir = baseline_dir.parent().unwrap_or(baseline_dir);
-    let relative = bench_dir.strip_prefix(root).unwrap_or(bench_dir);
+    let relative = match bench_dir.strip_prefix(root) {
+        Ok(r) if !r.as_os_str().is_empty() => r,
+        // The root is the benchmark (or baseline) directory itself: name it by its own name.
+        _ => Path::new(bench_dir.file_name().unwrap_or(bench_dir.as_os_str())),
+    };
     Ok(relative.to_string_lossy().replace('\\', "/"))
 }
 

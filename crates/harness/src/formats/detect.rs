@@ -1,8 +1,13 @@
 //! `format = "auto"`: recognise a harness from its output.
+//!
+//! Each check looks for something only one harness writes; they run most specific first, so a
+//! text that two could claim (divan's `│` rules, which benchstat also draws; gungraun's output,
+//! which starts with libtest's `running 0 tests`) goes to the one that wrote it. When nothing
+//! fits, the error lists every format checked and what it looked for.
 
 use serde_json::Value;
 
-use super::{Format, Location, ParseError, benchstat, go};
+use super::{Format, Location, ParseError, benchstat, divan, go, gungraun, jmh_text};
 
 /// Recognise which harness wrote `text`. JSON is told apart by its members; text by the lines
 /// only one harness writes. benchstat summaries are refused here with their own message.
@@ -26,10 +31,19 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
     if trimmed.starts_with('<') {
         return Ok(Format::Catch2);
     }
+    let lines = || text.lines().map(|l| l.trim_end_matches('\r'));
+    if lines().any(divan::is_header) {
+        return Ok(Format::Divan);
+    }
+    if lines().any(gungraun::is_metric_line) {
+        return Ok(Format::Gungraun);
+    }
+    if lines().any(jmh_text::is_header) {
+        return Ok(Format::Jmh);
+    }
     if benchstat::is_summary(text) {
         return Err(benchstat::summary_error(Format::Auto));
     }
-    let lines = || text.lines().map(|l| l.trim_end_matches('\r'));
     if lines().any(|l| go::result_fields(l).is_some()) {
         return Ok(Format::Go);
     }
@@ -48,21 +62,30 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
     if libtest {
         return Ok(Format::Libtest);
     }
-    if lines().all(|l| {
+    let not_raw = lines().enumerate().find(|(_, l)| {
         let l = l.trim();
-        l.is_empty()
+        !(l.is_empty()
             || l.starts_with('#')
             || l.split_whitespace()
                 .next()
-                .is_some_and(|t| super::units::number(t).is_some())
-    }) {
+                .is_some_and(|t| super::units::number(t).is_some()))
+    });
+    let Some((line_no, line)) = not_raw else {
         return Ok(Format::Raw);
-    }
+    };
+    let shown: String = line.trim().chars().take(40).collect();
     Err(ParseError::new(
         Format::Auto,
         Location::Input,
-        "expected output of a known harness (libtest, criterion, go, hyperfine, google, pytest, \
-         catch2, dotnet, jmh, bmf, raw); none matched, so name the format in .benchgate.toml",
+        format!(
+            "expected output of a known harness; checked: divan (no `fastest │ slowest │ median \
+             │ mean` header), gungraun (no `  Instructions: N|old` line), jmh (no `Benchmark … \
+             Mode … Score … Units` table), go (no `BenchmarkName  N  V ns/op` line), criterion \
+             (no `time: [… … …]` line), catch2 (no `benchmark name … samples` header, not XML), \
+             libtest (no `test … ... bench:` line), raw (line {} is not a number: {shown:?}), \
+             and JSON formats (not JSON); name the format in .benchgate.toml",
+            line_no + 1
+        ),
     ))
 }
 
@@ -83,6 +106,10 @@ fn detect_json(value: &Value) -> Result<Format, ParseError> {
     } else if has(value, "Benchmarks") {
         return Ok(Format::Dotnet);
     } else if has(value, "benchmarks") {
+        // pyperf's benchmarks hold `runs`; Google Benchmark's hold `real_time` directly.
+        if first_item(value, "benchmarks").is_some_and(|b| has(&b, "runs")) {
+            return Ok(Format::Pyperf);
+        }
         let pytest = has(value, "machine_info")
             || first_item(value, "benchmarks").is_some_and(|b| has(&b, "stats"));
         return Ok(if pytest {
@@ -101,10 +128,20 @@ fn detect_json(value: &Value) -> Result<Format, ParseError> {
             return Ok(Format::Bmf);
         }
     }
+    let kind = if value.is_array() {
+        "an array"
+    } else {
+        "an object"
+    };
     Err(ParseError::new(
         Format::Auto,
         Location::Input,
-        "expected JSON from a known harness (hyperfine, google, pytest, dotnet, jmh, bmf); \
-         none matched, so name the format in .benchgate.toml",
+        format!(
+            "expected JSON from a known harness; checked ({kind} found): jmh (no array of runs \
+             with `primaryMetric`), hyperfine (no `results[]` with `command`/`times`), dotnet \
+             (no `Benchmarks`), pyperf (no `benchmarks[].runs`), pytest and google (no \
+             `benchmarks`), bmf (not every member holds measures with a `value`); name the \
+             format in .benchgate.toml"
+        ),
     ))
 }

@@ -9,10 +9,16 @@
 //! Names are kept as Go prints them, including the `-8` GOMAXPROCS suffix. When the output
 //! covers several packages (`go test ./...`), the same benchmark name can occur in two of
 //! them, so names are then qualified as `pkg.BenchmarkName`.
+//!
+//! As golang.org/x/perf's benchfmt does, a name may continue in lower case after `Benchmark`
+//! (`Benchmarkuber_zap_dwarf_input_goodness`, written by bent); `go test` itself never writes
+//! one, so accepting them loses nothing.
 
 use super::benchstat;
 use super::error::column_of;
 use super::units::{self, number};
+use benchgate_api::Direction;
+
 use super::{Format, Measurement, ParseError, metric, unit};
 
 /// Parse Go benchmark output. Lines that do not look like results are skipped, as Go's own
@@ -43,14 +49,11 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
     Ok(out)
 }
 
-/// The whitespace-separated fields of a result line: a name `Benchmark…` (where the next
-/// character, if any, is not a lower-case letter, as `go test` requires) and an iteration count.
+/// The whitespace-separated fields of a result line: a name `Benchmark…` and an iteration
+/// count (benchfmt's rule; criterion's `Benchmarking name: …` progress lines have no count).
 pub(crate) fn result_fields(line: &str) -> Option<Vec<&str>> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    let rest = fields.first()?.strip_prefix("Benchmark")?;
-    if rest.starts_with(|c: char| c.is_lowercase()) {
-        return None;
-    }
+    fields.first()?.strip_prefix("Benchmark")?;
     let iterations = fields.get(1)?;
     if !iterations.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -101,22 +104,44 @@ fn parse_values(
                 format!("expected a unit after {}", pair[0]),
             ));
         };
-        out.push(measurement(name, value, unit_text));
+        let m = measurement(name, value, unit_text);
+        units::checked_at(Format::Go, line_no, column_of(line, pair[0]), m.value)?;
+        out.push(m);
     }
     Ok(())
 }
 
-/// Go's standard units get benchgate's metric names; any other unit (from `b.ReportMetric`)
-/// is its own metric.
+/// Go's standard units get benchgate's metric names and a stated direction; any other unit
+/// (from `b.ReportMetric`) is its own metric, with [`Direction::infer`]'s default (higher is
+/// better for a `…/s` unit).
 fn measurement(name: &str, value: f64, unit_text: &str) -> Measurement {
+    use Direction::*;
     if let Some(factor) = unit_text.strip_suffix("/op").and_then(units::ns_per) {
-        return units::measurement(name, metric::TIME, unit::NS, value * factor);
+        return units::directed(name, metric::TIME, unit::NS, value * factor, LowerIsBetter);
     }
     match unit_text {
-        "B/op" => units::measurement(name, metric::BYTES_PER_OP, unit::BYTES, value),
-        "allocs/op" => units::measurement(name, metric::ALLOCS_PER_OP, unit::COUNT, value),
+        "B/op" => units::directed(
+            name,
+            metric::BYTES_PER_OP,
+            unit::BYTES,
+            value,
+            LowerIsBetter,
+        ),
+        "allocs/op" => units::directed(
+            name,
+            metric::ALLOCS_PER_OP,
+            unit::COUNT,
+            value,
+            LowerIsBetter,
+        ),
         // Go's MB/s is 10^6 bytes per second (testing.B.SetBytes).
-        "MB/s" => units::measurement(name, metric::THROUGHPUT, unit::BYTES_PER_S, value * 1e6),
+        "MB/s" => units::directed(
+            name,
+            metric::THROUGHPUT,
+            unit::BYTES_PER_S,
+            value * 1e6,
+            HigherIsBetter,
+        ),
         other => units::measurement(name, other, other, value),
     }
 }

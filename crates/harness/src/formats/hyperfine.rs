@@ -2,6 +2,8 @@
 //! in seconds, so each becomes one `wall_time` measurement in nanoseconds, in run order.
 //! Peak memory per run (`memory_usage_byte`, hyperfine ≥ 1.19) becomes `peak_rss` in bytes.
 
+use benchgate_api::Direction;
+
 use super::command;
 use super::json::{self, Node};
 use super::units;
@@ -27,21 +29,23 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
             }
         }
         for t in &times {
-            let seconds = t.number()?;
-            out.push(units::measurement(
+            let ns = t.checked(t.quantity()? * 1e9)?;
+            out.push(units::directed(
                 name,
                 command::WALL_TIME,
                 command::WALL_TIME_UNIT,
-                seconds * 1e9,
+                ns,
+                Direction::LowerIsBetter,
             ));
         }
         if let Some(memory) = result.get("memory_usage_byte") {
             for m in memory.items()? {
-                out.push(units::measurement(
+                out.push(units::directed(
                     name,
                     command::PEAK_RSS,
                     command::PEAK_RSS_UNIT,
-                    m.number()?,
+                    m.quantity()?,
+                    Direction::LowerIsBetter,
                 ));
             }
         }

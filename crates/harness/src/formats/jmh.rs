@@ -1,17 +1,25 @@
 //! JMH `-rf json`: an array of benchmark runs.
 //!
 //! `primaryMetric.rawData` holds the score of every measurement iteration, one array per fork;
-//! each becomes one measurement, forks in order. Throughput modes (`ops/ms`, …) become
-//! `throughput` in ops/s and time modes (`ns/op`, …) `time` in ns. Without `rawData` (sample
-//! mode writes a histogram instead) the score is the one value, with JMH's confidence interval.
-//! Secondary metrics (from profilers such as `-prof gc`) follow the same rules under their own
-//! names; `·gc.alloc.rate.norm` becomes `bytes_per_op`.
+//! each becomes one measurement, forks in order. Throughput modes (`thrpt`, `ops/ms`, …) become
+//! `throughput` in ops/s, higher is better; time modes (`avgt`, `sample`, `ss`: `ns/op`, …)
+//! `time` in ns, lower is better. Without `rawData` (sample mode writes a histogram instead)
+//! the score is the one value, with JMH's confidence interval. Secondary metrics (from
+//! profilers such as `-prof gc`) follow the same rules under their own names;
+//! `·gc.alloc.rate.norm` becomes `bytes_per_op`, and the `·gc.*` metrics are lower-is-better
+//! even when their unit is a rate (`MB/sec`).
+//!
+//! One method is often run in several modes and with several `@Param` values; each run is its
+//! own series, named `Benchmark.method [mode] (param=value, …)` with the params sorted by name
+//! (and the parentheses left out when there are none).
+
+use benchgate_api::Direction;
 
 use super::json::{self, Node};
 use super::units;
 use super::{Format, Measurement, ParseError, metric, unit};
 
-/// Parse JMH JSON. Benchmarks with `@Param`s are named `benchmark:key=value,key=value`.
+/// Parse JMH JSON.
 pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
     let value = json::parse(Format::Jmh, text)?;
     let root = Node::root(Format::Jmh, &value);
@@ -32,43 +40,62 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
     Ok(out)
 }
 
+/// `Benchmark.method [mode] (a=1, b=x)`: mode always, params sorted by name when there are any.
 fn name(run: &Node<'_>) -> Result<String, ParseError> {
-    let mut name = run.field("benchmark")?.str()?.to_string();
+    let benchmark = run.field("benchmark")?.str()?;
+    let mode = match run.get("mode") {
+        Some(m) => m.str()?,
+        None => "unknown",
+    };
+    let mut name = format!("{benchmark} [{mode}]");
     if let Some(params) = run.get("params") {
-        let pairs: Vec<String> = params
+        let mut pairs: Vec<(&str, String)> = params
             .members()?
             .into_iter()
             .map(|(k, v)| match v.value.as_str() {
-                Some(s) => format!("{k}={s}"),
-                None => format!("{k}={}", v.value),
+                Some(s) => (k, s.to_string()),
+                None => (k, v.value.to_string()),
             })
             .collect();
+        pairs.sort();
         if !pairs.is_empty() {
-            name = format!("{name}:{}", pairs.join(","));
+            let joined: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            name = format!("{name} ({})", joined.join(", "));
         }
     }
     Ok(name)
 }
 
-/// The metric name and the factor into its normalised unit, from JMH's `scoreUnit`.
-fn normalise(key: Option<&str>, score_unit: &str) -> (String, String, f64) {
+/// The metric name, normalised unit, factor into it and direction, from JMH's `scoreUnit`.
+fn normalise(key: Option<&str>, score_unit: &str) -> (String, String, f64, Direction) {
+    use Direction::*;
     let label = key.map(|k| k.trim_start_matches('\u{b7}').to_string());
+    // GC profiler metrics cost resources whatever their unit: less is better.
+    let gc = label.as_deref().is_some_and(|l| l.starts_with("gc."));
     if score_unit == "B/op" {
-        return (metric::BYTES_PER_OP.into(), unit::BYTES.into(), 1.0);
+        return (
+            metric::BYTES_PER_OP.into(),
+            unit::BYTES.into(),
+            1.0,
+            LowerIsBetter,
+        );
     }
     if let Some(per_op) = score_unit.strip_suffix("/op").and_then(units::ns_per) {
         let name = label.unwrap_or_else(|| metric::TIME.into());
-        return (name, unit::NS.into(), per_op);
+        return (name, unit::NS.into(), per_op, LowerIsBetter);
     }
     if let Some((rate_unit, factor)) = units::throughput(score_unit) {
         let name = label.unwrap_or_else(|| metric::THROUGHPUT.into());
-        return (name, rate_unit.into(), factor);
+        let direction = if gc { LowerIsBetter } else { HigherIsBetter };
+        return (name, rate_unit.into(), factor, direction);
     }
-    (
-        label.unwrap_or_else(|| "score".into()),
-        score_unit.into(),
-        1.0,
-    )
+    let name = label.unwrap_or_else(|| "score".into());
+    let direction = if gc {
+        LowerIsBetter
+    } else {
+        Direction::infer(&name, score_unit)
+    };
+    (name, score_unit.into(), 1.0, direction)
 }
 
 fn scores(
@@ -78,37 +105,33 @@ fn scores(
     out: &mut Vec<Measurement>,
 ) -> Result<(), ParseError> {
     let score_unit = m.field("scoreUnit")?.str()?;
-    let (metric_name, unit_name, factor) = normalise(key, score_unit);
+    let (metric_name, unit_name, factor, direction) = normalise(key, score_unit);
+    let sample = |value: f64| units::directed(name, &metric_name, &unit_name, value, direction);
     if let Some(raw) = m.get("rawData") {
         let forks = raw.items()?;
         if !forks.is_empty() {
             for fork in forks {
                 for v in fork.items()? {
-                    out.push(units::measurement(
-                        name,
-                        &metric_name,
-                        &unit_name,
-                        v.number()? * factor,
-                    ));
+                    out.push(sample(v.checked(v.quantity()? * factor)?));
                 }
             }
             return Ok(());
         }
     }
-    let score = m.field("score")?.number()? * factor;
+    let score_node = m.field("score")?;
+    let score = score_node.checked(score_node.quantity()? * factor)?;
+    // JMH's interval can reach below zero with few iterations; it is kept as reported.
     let bounds = m
         .get("scoreConfidence")
         .and_then(|c| c.value.as_array().cloned())
         .and_then(|c| Some((c.first()?.as_f64()?, c.get(1)?.as_f64()?)))
+        .map(|(lo, hi)| (lo * factor, hi * factor))
         .filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
-    match bounds {
-        Some((lo, hi)) => out.push(units::bounded(
-            name,
-            &metric_name,
-            &unit_name,
-            (lo * factor, score, hi * factor),
-        )),
-        None => out.push(units::measurement(name, &metric_name, &unit_name, score)),
+    let mut m = sample(score);
+    if let Some((lo, hi)) = bounds {
+        m.lower = Some(lo);
+        m.upper = Some(hi);
     }
+    out.push(m);
     Ok(())
 }

@@ -99,6 +99,25 @@ impl<'a> Node<'a> {
             .ok_or_else(|| self.error(format!("expected a number, found {}", kind(self.value))))
     }
 
+    /// A number a measurement can hold (finite, non-negative, at most 1e300), or an error
+    /// naming this field.
+    pub fn quantity(&self) -> Result<f64, ParseError> {
+        let value = self.number()?;
+        match super::units::implausible(value) {
+            Some(why) => Err(self.error(why)),
+            None => Ok(value),
+        }
+    }
+
+    /// `value` (this field's number after a unit conversion) checked as [`Node::quantity`]
+    /// does: a conversion can overflow a finite number.
+    pub fn checked(&self, value: f64) -> Result<f64, ParseError> {
+        match super::units::implausible(value) {
+            Some(why) => Err(self.error(why)),
+            None => Ok(value),
+        }
+    }
+
     /// A string, or an error.
     pub fn str(&self) -> Result<&'a str, ParseError> {
         self.value

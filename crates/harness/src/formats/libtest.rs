@@ -4,6 +4,8 @@
 //! Also the lines criterion writes with `--output-format bencher`. libtest's `+/-` is the
 //! spread (max − min) of its trimmed samples; it is kept as bounds around the value.
 
+use benchgate_api::Direction;
+
 use super::error::column_of;
 use super::units::{self, number};
 use super::{Format, Measurement, ParseError, metric, unit};
@@ -65,8 +67,11 @@ pub(crate) fn parse_line(
         _ => None,
     };
     let (metric_name, unit_name, factor) = normalise(unit_text);
-    let value = value * factor;
+    let value = units::checked_at(format, line_no, column_of(line, value_text), value * factor)?;
     let mut m = units::measurement(name, &metric_name, &unit_name, value);
+    if metric_name == metric::TIME {
+        m.direction = Direction::LowerIsBetter;
+    }
     if let Some(dev) = spread {
         m.lower = Some(value - dev * factor);
         m.upper = Some(value + dev * factor);
@@ -74,8 +79,9 @@ pub(crate) fn parse_line(
     Ok(Some(m))
 }
 
-/// `ns/iter` and friends become `time` in ns; any other unit (`cycles/iter`, `MS/s`, written by
-/// custom harnesses) is kept, named after itself.
+/// `ns/iter` and friends become `time` in ns (lower is better); any other unit (`cycles/iter`,
+/// `MS/s`, written by custom harnesses) is kept, named after itself, with
+/// [`Direction::infer`]'s default (higher is better for a `…/s` unit).
 fn normalise(unit_text: &str) -> (String, String, f64) {
     let per_iter = unit_text.strip_suffix("/iter").unwrap_or(unit_text);
     if let Some(factor) = units::ns_per(per_iter) {

@@ -14,14 +14,18 @@ pub mod command;
 mod criterion;
 mod criterion_dir;
 mod detect;
+mod divan;
 mod dotnet;
 mod error;
 mod go;
 mod google;
+mod gungraun;
 mod hyperfine;
 mod jmh;
+mod jmh_text;
 mod json;
 mod libtest;
+mod pyperf;
 mod pytest;
 mod raw;
 mod units;
@@ -30,7 +34,9 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use benchgate_api::Measurement;
-pub use criterion_dir::{criterion_estimates, criterion_samples, read_criterion_dir};
+pub use criterion_dir::{
+    CRITERION_LATEST, criterion_estimates, criterion_samples, read_criterion_dir, read_results_path,
+};
 pub use detect::detect;
 pub use error::{Location, ParseError};
 pub use raw::RAW_BENCHMARK;
@@ -65,6 +71,8 @@ pub mod unit {
     pub const OPS_PER_S: &str = "ops/s";
     /// Elements per second (criterion's `Throughput::Elements`).
     pub const ELEMS_PER_S: &str = "elem/s";
+    /// Items per second (Google Benchmark's `SetItemsProcessed`).
+    pub const ITEMS_PER_S: &str = "items/s";
     /// A quantity whose unit the harness did not state.
     pub const NONE: &str = "";
 }
@@ -90,10 +98,16 @@ pub enum Format {
     Catch2,
     /// BenchmarkDotNet JSON exporter.
     Dotnet,
-    /// JMH `-rf json`.
+    /// JMH `-rf json`, or its text result table (console or `-rf text`).
     Jmh,
     /// Bencher Metric Format JSON.
     Bmf,
+    /// divan (Rust) console output: the `fastest │ slowest │ median │ mean` tree.
+    Divan,
+    /// pyperf / pyperformance JSON (`-o out.json`).
+    Pyperf,
+    /// gungraun (formerly iai-callgrind) console output: `Instructions: new|old (change)`.
+    Gungraun,
     /// The whole process, measured by the runner (wall time, CPU time, peak RSS); no output parsed.
     Command,
     /// One number per line, optionally followed by a unit.
@@ -102,7 +116,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order the documentation lists them.
-    pub const ALL: [Format; 13] = [
+    pub const ALL: [Format; 16] = [
         Format::Auto,
         Format::Libtest,
         Format::Criterion,
@@ -114,6 +128,9 @@ impl Format {
         Format::Dotnet,
         Format::Jmh,
         Format::Bmf,
+        Format::Divan,
+        Format::Pyperf,
+        Format::Gungraun,
         Format::Command,
         Format::Raw,
     ];
@@ -132,6 +149,9 @@ impl Format {
             Format::Dotnet => "dotnet",
             Format::Jmh => "jmh",
             Format::Bmf => "bmf",
+            Format::Divan => "divan",
+            Format::Pyperf => "pyperf",
+            Format::Gungraun => "gungraun",
             Format::Command => "command",
             Format::Raw => "raw",
         }
@@ -147,7 +167,7 @@ impl fmt::Display for Format {
 /// The error for a format name that benchgate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown benchmark format `{0}`; expected one of: auto, libtest, criterion, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, command, raw"
+    "unknown benchmark format `{0}`; expected one of: auto, libtest, criterion, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, divan, pyperf, gungraun (or iai-callgrind), command, raw"
 )]
 pub struct UnknownFormat(pub String);
 
@@ -156,11 +176,60 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_lowercase();
+        // gungraun was called iai-callgrind until 2025; configs written then keep working.
+        if wanted == "iai-callgrind" {
+            return Ok(Format::Gungraun);
+        }
         Format::ALL
             .into_iter()
             .find(|f| f.as_str() == wanted)
             .ok_or_else(|| UnknownFormat(s.to_string()))
     }
+}
+
+/// What a parser found: the measurements, the format it read them as (the detected one for
+/// `auto`), and warnings about what it skipped (a failed benchmark, an unreadable row), each
+/// naming what it skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub format: Format,
+    pub measurements: Vec<Measurement>,
+    pub warnings: Vec<String>,
+}
+
+impl Parsed {
+    /// Measurements read as `format` with nothing skipped.
+    pub fn clean(format: Format, measurements: Vec<Measurement>) -> Self {
+        Parsed {
+            format,
+            measurements,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Parse `text` written by `format`, keeping the format read and the warnings about what was
+/// skipped; callers that show output to people use this one.
+pub fn parse_report(format: Format, text: &str) -> Result<Parsed, ParseError> {
+    let format = match format {
+        Format::Auto => detect(text)?,
+        f => f,
+    };
+    // Parsers that can skip part of their input return `Parsed` themselves; the others are
+    // wrapped here.
+    match format {
+        Format::Divan => divan::parse(text),
+        Format::Dotnet => dotnet::parse(text),
+        Format::Gungraun => gungraun::parse(text),
+        Format::Jmh if !is_json(text) => jmh_text::parse(text),
+        f => parse(f, text).map(|m| Parsed::clean(f, m)),
+    }
+}
+
+/// Whether `text` is JSON rather than a text report (formats that come in both).
+fn is_json(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    t.starts_with('[') || t.starts_with('{')
 }
 
 /// Parse `text` written by the harness `format` into measurements.
@@ -183,9 +252,13 @@ pub fn parse(format: Format, text: &str) -> Result<Vec<Measurement>, ParseError>
                 catch2::parse(text)
             }
         }
-        Format::Dotnet => dotnet::parse(text),
-        Format::Jmh => jmh::parse(text),
+        Format::Dotnet => dotnet::parse(text).map(|p| p.measurements),
+        Format::Jmh if is_json(text) => jmh::parse(text),
+        Format::Jmh => jmh_text::parse(text).map(|p| p.measurements),
         Format::Bmf => bmf::parse(text),
+        Format::Divan => divan::parse(text).map(|p| p.measurements),
+        Format::Pyperf => pyperf::parse(text),
+        Format::Gungraun => gungraun::parse(text).map(|p| p.measurements),
         Format::Command => Err(ParseError::new(
             Format::Command,
             Location::Input,

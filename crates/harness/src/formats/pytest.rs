@@ -2,7 +2,10 @@
 //!
 //! `stats.data`, when present, holds the time of every round divided by its iterations, in
 //! seconds: each becomes one `time` measurement in ns. Saved runs keep it only with
-//! `--benchmark-save-data`; without them all, the mean is the one value.
+//! `--benchmark-save-data`; without them all, the mean is the one value. `stats.ops` (rounds per
+//! second, the inverse of the mean) becomes `throughput` in ops/s, where higher is better.
+
+use benchgate_api::Direction;
 
 use super::json::{self, Node};
 use super::units;
@@ -19,21 +22,27 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
             None => bench.field("name")?.str()?,
         };
         let stats = bench.field("stats")?;
+        let time =
+            |ns: f64| units::directed(name, metric::TIME, unit::NS, ns, Direction::LowerIsBetter);
         match complete_data(&stats)? {
             Some(rounds) => {
-                for seconds in rounds {
-                    out.push(units::measurement(
-                        name,
-                        metric::TIME,
-                        unit::NS,
-                        seconds * 1e9,
-                    ));
+                for (seconds, node) in rounds {
+                    out.push(time(node.checked(seconds * 1e9)?));
                 }
             }
             None => {
-                let mean = stats.field("mean")?.number()?;
-                out.push(units::measurement(name, metric::TIME, unit::NS, mean * 1e9));
+                let mean = stats.field("mean")?;
+                out.push(time(mean.checked(mean.quantity()? * 1e9)?));
             }
+        }
+        if let Some(ops) = stats.get("ops") {
+            out.push(units::directed(
+                name,
+                metric::THROUGHPUT,
+                unit::OPS_PER_S,
+                ops.quantity()?,
+                Direction::HigherIsBetter,
+            ));
         }
     }
     Ok(out)
@@ -42,15 +51,19 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
 /// The per-round times, when `stats.data` holds all of them. Tools that shrink these files
 /// replace the tail with a note (`"... omitted"`); the first rounds alone would be a biased
 /// sample, so a list shorter than `stats.rounds` or with non-numbers is not used.
-fn complete_data(stats: &Node<'_>) -> Result<Option<Vec<f64>>, ParseError> {
+fn complete_data<'a>(stats: &Node<'a>) -> Result<Option<Vec<(f64, Node<'a>)>>, ParseError> {
     let Some(data) = stats.get("data") else {
         return Ok(None);
     };
     let items = data.items()?;
-    let values: Vec<f64> = items.iter().filter_map(|v| v.value.as_f64()).collect();
     let rounds = stats.get("rounds").and_then(|r| r.value.as_u64());
-    let complete = values.len() == items.len()
-        && values.iter().all(|v| v.is_finite())
-        && rounds.is_none_or(|r| r as usize == values.len());
-    Ok(complete.then_some(values))
+    let all_numbers = items.iter().all(|v| v.value.is_number());
+    if !all_numbers || rounds.is_some_and(|r| r as usize != items.len()) {
+        return Ok(None);
+    }
+    let mut values = Vec::with_capacity(items.len());
+    for item in items {
+        values.push((item.quantity()?, item));
+    }
+    Ok(Some(values))
 }

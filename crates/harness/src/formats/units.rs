@@ -1,6 +1,30 @@
 //! Number and unit normalisation shared by the text parsers: time to nanoseconds, sizes to bytes.
 
-use super::{Measurement, unit};
+use benchgate_api::Direction;
+
+use super::{Format, Measurement, ParseError, unit};
+
+/// The largest value a measurement may hold: beyond it, sums of squares in the statistics
+/// overflow to infinity.
+pub(crate) const MAX_VALUE: f64 = 1e300;
+
+/// Why `value` cannot be a measurement (non-finite, negative, or beyond [`MAX_VALUE`]), or
+/// `None` when it can. Zero is kept: `0 B/op` and `0 allocs/op` are real counter values.
+pub(crate) fn implausible(value: f64) -> Option<String> {
+    if !value.is_finite() {
+        Some(format!("expected a finite number, found {value}"))
+    } else if value < 0.0 {
+        Some(format!(
+            "expected a non-negative number (a time, size, count or rate), found {value}"
+        ))
+    } else if value > MAX_VALUE {
+        Some(format!(
+            "expected a number no larger than {MAX_VALUE:e}, found {value:e}"
+        ))
+    } else {
+        None
+    }
+}
 
 /// Parse a finite decimal number; `,` thousands separators are allowed (libtest writes them).
 ///
@@ -17,6 +41,19 @@ pub(crate) fn number(text: &str) -> Option<f64> {
         return None;
     }
     cleaned.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `value` when a measurement can hold it, else an error at `line_no` (and `column`).
+pub(crate) fn checked_at(
+    format: Format,
+    line_no: usize,
+    column: Option<usize>,
+    value: f64,
+) -> Result<f64, ParseError> {
+    match implausible(value) {
+        Some(why) => Err(ParseError::at_line(format, line_no, column, why)),
+        None => Ok(value),
+    }
 }
 
 /// Nanoseconds per one `unit` of time, for the spellings harnesses use.
@@ -67,9 +104,30 @@ pub(crate) fn throughput(rate_unit: &str) -> Option<(&'static str, f64)> {
     Some((scaled_unit, base * per_second))
 }
 
-/// A measurement without bounds.
+/// A measurement without bounds, with the default direction for its metric and unit
+/// ([`Direction::infer`]); parsers that know the direction use [`directed`].
 pub(crate) fn measurement(benchmark: &str, metric: &str, unit: &str, value: f64) -> Measurement {
     Measurement::new(benchmark, metric, unit, value)
+}
+
+/// A measurement without bounds whose direction the harness stated.
+pub(crate) fn directed(
+    benchmark: &str,
+    metric: &str,
+    unit: &str,
+    value: f64,
+    direction: Direction,
+) -> Measurement {
+    Measurement::new(benchmark, metric, unit, value).with_direction(direction)
+}
+
+/// The time unit Catch2 prints, which adds minutes (`m`) to the usual ones; only Catch2 uses
+/// `m` for minutes (elsewhere it could be metres), so [`ns_per`] does not know it.
+pub(crate) fn catch2_ns_per(time_unit: &str) -> Option<f64> {
+    match time_unit {
+        "m" => Some(60e9),
+        other => ns_per(other),
+    }
 }
 
 /// A measurement with the bounds the harness reported around it.
