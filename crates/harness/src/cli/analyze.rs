@@ -100,24 +100,32 @@ pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, Cli
 pub fn read_results_file(path: &Path, format: Format) -> Result<ResultsFile, CliError> {
     let shown = path.display();
     let detected = format == Format::Auto;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Input(format!("cannot read {shown}: {e}")))?;
-    if text.trim().is_empty() {
-        return Err(CliError::Input(format!("{shown} is empty")));
+    if format == Format::Command {
+        return Err(CliError::Usage(
+            "--format command measures processes; analyze reads files: name their format".into(),
+        ));
     }
-    let format = match format {
-        Format::Auto => formats::detect(&text)
-            .map_err(|e| CliError::Input(format!("{shown}: cannot tell its format: {e}")))?,
-        Format::Command => {
-            return Err(CliError::Usage(
-                "--format command measures processes; analyze reads files: name their format"
-                    .into(),
-            ));
+    // criterion keeps its results as a directory tree (target/criterion), not one file.
+    let (text, parsed) = if path.is_dir() {
+        let parsed = formats::read_results_path(format, path)
+            .map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+        (String::new(), parsed)
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Input(format!("cannot read {shown}: {e}")))?;
+        if text.trim().is_empty() {
+            return Err(CliError::Input(format!("{shown} is empty")));
         }
-        f => f,
+        let format = match format {
+            Format::Auto => formats::detect(&text)
+                .map_err(|e| CliError::Input(format!("{shown}: cannot tell its format: {e}")))?,
+            f => f,
+        };
+        let parsed = formats::parse_report(format, &text)
+            .map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+        (text, parsed)
     };
-    let parsed = formats::parse_report(format, &text)
-        .map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+    let format = parsed.format;
     let measurements = parsed.measurements;
     let warnings = parsed
         .warnings

@@ -1,0 +1,239 @@
+//! Verdicts on result files real projects published (tests/fixtures/real and tests/fixtures/bench,
+//! provenance in their READMEs): a file against itself claims nothing, and a head made worse by
+//! a known factor is found slower — a throughput divided, a time multiplied — with the factor
+//! inside its interval. The head keeps the file's own noise: head sample i is base sample i+1
+//! (cyclically) times the factor, so the mean log-ratio is exactly ln(factor).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use benchgate_api::{Direction, Measurement, VerdictKind};
+use benchgate_harness::evaluate::{FailOn, Policy, evaluate};
+use benchgate_harness::formats::{Format, read_results_path};
+use benchgate_harness::samples::PairedSamples;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+const FACTOR: f64 = 1.25;
+
+fn policy() -> Policy {
+    Policy {
+        alpha: 0.05,
+        n_star: 20.0,
+        min_effect_pct: 1.0,
+    }
+}
+
+/// Every fixture file (and criterion directory) that auto-detection reads, with its format.
+fn real_files() -> Vec<(PathBuf, Format, Vec<Measurement>)> {
+    let mut out = Vec::new();
+    for dir in ["real", "bench"] {
+        walk(&Path::new(ROOT).join(dir), &mut out);
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, Format, Vec<Measurement>)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.file_name().is_some_and(|n| n == "README.md") {
+            continue;
+        }
+        // A criterion directory is one result set; other directories hold files.
+        let parsed = read_results_path(Format::Auto, &path);
+        match parsed {
+            Ok(p) if !p.measurements.is_empty() => out.push((path, p.format, p.measurements)),
+            _ if path.is_dir() => walk(&path, out),
+            // Golden outputs, error cases and summaries are refused by design; their own tests
+            // check the messages.
+            _ => {}
+        }
+    }
+}
+
+/// Each series' values in order, keyed by (benchmark, metric).
+fn series(ms: &[Measurement]) -> BTreeMap<(String, String), Vec<&Measurement>> {
+    let mut out: BTreeMap<(String, String), Vec<&Measurement>> = BTreeMap::new();
+    for m in ms {
+        out.entry((m.benchmark.clone(), m.metric.clone()))
+            .or_default()
+            .push(m);
+    }
+    out
+}
+
+/// The head: every series rotated by one sample and made worse by `factor` in its own
+/// direction.
+fn worse_head(ms: &[Measurement], factor: f64) -> Vec<Measurement> {
+    let mut head = Vec::new();
+    for values in series(ms).values() {
+        let n = values.len();
+        for i in 0..n {
+            let mut m = values[(i + 1) % n].clone();
+            m.value = match m.direction {
+                Direction::LowerIsBetter => m.value * factor,
+                Direction::HigherIsBetter => m.value / factor,
+            };
+            head.push(m);
+        }
+    }
+    head
+}
+
+#[test]
+fn every_real_file_against_itself_claims_nothing() {
+    let files = real_files();
+    let formats: std::collections::BTreeSet<&str> =
+        files.iter().map(|(_, f, _)| f.as_str()).collect();
+    // Every harness the docs list has real files here.
+    for f in [
+        "libtest",
+        "criterion",
+        "go",
+        "hyperfine",
+        "google",
+        "pytest",
+        "catch2",
+        "dotnet",
+        "jmh",
+        "bmf",
+        "divan",
+        "pyperf",
+        "gungraun",
+    ] {
+        assert!(formats.contains(f), "no real file read as {f}: {formats:?}");
+    }
+    for (path, _, ms) in &files {
+        let head = worse_head(ms, 1.0);
+        let (samples, _) = PairedSamples::pair_by_order(ms, &head);
+        let eval = evaluate(&samples, &policy(), &Default::default());
+        for r in &eval.results {
+            assert!(
+                !matches!(r.verdict, VerdictKind::Slower | VerdictKind::Faster),
+                "{}: {} {} claims {:?} on A/A data: {r:?}",
+                path.display(),
+                r.name,
+                r.metric,
+                r.verdict
+            );
+        }
+        assert!(
+            !eval.has_regression(FailOn::Regression),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn a_head_worse_by_a_known_factor_is_slower_with_the_factor_inside_the_interval() {
+    let mut decided = 0;
+    let mut higher_is_better = 0;
+    for (path, _, ms) in real_files() {
+        let head = worse_head(&ms, FACTOR);
+        let (samples, _) = PairedSamples::pair_by_order(&ms, &head);
+        let eval = evaluate(&samples, &policy(), &Default::default());
+        // A counter that is zero stays zero whatever the factor.
+        for r in eval
+            .results
+            .iter()
+            .filter(|r| r.n >= 2 && r.base_center != Some(0.0))
+        {
+            let at = format!("{}: {} {}", path.display(), r.name, r.metric);
+            // The raw change: +25% for a time, −20% for a throughput.
+            let expected = match r.direction {
+                Direction::LowerIsBetter => 100.0 * (FACTOR - 1.0),
+                Direction::HigherIsBetter => 100.0 * (1.0 / FACTOR - 1.0),
+            };
+            assert!(
+                !matches!(r.verdict, VerdictKind::Faster),
+                "{at}: a worse head called faster: {r:?}"
+            );
+            if let Some(change) = r.change_pct {
+                assert!(
+                    (change - expected).abs() < 1e-6,
+                    "{at}: {change} vs {expected}"
+                );
+            }
+            let [lo, hi] = r.interval_pct;
+            assert!(
+                lo.is_none_or(|lo| lo <= expected + 1e-9)
+                    && hi.is_none_or(|hi| expected <= hi + 1e-9),
+                "{at}: {expected}% outside {:?}",
+                r.interval_pct
+            );
+            if matches!(r.verdict, VerdictKind::Slower | VerdictKind::Exact) {
+                decided += 1;
+                higher_is_better += usize::from(r.direction == Direction::HigherIsBetter);
+            }
+        }
+        if eval
+            .results
+            .iter()
+            .any(|r| r.gated && r.selected && r.verdict == VerdictKind::Slower)
+        {
+            assert!(
+                eval.has_regression(FailOn::Regression),
+                "{}",
+                path.display()
+            );
+        }
+    }
+    // Not a vacuous pass: many series decide, throughputs among them.
+    assert!(decided > 100, "only {decided} series decided");
+    assert!(
+        higher_is_better > 10,
+        "only {higher_is_better} throughput series decided"
+    );
+}
+
+/// A real A/B pair: pyperf's `mult_list` under Python 3.6 and 3.7 (psf/pyperf test data). The
+/// verdicts mirror when the sides are swapped, and stay the same when every time is turned into
+/// its reciprocal throughput (higher is better): direction decides, not the sign of the change.
+#[test]
+fn a_real_ab_pair_mirrors_when_swapped_and_when_read_as_throughput() {
+    let dir = Path::new(ROOT).join("real/pyperf");
+    let read = |f: &str| {
+        read_results_path(Format::Auto, &dir.join(f))
+            .unwrap()
+            .measurements
+    };
+    let (py36, py37) = (
+        read("pyperf-mult_list_py36.json"),
+        read("pyperf-mult_list_py37.json"),
+    );
+    let verdicts = |base: &[Measurement], head: &[Measurement]| {
+        let (samples, _) = PairedSamples::pair_by_order(base, head);
+        let eval = evaluate(&samples, &policy(), &Default::default());
+        let fails = eval.has_regression(FailOn::Regression);
+        let map: BTreeMap<String, VerdictKind> = eval
+            .results
+            .iter()
+            .map(|r| (r.name.clone(), r.verdict))
+            .collect();
+        (map, fails)
+    };
+    let (forward, fails) = verdicts(&py36, &py37);
+    assert_eq!(forward["[1,2]*1000"], VerdictKind::Slower);
+    assert_eq!(forward["[1]*1000"], VerdictKind::Faster);
+    assert!(fails, "a slower gated benchmark fails the gate");
+
+    let (backward, fails) = verdicts(&py37, &py36);
+    assert_eq!(backward["[1,2]*1000"], VerdictKind::Faster);
+    assert_eq!(backward["[1]*1000"], VerdictKind::Slower);
+    assert!(fails);
+
+    let throughput = |ms: &[Measurement]| -> Vec<Measurement> {
+        ms.iter()
+            .map(|m| Measurement::new(&m.benchmark, "throughput", "ops/s", 1e9 / m.value))
+            .collect()
+    };
+    let (as_throughput, fails) = verdicts(&throughput(&py36), &throughput(&py37));
+    assert!(as_throughput.len() == forward.len() && fails);
+    for (name, verdict) in &forward {
+        assert_eq!(as_throughput[name], *verdict, "{name}");
+    }
+}
