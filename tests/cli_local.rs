@@ -216,3 +216,42 @@ fn analyze_pairs_real_go_benchmark_output() {
     let report = json(&out);
     assert!(!report["benchmarks"].as_array().unwrap().is_empty());
 }
+
+/// `.benchgate.toml` accepts every format the agent's parsers know, under the same name (the
+/// config lives in benchgate-github, which must not depend on the harness crate).
+#[test]
+fn every_harness_format_is_a_valid_config_format_with_the_same_name() {
+    for format in benchgate_harness::formats::Format::ALL {
+        let toml = format!("[benchmark]\nrun = \"./bench\"\nformat = \"{format}\"\n");
+        let config = benchgate_github::parse_repo_config(&toml)
+            .unwrap_or_else(|e| panic!("format {format}: {e}"));
+        assert_eq!(config.benchmark.format.as_str(), format.as_str());
+    }
+}
+
+/// A criterion `target/criterion` directory is analysed as it is, and analyze says how it read
+/// each side.
+#[test]
+fn analyze_reads_criterion_directories() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/harness/tests/fixtures/bench/criterion/deduplicate");
+    let out = Command::new(BIN)
+        .arg("analyze")
+        .arg(&dir)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("read as criterion (auto-detected)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("get/moka get/1024 time         100"),
+        "{stdout}"
+    );
+}

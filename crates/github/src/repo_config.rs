@@ -74,9 +74,44 @@ pub enum BenchFormat {
     Jmh,
     /// Bencher Metric Format JSON.
     Bmf,
+    /// divan's console tree.
+    Divan,
+    /// pyperf / pyperformance JSON.
+    Pyperf,
+    /// gungraun (formerly iai-callgrind) summaries: instruction counts and other events.
+    #[serde(alias = "iai-callgrind")]
+    Gungraun,
+    /// One number per line, optionally with a unit.
+    Raw,
+    /// Recognise the harness from its output.
+    Auto,
     /// No harness: the wall time (and counters) of the whole `run` command.
     #[default]
     Command,
+}
+
+impl BenchFormat {
+    /// The name the agent's parser knows the format by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BenchFormat::Criterion => "criterion",
+            BenchFormat::Libtest => "libtest",
+            BenchFormat::Go => "go",
+            BenchFormat::Hyperfine => "hyperfine",
+            BenchFormat::Google => "google",
+            BenchFormat::Pytest => "pytest",
+            BenchFormat::Catch2 => "catch2",
+            BenchFormat::Dotnet => "dotnet",
+            BenchFormat::Jmh => "jmh",
+            BenchFormat::Bmf => "bmf",
+            BenchFormat::Divan => "divan",
+            BenchFormat::Pyperf => "pyperf",
+            BenchFormat::Gungraun => "gungraun",
+            BenchFormat::Raw => "raw",
+            BenchFormat::Auto => "auto",
+            BenchFormat::Command => "command",
+        }
+    }
 }
 
 /// `[gate]`.

@@ -173,7 +173,7 @@ pub fn comparison_config(config: &RepoConfig) -> ComparisonConfig {
             build: b.build.clone(),
             run: b.run.as_str().to_owned(),
             // The variant names are the file's spellings, lower-cased.
-            format: format!("{:?}", b.format).to_lowercase(),
+            format: b.format.as_str().to_owned(),
             rounds: b.rounds.get(),
             warmup: b.warmup,
             schedule: ScheduleKind::Abba,
