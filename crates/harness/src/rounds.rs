@@ -237,7 +237,12 @@ pub fn extract(
     instructions: Option<u64>,
 ) -> Result<Vec<Measurement>, ParseError> {
     if format != Format::Command {
-        return formats::parse(format, &run.stdout.text());
+        let parsed = formats::parse_report(format, &run.stdout.text())?;
+        // What the parser skipped (a failed benchmark) lands in the job log, named.
+        for warning in &parsed.warnings {
+            tracing::warn!(format = %parsed.format, "{warning}");
+        }
+        return Ok(parsed.measurements);
     }
     use formats::command::*;
     let sample = |metric: &str, unit: &str, value: f64| Measurement {

@@ -83,7 +83,8 @@ async fn margins(
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {
             if f.key.repository_id == c.repository_id {
-                let m = min_effect.ln_1p().max(2.0 * f.between_bias);
+                let floor = crate::analysis::stats_floor(&f);
+                let m = benchgate_stats::practical_margin(min_effect.ln_1p(), Some(&floor));
                 out.insert((runner, f.key.benchmark, f.key.metric), log_spread_pct(m));
             }
         }
