@@ -90,6 +90,21 @@ pub struct BenchmarkResult {
 }
 
 impl BenchmarkResult {
+    /// A benchmark only `side` reported (added, removed or renamed in the PR); it never gates.
+    pub fn only_in(
+        side: crate::Side,
+        name: &str,
+        metric: &str,
+        unit: &str,
+        direction: Direction,
+    ) -> Self {
+        let (verdict, reason) = match side {
+            crate::Side::Base => (VerdictKind::OnlyInBase, "only the base reports it"),
+            crate::Side::Head => (VerdictKind::OnlyInHead, "only the head reports it"),
+        };
+        Self::unanalysed(name, metric, unit, direction, verdict, reason.to_owned())
+    }
+
     /// A row the statistics could not judge, with the reason shown to the reader; it never
     /// gates.
     pub fn unanalysed(

@@ -148,16 +148,11 @@ fn result_of(row: &Row, direction: Direction, pairs: usize) -> BenchmarkResult {
 }
 
 fn one_sided_result(s: &OneSided) -> BenchmarkResult {
-    let (verdict, reason) = match s.side {
-        benchgate_api::Side::Base => (VerdictKind::OnlyInBase, "only the base reports it"),
-        benchgate_api::Side::Head => (VerdictKind::OnlyInHead, "only the head reports it"),
-    };
-    BenchmarkResult::unanalysed(
+    BenchmarkResult::only_in(
+        s.side,
         &s.key.benchmark,
         &s.key.metric,
         &s.unit,
         s.direction,
-        verdict,
-        reason.to_owned(),
     )
 }

@@ -237,3 +237,38 @@ fn a_real_ab_pair_mirrors_when_swapped_and_when_read_as_throughput() {
         assert_eq!(as_throughput[name], *verdict, "{name}");
     }
 }
+
+/// A benchmark the head no longer reports stays in the report as "only in base", never gates,
+/// and is in the JSON with its reason.
+#[test]
+fn a_benchmark_on_one_side_only_is_listed_not_dropped() {
+    let dir = Path::new(ROOT).join("real/pyperf");
+    let read = |f: &str| {
+        read_results_path(Format::Auto, &dir.join(f))
+            .unwrap()
+            .measurements
+    };
+    let (py36, mut py37) = (
+        read("pyperf-mult_list_py36.json"),
+        read("pyperf-mult_list_py37.json"),
+    );
+    py37.retain(|m| m.benchmark != "[1]*1000");
+    let (samples, _) = PairedSamples::pair_by_order(&py36, &py37);
+    let eval = evaluate(&samples, &policy(), &Default::default());
+    let gone = eval
+        .results
+        .iter()
+        .find(|r| r.name == "[1]*1000")
+        .expect("the removed benchmark is still listed");
+    assert_eq!(gone.verdict, VerdictKind::OnlyInBase);
+    assert!(!gone.gated);
+    let json = serde_json::to_value(eval.report()).unwrap();
+    assert!(
+        json["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["verdict"] == "only_in_base" && b["reason"] == "only the base reports it"),
+        "{json}"
+    );
+}

@@ -248,17 +248,8 @@ async fn analyze_series(
         }
     }
     for ((benchmark, metric), (side, unit, direction)) in one_side(&series.samples) {
-        let (verdict, reason) = match side {
-            Side::Base => (VerdictKind::OnlyInBase, "only the base reports it"),
-            Side::Head => (VerdictKind::OnlyInHead, "only the head reports it"),
-        };
-        results.push(BenchmarkResult::unanalysed(
-            &benchmark,
-            &metric,
-            &unit,
-            direction,
-            verdict,
-            reason.to_owned(),
+        results.push(BenchmarkResult::only_in(
+            side, &benchmark, &metric, &unit, direction,
         ));
     }
     benchgate_stats::mark_gate(&mut results, options.alpha);
