@@ -217,18 +217,6 @@ fn analyze_pairs_real_go_benchmark_output() {
     assert!(!report["benchmarks"].as_array().unwrap().is_empty());
 }
 
-/// `.benchgate.toml` accepts every format the agent's parsers know, under the same name (the
-/// config lives in benchgate-github, which must not depend on the harness crate).
-#[test]
-fn every_harness_format_is_a_valid_config_format_with_the_same_name() {
-    for format in benchgate_harness::formats::Format::ALL {
-        let toml = format!("[benchmark]\nrun = \"./bench\"\nformat = \"{format}\"\n");
-        let config = benchgate_github::parse_repo_config(&toml)
-            .unwrap_or_else(|e| panic!("format {format}: {e}"));
-        assert_eq!(config.benchmark.format.as_str(), format.as_str());
-    }
-}
-
 /// A criterion `target/criterion` directory is analysed as it is, and analyze says how it read
 /// each side.
 #[test]

@@ -50,69 +50,9 @@ pub struct BenchmarkConfig {
     pub paths: PathGlobs,
 }
 
-/// The harness output formats benchgate reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BenchFormat {
-    /// criterion.rs (`target/criterion` estimates).
-    Criterion,
-    /// `cargo bench` libtest lines.
-    Libtest,
-    /// `go test -bench` lines.
-    Go,
-    /// hyperfine `--export-json`.
-    Hyperfine,
-    /// Google Benchmark JSON.
-    Google,
-    /// pytest-benchmark JSON.
-    Pytest,
-    /// Catch2 benchmark output.
-    Catch2,
-    /// BenchmarkDotNet JSON.
-    Dotnet,
-    /// JMH JSON.
-    Jmh,
-    /// Bencher Metric Format JSON.
-    Bmf,
-    /// divan's console tree.
-    Divan,
-    /// pyperf / pyperformance JSON.
-    Pyperf,
-    /// gungraun (formerly iai-callgrind) summaries: instruction counts and other events.
-    #[serde(alias = "iai-callgrind")]
-    Gungraun,
-    /// One number per line, optionally with a unit.
-    Raw,
-    /// Recognise the harness from its output.
-    Auto,
-    /// No harness: the wall time (and counters) of the whole `run` command.
-    #[default]
-    Command,
-}
-
-impl BenchFormat {
-    /// The name the agent's parser knows the format by.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BenchFormat::Criterion => "criterion",
-            BenchFormat::Libtest => "libtest",
-            BenchFormat::Go => "go",
-            BenchFormat::Hyperfine => "hyperfine",
-            BenchFormat::Google => "google",
-            BenchFormat::Pytest => "pytest",
-            BenchFormat::Catch2 => "catch2",
-            BenchFormat::Dotnet => "dotnet",
-            BenchFormat::Jmh => "jmh",
-            BenchFormat::Bmf => "bmf",
-            BenchFormat::Divan => "divan",
-            BenchFormat::Pyperf => "pyperf",
-            BenchFormat::Gungraun => "gungraun",
-            BenchFormat::Raw => "raw",
-            BenchFormat::Auto => "auto",
-            BenchFormat::Command => "command",
-        }
-    }
-}
+/// The harness output formats benchgate reads: the wire enum, so the config accepts exactly the
+/// names the agent's parsers know.
+pub use benchgate_api::Format as BenchFormat;
 
 /// `[gate]`.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]

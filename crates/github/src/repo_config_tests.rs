@@ -4,7 +4,7 @@ use super::*;
 const DESIGN_EXAMPLE: &str = r#"[benchmark]
 build = "cargo build --release"
 run = "./target/release/bench-suite"
-format = "criterion"          # or libtest, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, command
+format = "criterion"          # or libtest, go, hyperfine, google, pytest, catch2, dotnet, jmh, bmf, divan, pyperf, gungraun, raw, auto, command
 rounds = 10                   # per comparison; /rebench adds more
 warmup = 1
 runner = "linux-x86-quiet"    # runner label
@@ -111,7 +111,12 @@ fn invalid_configs_name_line_column_and_field() {
             3,
             10,
             Some("benchmark.format"),
-            &["unknown variant `nanobench`", "criterion"],
+            &[
+                "unknown benchmark format `nanobench`",
+                "criterion",
+                "divan",
+                "gungraun",
+            ],
         ),
         (
             "[benchmark]\nrun = \"x\"\n[gate]\nfail_on = \"slower\"\n",
