@@ -521,3 +521,63 @@ async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
     let receipt: UploadReceipt = resp.json().await.unwrap();
     assert_eq!(receipt.inserted, 20_000);
 }
+
+/// One extreme value must not poison the store: beyond what the statistics can hold it is
+/// refused with a 400 that names it; a round outside the job's plan is refused; and values at
+/// the edge of what is allowed still give pages and the API that read back (no null where a
+/// number is promised), also after the server restarts.
+#[tokio::test]
+async fn absurd_values_and_rounds_outside_the_plan_are_refused_and_pages_stay_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    let agent = Agent::new(&server, &add_runner(&url, "edge", "linux"));
+    let created = create_comparison(&server, 4).await;
+    let job = agent.claim(5).await.expect("a job");
+
+    let resp = agent.upload(&job, 0, 0.001, 1.7e308).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body = resp.text().await.unwrap();
+    assert!(
+        body.contains("fib time") && body.contains("no larger than 1e300"),
+        "{body}"
+    );
+    let resp = agent.upload(&job, 0, -1.0, 1.0).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+
+    for round in [4, 1_000_000_000_000] {
+        let resp = agent.upload(&job, round, 1.0, 1.0).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "round {round}");
+        let body = resp.text().await.unwrap();
+        assert!(body.contains("outside its plan"), "{body}");
+    }
+
+    // The largest ratio the bounds allow: its percentage overflows a double.
+    for round in 0..4 {
+        let resp = agent
+            .upload(&job, round, 1e-300, 1e300 / (1.0 + round as f64))
+            .await;
+        assert_eq!(
+            resp.status(),
+            StatusCode::OK,
+            "{}",
+            resp.text().await.unwrap()
+        );
+    }
+    readable(&server, created.id).await;
+    drop(server);
+    let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    readable(&server, created.id).await;
+}
+
+/// The comparison's API answer parses and its pages answer 200.
+async fn readable(server: &Server, id: i64) {
+    let status = comparison(server, id).await;
+    let fib = &status.runners[0].report.benchmarks[0];
+    assert_eq!(fib.change_pct, None, "{fib:?}");
+    assert!(fib.base_center.is_some_and(f64::is_finite), "{fib:?}");
+    for page in [format!("/comparisons/{id}"), "/".to_owned()] {
+        let resp = http().get(server.url(&page)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{page}");
+    }
+}

@@ -102,6 +102,29 @@ fn a_listen_address_in_use_is_named_in_the_error() {
 }
 
 #[test]
+fn a_malformed_webhook_secret_list_refuses_to_start_and_names_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BENCHGATE_WEBHOOK_SECRET", "s3cret-one,,s3cret-two")
+        .env(
+            "BENCHGATE_DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("b.db").display()),
+        )
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("webhook secret list is malformed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("secret number 2 is empty"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    assert!(!dir.path().join("b.db").exists(), "nothing was created");
+}
+
+#[test]
 fn unknown_flags_get_the_usage_message() {
     let out = Command::new(BIN)
         .args(["serve", "--frobnicate"])

@@ -275,7 +275,7 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
         ),
     ];
     store
-        .replace_comparison_results(created.id, busy.id, &results)
+        .replace_comparison_results(created.id, busy.id, 1, &results)
         .await
         .unwrap();
 
@@ -396,7 +396,7 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
             })
             .collect();
         store
-            .replace_comparison_results(created.id, runner, &results)
+            .replace_comparison_results(created.id, runner, 1, &results)
             .await
             .unwrap();
         last = created.id.0;

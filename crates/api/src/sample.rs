@@ -4,6 +4,29 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::Direction;
 
+/// The largest value a measurement may hold: beyond it, sums of squares in the statistics
+/// overflow to infinity.
+pub const MAX_VALUE: f64 = 1e300;
+
+/// Why `value` cannot be a measurement (non-finite, negative, or beyond [`MAX_VALUE`]), or
+/// `None` when it can. Zero is kept: `0 B/op` and `0 allocs/op` are real counter values.
+/// Parsers refuse such a value with its line; the server refuses an upload holding one.
+pub fn implausible(value: f64) -> Option<String> {
+    if !value.is_finite() {
+        Some(format!("expected a finite number, found {value}"))
+    } else if value < 0.0 {
+        Some(format!(
+            "expected a non-negative number (a time, size, count or rate), found {value}"
+        ))
+    } else if value > MAX_VALUE {
+        Some(format!(
+            "expected a number no larger than {MAX_VALUE:e}, found {value:e}"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Which build a run measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -230,7 +230,7 @@ async fn upload_round(
     if req.attempt != job.attempts {
         return Err(fenced(StoreError::LeaseLost));
     }
-    check_round(&req)?;
+    check_round(&req, &job)?;
     let upload = benchgate_store::RoundUpload {
         round: req.round,
         samples: req
@@ -259,10 +259,14 @@ async fn upload_round(
 
 /// Refuses a round the store could not keep faithfully: a NUL byte or an overlong name (names
 /// come from the benchmark's own output), a non-finite value, or an absurd number of samples.
-fn check_round(req: &RoundUpload) -> Result<(), ApiError> {
+fn check_round(req: &RoundUpload, job: &Job) -> Result<(), ApiError> {
     let bad = |what: String| Err(ApiError::BadRequest(format!("round {}: {what}", req.round)));
-    if req.round < 0 {
-        return bad("a round number is never negative".into());
+    if req.round < 0 || req.round >= job.rounds {
+        return bad(format!(
+            "this job plans rounds 0 to {}; round {} is outside its plan",
+            job.rounds - 1,
+            req.round
+        ));
     }
     if req.samples.len() > MAX_SAMPLES_PER_ROUND {
         return bad(format!(
@@ -284,8 +288,8 @@ fn check_round(req: &RoundUpload) -> Result<(), ApiError> {
                 ));
             }
         }
-        if !m.value.is_finite() {
-            return bad(format!("{} {} is {}", m.benchmark, m.metric, m.value));
+        if let Some(why) = benchgate_api::sample::implausible(m.value) {
+            return bad(format!("{} {}: {why}", m.benchmark, m.metric));
         }
     }
     Ok(())

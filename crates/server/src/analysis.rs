@@ -12,7 +12,6 @@ use benchgate_stats::{AnalysisOptions, RoundOrder, StatsError, analyze_pairs, pl
 use benchgate_store::{
     ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
 };
-use tokio::sync::Mutex;
 
 /// Error level of every interval (the documented policy).
 pub const ALPHA: f64 = 0.05;
@@ -20,20 +19,6 @@ pub const ALPHA: f64 = 0.05;
 pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
 pub const ROUNDS_CAP: u64 = 1000;
-
-/// One lock per comparison: its recomputations are serialised (an older analysis never
-/// overwrites a newer one) while different comparisons are analysed at once.
-static ANALYSIS: std::sync::LazyLock<std::sync::Mutex<HashMap<ComparisonId, Arc<Mutex<()>>>>> =
-    std::sync::LazyLock::new(Default::default);
-
-/// The lock of comparison `id`; the map forgets locks nobody holds or waits for.
-fn comparison_lock(id: ComparisonId) -> Arc<Mutex<()>> {
-    let mut locks = ANALYSIS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    locks.retain(|_, lock| Arc::strong_count(lock) > 1);
-    locks.entry(id).or_default().clone()
-}
 
 /// The `[benchmark]` part of a stored comparison/job config (`{"benchmark": {…}, "gate": …}`).
 pub fn benchmark_spec(config: &serde_json::Value) -> Result<BenchmarkSpec, serde_json::Error> {
@@ -142,8 +127,6 @@ pub async fn analyze_comparison(
     store: &Arc<dyn Store>,
     id: ComparisonId,
 ) -> Result<(), StoreError> {
-    let lock = comparison_lock(id);
-    let _one_at_a_time = lock.lock().await;
     let comparison = store
         .comparison(id)
         .await?
@@ -167,11 +150,15 @@ pub async fn analyze_comparison(
     for series in store.comparison_samples(id).await? {
         let results =
             analyze_series(store, comparison.repository_id, &series, &options, &plan).await?;
-        // The whole set, even when empty: a result that can no longer be computed must not
-        // stay behind for the check to gate on.
-        store
-            .replace_comparison_results(id, series.runner_id, &results)
+        // The whole set, even when empty. Replicas analyse at once; the store keeps the set
+        // computed from the most samples, so an older view never overwrites a newer one.
+        let basis = i64::try_from(series.samples.len()).unwrap_or(i64::MAX);
+        let stored = store
+            .replace_comparison_results(id, series.runner_id, basis, &results)
             .await?;
+        if !stored {
+            tracing::debug!(runner = %series.runner_id, basis, "a newer analysis was stored first");
+        }
     }
     Ok(())
 }

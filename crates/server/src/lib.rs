@@ -37,12 +37,16 @@ pub struct AppState {
     pub config: Arc<ServeArgs>,
     /// Cancelled when the server begins to shut down, so long polls answer at once.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// The webhook secrets, parsed once; `None` refuses every delivery. [`start`] refuses a
+    /// malformed list, so here it can only be absent.
+    pub webhook_secrets: Option<Arc<benchgate_github::WebhookSecrets>>,
 }
 
 impl AppState {
     pub fn new(config: ServeArgs, store: Arc<dyn Store>) -> Self {
         Self {
             store,
+            webhook_secrets: config.github.webhook_secrets().ok().flatten().map(Arc::new),
             config: Arc::new(config),
             shutdown: tokio_util::sync::CancellationToken::new(),
         }
@@ -71,6 +75,10 @@ pub async fn start(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<RunningServer> {
     use anyhow::Context;
+    // A typo in the secret list would otherwise start a server that refuses every delivery.
+    args.github
+        .webhook_secrets()
+        .context("refusing to start: the webhook secret list is malformed")?;
     let store = benchgate_store::connect(&args.database_url).await?;
     store.migrate().await.context("applying migrations")?;
     let listener = TcpListener::bind(args.listen)

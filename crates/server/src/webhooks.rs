@@ -9,8 +9,8 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use benchgate_github::events::EVENT_HEADER;
+use benchgate_github::parse_event;
 use benchgate_github::signature::SIGNATURE_HEADER;
-use benchgate_github::{WebhookSecrets, parse_event};
 use benchgate_store::model::{Delivery, DeliveryRecord};
 use serde_json::{Value, json};
 
@@ -81,10 +81,7 @@ async fn receive(
 
 /// 401 unless a configured secret signed these exact bytes.
 fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
-    // Parsing the secret list per request costs microseconds and keeps AppState unchanged;
-    // `start` already refused to run with a malformed list.
-    let secrets: Option<WebhookSecrets> = app.config.github.webhook_secrets().ok().flatten();
-    let Some(secrets) = secrets else {
+    let Some(secrets) = app.webhook_secrets.as_deref() else {
         tracing::warn!("webhook refused: no webhook secret is configured");
         return Err(ApiError::Unauthorized);
     };

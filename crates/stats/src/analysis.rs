@@ -310,8 +310,8 @@ impl BenchmarkAnalysis {
             unit: unit.to_owned(),
             direction: self.direction,
             n: self.n,
-            base_center: Some(self.base_center),
-            head_center: Some(self.head_center),
+            base_center: Some(self.base_center).filter(|c| c.is_finite()),
+            head_center: Some(self.head_center).filter(|c| c.is_finite()),
             change_pct: self.change_pct.is_finite().then_some(self.change_pct),
             // A point at ±∞ (a change from or to zero) has no percentage bounds.
             interval_pct: self.interval.to_percent(),
@@ -320,7 +320,10 @@ impl BenchmarkAnalysis {
             practical: self.is_practical(),
             rounds_needed: self.verdict.rounds_needed(),
             e_value: self.e_value,
-            margin_pct: self.margin_pct(),
+            // A floor absurd enough to overflow the percentage still serialises as a number.
+            margin_pct: Some(self.margin_pct())
+                .filter(|m| m.is_finite())
+                .unwrap_or(f64::MAX),
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,
@@ -336,8 +339,9 @@ impl BenchmarkAnalysis {
         let hl = self
             .hodges_lehmann
             .filter(|_| self.verdict != Verdict::Exact)?;
+        let estimate_pct = Some(percent_from_log(hl.estimate)).filter(|p| p.is_finite())?;
         Some(HodgesLehmannResult {
-            estimate_pct: percent_from_log(hl.estimate),
+            estimate_pct,
             interval_pct: hl.interval.to_percent(),
             confidence: hl.achieved_confidence,
         })

@@ -46,9 +46,14 @@ impl Interval {
         self.lower <= x && x <= self.upper
     }
 
-    /// The interval in percent `100(e^x − 1)`; an infinite bound becomes `None` (JSON `null`).
+    /// The interval in percent `100(e^x − 1)`; an infinite bound, or one whose percentage
+    /// overflows, becomes `None` (JSON `null`), so no non-finite number is ever served.
     pub fn to_percent(&self) -> [Option<f64>; 2] {
-        let pct = |x: f64| x.is_finite().then(|| crate::paired::percent_from_log(x));
+        let pct = |x: f64| {
+            x.is_finite()
+                .then(|| crate::paired::percent_from_log(x))
+                .filter(|p| p.is_finite())
+        };
         [pct(self.lower), pct(self.upper)]
     }
 

@@ -104,14 +104,16 @@ pub trait Store: Send + Sync + 'static {
         comment_id: i64,
     ) -> Result<(), StoreError>;
     /// Stores the computed results of a comparison on one runner, replacing that runner's
-    /// whole earlier set (a benchmark and metric no longer analysable has no result, not a
-    /// stale one), so pages read them instead of recomputing.
+    /// whole earlier set, so pages read them instead of recomputing. `basis` is how many
+    /// samples the set was computed from: a set with a smaller basis than the stored one is an
+    /// older view (another replica's analysis finished later) and is dropped, returning `false`.
     async fn replace_comparison_results(
         &self,
         comparison_id: ComparisonId,
         runner_id: RunnerId,
+        basis: i64,
         results: &[BenchmarkResult],
-    ) -> Result<(), StoreError>;
+    ) -> Result<bool, StoreError>;
     /// The stored results of a comparison, by runner, benchmark, metric.
     async fn comparison_results(
         &self,

@@ -4,27 +4,8 @@ use benchgate_api::Direction;
 
 use super::{Format, Measurement, ParseError, unit};
 
-/// The largest value a measurement may hold: beyond it, sums of squares in the statistics
-/// overflow to infinity.
-pub(crate) const MAX_VALUE: f64 = 1e300;
-
-/// Why `value` cannot be a measurement (non-finite, negative, or beyond [`MAX_VALUE`]), or
-/// `None` when it can. Zero is kept: `0 B/op` and `0 allocs/op` are real counter values.
-pub(crate) fn implausible(value: f64) -> Option<String> {
-    if !value.is_finite() {
-        Some(format!("expected a finite number, found {value}"))
-    } else if value < 0.0 {
-        Some(format!(
-            "expected a non-negative number (a time, size, count or rate), found {value}"
-        ))
-    } else if value > MAX_VALUE {
-        Some(format!(
-            "expected a number no larger than {MAX_VALUE:e}, found {value:e}"
-        ))
-    } else {
-        None
-    }
-}
+/// Why a value cannot be a measurement: one rule for the parsers and the server's upload check.
+pub(crate) use benchgate_api::sample::implausible;
 
 /// Parse a finite decimal number; `,` thousands separators are allowed (libtest writes them).
 ///

@@ -385,9 +385,28 @@ macro_rules! comparisons_sql {
             conn: &mut Conn,
             comparison_id: ComparisonId,
             runner_id: RunnerId,
+            basis: i64,
             results: &[benchgate_api::BenchmarkResult],
-        ) -> Result<(), StoreError> {
+        ) -> Result<bool, StoreError> {
             let now = crate::shared::now();
+            // The row lock this takes orders concurrent writers of one runner's set; a writer
+            // whose basis is older changes nothing.
+            let newer = sqlx::query(
+                "INSERT INTO comparison_result_sets (comparison_id, runner_id, basis) \
+                 VALUES ($1, $2, $3) \
+                 ON CONFLICT (comparison_id, runner_id) DO UPDATE SET basis = excluded.basis \
+                 WHERE comparison_result_sets.basis <= excluded.basis",
+            )
+            .bind(comparison_id)
+            .bind(runner_id)
+            .bind(basis)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected()
+                > 0;
+            if !newer {
+                return Ok(false);
+            }
             sqlx::query(
                 "DELETE FROM comparison_results WHERE comparison_id = $1 AND runner_id = $2",
             )
@@ -412,7 +431,7 @@ macro_rules! comparisons_sql {
                 .execute(&mut *conn)
                 .await?;
             }
-            Ok(())
+            Ok(true)
         }
 
         pub(super) async fn results(
@@ -427,13 +446,25 @@ macro_rules! comparisons_sql {
             .fetch_all(pool)
             .await?
             .iter()
-            .map(|row| {
-                Ok(StoredResult {
-                    runner_id: row.try_get("runner_id")?,
-                    result: row.try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?.0,
-                    updated_at: row.try_get("updated_at")?,
-                })
+            .filter_map(|row| {
+                let stored = (|| {
+                    Ok::<_, StoreError>(StoredResult {
+                        runner_id: row.try_get("runner_id")?,
+                        result: row
+                            .try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?
+                            .0,
+                        updated_at: row.try_get("updated_at")?,
+                    })
+                })();
+                // One unreadable row must not break every page and worker that reads the
+                // comparison: it is reported and skipped (the next analysis rewrites it).
+                stored
+                    .inspect_err(|e| {
+                        tracing::error!(comparison = %comparison_id, error = %e, "unreadable stored result skipped");
+                    })
+                    .ok()
             })
+            .map(Ok)
             .collect()
         }
     };

@@ -158,11 +158,15 @@ macro_rules! impl_store {
                 &self,
                 comparison_id: ComparisonId,
                 runner_id: RunnerId,
+                basis: i64,
                 results: &[benchgate_api::BenchmarkResult],
-            ) -> Result<(), StoreError> {
+            ) -> Result<bool, StoreError> {
                 let mut tx = begin(&self.pool).await?;
-                comparisons::replace_results(&mut tx, comparison_id, runner_id, results).await?;
-                Ok(tx.commit().await?)
+                let replaced =
+                    comparisons::replace_results(&mut tx, comparison_id, runner_id, basis, results)
+                        .await?;
+                tx.commit().await?;
+                Ok(replaced)
             }
             async fn comparison_results(
                 &self,

@@ -90,11 +90,11 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
-        .replace_comparison_results(c.id, r1.id, &[result(5, NoResultYet)])
+        .replace_comparison_results(c.id, r1.id, 1, &[result(5, NoResultYet)])
         .await
         .unwrap();
     store
-        .replace_comparison_results(c.id, r1.id, &[result(20, Slower)])
+        .replace_comparison_results(c.id, r1.id, 2, &[result(20, Slower)])
         .await
         .unwrap();
     let stored = store.comparison_results(c.id).await.unwrap();
@@ -227,17 +227,17 @@ pub async fn replacing_results_drops_those_no_longer_computed(store: Arc<dyn Sto
             .collect::<Vec<_>>()
     };
     store
-        .replace_comparison_results(c.id, r1.id, &[result("parse"), result("render")])
+        .replace_comparison_results(c.id, r1.id, 3, &[result("parse"), result("render")])
         .await
         .unwrap();
     store
-        .replace_comparison_results(c.id, r2.id, &[result("parse")])
+        .replace_comparison_results(c.id, r2.id, 4, &[result("parse")])
         .await
         .unwrap();
 
     // "render" can no longer be analysed on r1: its old verdict must not stay behind.
     store
-        .replace_comparison_results(c.id, r1.id, &[result("parse")])
+        .replace_comparison_results(c.id, r1.id, 5, &[result("parse")])
         .await
         .unwrap();
     let stored = store.comparison_results(c.id).await.unwrap();
@@ -249,10 +249,28 @@ pub async fn replacing_results_drops_those_no_longer_computed(store: Arc<dyn Sto
     );
 
     store
-        .replace_comparison_results(c.id, r1.id, &[])
+        .replace_comparison_results(c.id, r1.id, 6, &[])
         .await
         .unwrap();
     let stored = store.comparison_results(c.id).await.unwrap();
     assert!(names(r1.id, &stored).is_empty());
     assert_eq!(names(r2.id, &stored), vec!["parse"]);
+
+    // An analysis computed from fewer samples (another replica's older view, finishing late)
+    // changes nothing; one from as many or more replaces the set.
+    let replaced = store
+        .replace_comparison_results(c.id, r2.id, 3, &[result("stale")])
+        .await
+        .unwrap();
+    assert!(!replaced);
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert_eq!(names(r2.id, &stored), vec!["parse"]);
+    assert!(
+        store
+            .replace_comparison_results(c.id, r2.id, 4, &[result("render")])
+            .await
+            .unwrap()
+    );
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert_eq!(names(r2.id, &stored), vec!["render"]);
 }
