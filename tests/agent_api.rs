@@ -566,8 +566,32 @@ async fn absurd_values_and_rounds_outside_the_plan_are_refused_and_pages_stay_re
     }
     readable(&server, created.id).await;
     drop(server);
+    // A stored row that no longer reads (written by a broken build, say) is skipped and
+    // reported; the pages and the API keep working.
+    let db = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO comparison_results (comparison_id, runner_id, benchmark, metric, result, updated_at) \
+         SELECT comparison_id, runner_id, 'zzz', 'time', '{\"n\": null}', updated_at \
+         FROM comparison_results LIMIT 1",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    db.close().await;
     let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
     readable(&server, created.id).await;
+    assert_eq!(
+        comparison(&server, created.id).await.runners[0]
+            .report
+            .benchmarks
+            .len(),
+        1
+    );
+    assert!(wait_for_log(
+        &server,
+        "unreadable stored result skipped",
+        Duration::from_secs(5)
+    ));
 }
 
 /// The comparison's API answer parses and its pages answer 200.
