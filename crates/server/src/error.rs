@@ -25,6 +25,11 @@ pub enum ApiError {
 
 impl From<benchgate_store::StoreError> for ApiError {
     fn from(e: benchgate_store::StoreError) -> Self {
+        if e.is_unavailable() {
+            // A 503 tells GitHub to redeliver and an agent to retry; a 500 would read as a bug.
+            tracing::error!(error = %e, "database unavailable");
+            return ApiError::Unavailable("the database is not answering; try again".into());
+        }
         ApiError::Internal(e.into())
     }
 }

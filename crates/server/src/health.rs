@@ -20,8 +20,21 @@ async fn healthz() -> Json<Value> {
 }
 
 /// The database answers and its schema is current; otherwise 503 with what is wrong.
+/// How long `/readyz` waits for the database: a load balancer must hear "not ready" quickly
+/// from a server whose database hangs, not a timeout.
+pub const READINESS_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
 async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
-    let r = app.store.readiness().await;
+    let r = match tokio::time::timeout(READINESS_BUDGET, app.store.readiness()).await {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::warn!(
+                budget_ms = READINESS_BUDGET.as_millis() as u64,
+                "database did not answer the readiness check in time"
+            );
+            benchgate_store::Readiness::default()
+        }
+    };
     let ready = r.reachable && r.migrations_current;
     let status = if ready {
         StatusCode::OK

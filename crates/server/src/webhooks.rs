@@ -29,6 +29,10 @@ pub fn routes() -> Router<AppState> {
         .layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT))
 }
 
+/// How long a delivery may wait for the database before it gets a 503: well inside GitHub's
+/// 10 s delivery timeout, so GitHub sees a failure it can redeliver instead of a hang.
+pub const DATABASE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn receive(
     State(app): State<AppState>,
     headers: HeaderMap,
@@ -40,14 +44,31 @@ async fn receive(
     let event_name = header(&headers, EVENT_HEADER)
         .ok_or_else(|| ApiError::BadRequest(format!("missing {EVENT_HEADER} header")))?;
     let event = parse_event(event_name, &body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let plan = scheduler::plan(app.store.as_ref(), &event).await?;
-    let delivery = Delivery {
-        delivery_id: delivery_id.to_owned(),
-        event: event_name.to_owned(),
-        action: action_of(&body),
-        outcome: plan.outcome.to_owned(),
-    };
-    match app.store.record_delivery(&delivery, &plan.effects).await? {
+    let recorded = tokio::time::timeout(DATABASE_BUDGET, async {
+        let plan = scheduler::plan(app.store.as_ref(), &event).await?;
+        let delivery = Delivery {
+            delivery_id: delivery_id.to_owned(),
+            event: event_name.to_owned(),
+            action: action_of(&body),
+            outcome: plan.outcome.to_owned(),
+        };
+        let record = app.store.record_delivery(&delivery, &plan.effects).await?;
+        Ok::<_, ApiError>((plan, record))
+    })
+    .await
+    .map_err(|_| {
+        tracing::error!(
+            delivery = delivery_id,
+            event = event_name,
+            "database did not answer in time; 503 so GitHub redelivers"
+        );
+        ApiError::Unavailable(format!(
+            "the database did not answer within {} s; nothing was recorded, redeliver later",
+            DATABASE_BUDGET.as_secs()
+        ))
+    })?;
+    let (plan, record) = recorded?;
+    match record {
         DeliveryRecord::Duplicate => {
             tracing::info!(
                 delivery = delivery_id,

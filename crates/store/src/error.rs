@@ -27,8 +27,21 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+impl StoreError {
+    /// The database did not answer (no connection in time, a broken socket): worth a retry,
+    /// unlike an error the database answered with.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database(
+                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+            )
+        )
+    }
+}
+
 /// Whether the database answers and its schema is current.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Readiness {
     pub reachable: bool,
     pub migrations_current: bool,

@@ -70,7 +70,8 @@ impl PostgresStore {
         let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
             .max_connections(16)
-            .acquire_timeout(Duration::from_secs(10))
+            // Shorter than the HTTP budgets above it, so a hung database surfaces as an error.
+            .acquire_timeout(Duration::from_secs(4))
             .connect_lazy_with(options);
         Ok(PostgresStore { pool })
     }

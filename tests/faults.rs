@@ -1,0 +1,142 @@
+//! Faults a real deployment meets, against the real binary: a database that stops answering
+//! (a TCP proxy in front of Postgres that stops forwarding). `/readyz` must say "not ready" and
+//! webhooks must get a 503 GitHub can redeliver, both well inside GitHub's 10 s delivery
+//! timeout, and everything must work again once the database answers.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use benchgate_github::signature::sign_with;
+use support::{FreshPostgres, http, postgres_admin_url, spawn_server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const SECRET: &str = "fault-secret";
+
+/// A TCP proxy to Postgres that forwards until `hang` is set, then holds every connection
+/// open without passing a byte (a database behind a broken network path).
+struct HangingProxy {
+    port: u16,
+    hang: Arc<AtomicBool>,
+}
+
+impl HangingProxy {
+    async fn start(upstream: String) -> HangingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hang = Arc::new(AtomicBool::new(false));
+        let flag = hang.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let (cr, cw) = client.into_split();
+                let (sr, sw) = server.into_split();
+                tokio::spawn(pipe(cr, sw, flag.clone()));
+                tokio::spawn(pipe(sr, cw, flag.clone()));
+            }
+        });
+        HangingProxy { port, hang }
+    }
+}
+
+async fn pipe(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    hang: Arc<AtomicBool>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        // Bounded: the test ends long before; the sockets stay open meanwhile.
+        let mut waited = 0;
+        while hang.load(Ordering::SeqCst) && waited < 600 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            waited += 1;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A client that gives up after 9 s: an answer after that would be a timeout at GitHub.
+fn impatient() -> reqwest::Client {
+    let _ = http(); // installs the TLS crypto provider
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(9))
+        .build()
+        .unwrap()
+}
+
+async fn ping(server: &support::Server, delivery: &str) -> u16 {
+    let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#.to_vec();
+    impatient()
+        .post(server.url("/webhooks/github"))
+        .header("X-GitHub-Event", "ping")
+        .header("X-GitHub-Delivery", delivery)
+        .header("X-Hub-Signature-256", sign_with(SECRET.as_bytes(), &body))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("an answer inside GitHub's 10 s delivery timeout")
+        .status()
+        .as_u16()
+}
+
+async fn readyz(server: &support::Server) -> u16 {
+    impatient()
+        .get(server.url("/readyz"))
+        .send()
+        .await
+        .expect("an answer, not a hang")
+        .status()
+        .as_u16()
+}
+
+// Multi-threaded: the proxy's tasks run while the test thread blocks starting the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let db = FreshPostgres::create(&admin);
+    let (prefix, rest) = db.url.rsplit_once('@').expect("user@host in the test URL");
+    let (host_port, name) = rest.split_once('/').unwrap();
+    let proxy = HangingProxy::start(host_port.to_owned()).await;
+    let via_proxy = format!("{prefix}@127.0.0.1:{}/{name}", proxy.port);
+    let server = spawn_server(&via_proxy, &[("BENCHGATE_WEBHOOK_SECRET", SECRET)]);
+
+    assert_eq!(readyz(&server).await, 200);
+    assert_eq!(ping(&server, "before-the-hang").await, 202);
+
+    proxy.hang.store(true, Ordering::SeqCst);
+    let started = Instant::now();
+    assert_eq!(readyz(&server).await, 503);
+    let readyz_took = started.elapsed();
+    let started = Instant::now();
+    assert_eq!(ping(&server, "during-the-hang").await, 503);
+    let webhook_took = started.elapsed();
+    // The figures for docs/reliability.md; the bounds themselves are the client timeouts.
+    eprintln!(
+        "hung database: /readyz 503 after {readyz_took:?}, webhook 503 after {webhook_took:?}"
+    );
+
+    proxy.hang.store(false, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while readyz(&server).await != 200 {
+        assert!(Instant::now() < deadline, "never ready again");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // GitHub's redelivery of the refused delivery is recorded now.
+    assert_eq!(ping(&server, "during-the-hang").await, 202);
+    assert_eq!(ping(&server, "during-the-hang").await, 200, "and only once");
+}
