@@ -140,3 +140,66 @@ async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
     assert_eq!(ping(&server, "during-the-hang").await, 202);
     assert_eq!(ping(&server, "during-the-hang").await, 200, "and only once");
 }
+
+/// Large bodies in flight share a memory budget: while one delivery is still being received,
+/// another that would pass the budget gets 503 with Retry-After (GitHub redelivers), and once
+/// the first is answered the budget is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(
+        &url,
+        &[
+            ("BENCHGATE_WEBHOOK_SECRET", SECRET),
+            ("BENCHGATE_WEBHOOK_MEMORY_MIB", "2"),
+        ],
+    );
+    let size = 1_500_000;
+    // The first delivery: headers and half its body, then it waits.
+    let mut slow = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /webhooks/github HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: ping\r\n\
+         X-GitHub-Delivery: slow\r\nX-Hub-Signature-256: sha256=00\r\n\
+         Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n"
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(&vec![b' '; size / 2]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let big = vec![b' '; size];
+    let resp = impatient()
+        .post(server.url("/webhooks/github"))
+        .header("X-GitHub-Event", "ping")
+        .header("X-GitHub-Delivery", "second")
+        .header("X-Hub-Signature-256", sign_with(SECRET.as_bytes(), &big))
+        .body(big.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 503);
+    assert_eq!(resp.headers()["retry-after"], "5");
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("redeliver"),
+        "{body}"
+    );
+
+    // The first one completes (its signature is wrong: 401), and the budget is free again.
+    slow.write_all(&vec![b' '; size - size / 2]).await.unwrap();
+    let mut answer = vec![0u8; 64];
+    let n = slow.read(&mut answer).await.unwrap();
+    let status_line = String::from_utf8_lossy(&answer[..n]).into_owned();
+    assert!(status_line.starts_with("HTTP/1.1 401"), "{status_line}");
+    let resp = impatient()
+        .post(server.url("/webhooks/github"))
+        .header("X-GitHub-Event", "ping")
+        .header("X-GitHub-Delivery", "second")
+        .header("X-Hub-Signature-256", sign_with(SECRET.as_bytes(), &big))
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    // Signed but not JSON: refused for what it is, no longer for the budget.
+    assert_eq!(resp.status().as_u16(), 400);
+}

@@ -152,3 +152,54 @@ fn migrate_creates_the_schema_and_is_idempotent() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("migrations applied"));
     }
 }
+
+/// Errors the framework writes (a body over the limit, JSON the handler cannot read) are JSON
+/// like every other error; pages carry nosniff and a content security policy; behind https
+/// the dashboard cookie is Secure.
+#[tokio::test]
+async fn errors_are_json_and_pages_carry_safe_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let server = spawn_server(
+        &url,
+        &[
+            ("BENCHGATE_BODY_LIMIT", "1000"),
+            ("BENCHGATE_ADMIN_TOKEN", "admin"),
+            ("BENCHGATE_DASHBOARD_TOKEN", "dash"),
+            ("BENCHGATE_PUBLIC_URL", "https://bench.example"),
+        ],
+    );
+    let client = http();
+    for (body, status) in [(vec![b'x'; 5000], 413), (b"{not json".to_vec(), 400)] {
+        let resp = client
+            .post(server.url("/api/v1/comparisons"))
+            .bearer_auth("admin")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), status);
+        assert_eq!(resp.headers()["content-type"], "application/json");
+        let json: serde_json::Value = resp.json().await.unwrap();
+        assert!(
+            json["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{json}"
+        );
+    }
+    let resp = client.get(server.url("/?token=dash")).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let h = resp.headers();
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert!(
+        h["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'none'")
+    );
+    let cookie = h["set-cookie"].to_str().unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.ends_with("; Secure"),
+        "{cookie}"
+    );
+}

@@ -35,6 +35,12 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_BODY_LIMIT", default_value_t = 25 * 1024 * 1024)]
     pub body_limit: usize,
 
+    /// Memory, in MiB, that webhook bodies being received may hold at once; a delivery past it
+    /// gets 503 with Retry-After (GitHub redelivers), so a flood of large unsigned posts cannot
+    /// exhaust the server.
+    #[arg(long, env = "BENCHGATE_WEBHOOK_MEMORY_MIB", default_value_t = 100)]
+    pub webhook_memory_mib: u32,
+
     /// Seconds a request may take before it is answered 408.
     #[arg(long, env = "BENCHGATE_REQUEST_TIMEOUT", default_value_t = 60)]
     pub request_timeout_secs: u64,

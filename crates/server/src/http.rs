@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -11,10 +12,62 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+/// The dashboard's policy: its own inline styles and SVG, nothing fetched, nothing framed.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+    img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// Every answer: `nosniff`, no referrer, the CSP on pages; and an error the framework wrote
+/// as plain text (413 body limit, 408 timeout, 422 JSON rejection) becomes `{"error": …}` as
+/// the API documents, keeping its status.
+async fn json_errors_and_safe_headers(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let headers = &mut parts.headers;
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if content_type.starts_with("text/html") {
+        headers.insert(
+            "content-security-policy",
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+    }
+    let framework_error = (parts.status.is_client_error() || parts.status.is_server_error())
+        && !content_type.starts_with("application/json");
+    if !framework_error {
+        return Response::from_parts(parts, body);
+    }
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        parts
+            .status
+            .canonical_reason()
+            .unwrap_or("error")
+            .to_lowercase()
+    } else {
+        text
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let json = serde_json::json!({ "error": message }).to_string();
+    Response::from_parts(parts, axum::body::Body::from(json))
+}
+
 /// Wraps the application in the middleware every route shares.
 pub fn layered(app: Router, body_limit: usize, timeout: Duration) -> Router {
-    app.layer(CompressionLayer::new())
-        .layer(TimeoutLayer::with_status_code(
+    app.layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
@@ -30,4 +83,8 @@ pub fn layered(app: Router, body_limit: usize, timeout: Duration) -> Router {
             header::COOKIE,
         ]))
         .layer(CatchPanicLayer::new())
+        // Outside every layer that writes an answer (413, 408, 500), inside compression so it
+        // reads plain bodies.
+        .layer(axum::middleware::map_response(json_errors_and_safe_headers))
+        .layer(CompressionLayer::new())
 }

@@ -40,6 +40,9 @@ pub struct AppState {
     /// The webhook secrets, parsed once; `None` refuses every delivery. [`start`] refuses a
     /// malformed list, so here it can only be absent.
     pub webhook_secrets: Option<Arc<benchgate_github::WebhookSecrets>>,
+    /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
+    /// not shared state: each replica guards its own memory).
+    pub webhook_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -47,6 +50,9 @@ impl AppState {
         Self {
             store,
             webhook_secrets: config.github.webhook_secrets().ok().flatten().map(Arc::new),
+            webhook_budget: Arc::new(tokio::sync::Semaphore::new(
+                config.webhook_memory_mib as usize * 1024,
+            )),
             config: Arc::new(config),
             shutdown: tokio_util::sync::CancellationToken::new(),
         }
@@ -64,7 +70,7 @@ pub fn router(state: AppState) -> axum::Router {
         .merge(comparisons_api::routes())
         .merge(dashboard::routes(state.clone()))
         .merge(metrics::routes())
-        .merge(webhooks::routes());
+        .merge(webhooks::routes(state.clone()));
     http::layered(routes.with_state(state), body_limit, timeout)
 }
 

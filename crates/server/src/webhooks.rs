@@ -22,11 +22,47 @@ pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
 /// GitHub caps payloads at 25 MB; larger bodies are answered 413 without being read.
 pub const WEBHOOK_BODY_LIMIT: usize = 25 * 1024 * 1024;
 
-/// The webhook route.
-pub fn routes() -> Router<AppState> {
+/// The webhook route, behind the memory budget for bodies in flight.
+pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/webhooks/github", post(receive))
         .layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT))
+        .route_layer(axum::middleware::from_fn_with_state(state, within_budget))
+}
+
+/// Reserves the body's size (its Content-Length, or the largest body GitHub sends when it is
+/// not given) from the budget before the body is read; 503 with Retry-After when it is spent.
+async fn within_budget(
+    State(app): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let bytes = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        .unwrap_or(WEBHOOK_BODY_LIMIT)
+        .min(WEBHOOK_BODY_LIMIT);
+    let kib = u32::try_from(bytes / 1024 + 1).unwrap_or(u32::MAX);
+    match app.webhook_budget.clone().try_acquire_many_owned(kib) {
+        Ok(_held_until_answered) => next.run(req).await,
+        Err(_) => {
+            tracing::warn!(
+                bytes,
+                "webhook memory budget spent; 503 so GitHub redelivers"
+            );
+            let mut resp = ApiError::Unavailable(
+                "too many large deliveries at once; redeliver shortly".into(),
+            )
+            .into_response();
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("5"),
+            );
+            resp
+        }
+    }
 }
 
 /// How long a delivery may wait for the database before it gets a 503: well inside GitHub's

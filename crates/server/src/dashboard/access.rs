@@ -46,7 +46,13 @@ pub async fn require_dashboard_token(
     let remember = from_query.is_some_and(|q| same(expected, &q));
     let mut response = next.run(request).await;
     if remember {
-        let value = format!("{COOKIE_NAME}={expected}; Path=/; HttpOnly; SameSite=Strict");
+        // Behind https the cookie must never travel in clear text.
+        let secure = if app.config.github.public_url.starts_with("https://") {
+            "; Secure"
+        } else {
+            ""
+        };
+        let value = format!("{COOKIE_NAME}={expected}; Path=/; HttpOnly; SameSite=Strict{secure}");
         if let Ok(value) = HeaderValue::from_str(&value) {
             response.headers_mut().append(SET_COOKIE, value);
         }
