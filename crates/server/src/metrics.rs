@@ -115,6 +115,8 @@ async fn render(app: &AppState) -> Result<String, ApiError> {
         .active_jobs()
         .await?
         .iter()
+        // A requeued job keeps its first start time; only a job running now is counted.
+        .filter(|j| j.state == benchgate_store::model::JobState::Running)
         .filter_map(|j| j.started_at)
         .map(|t| (now - t).num_milliseconds() as f64 / 1000.0)
         .fold(0.0, f64::max);

@@ -80,16 +80,32 @@ macro_rules! runners_sql {
         }
 
         pub(super) async fn revoke(pool: &Pool, name: &str) -> Result<(), StoreError> {
+            let now = crate::shared::now();
+            let mut tx = pool.begin().await?;
             let done = sqlx::query(
                 "UPDATE runners SET revoked_at = COALESCE(revoked_at, $2) WHERE name = $1",
             )
             .bind(name)
-            .bind(crate::shared::now())
-            .execute(pool)
+            .bind(now)
+            .execute(&mut *tx)
             .await?;
             if done.rows_affected() == 0 {
                 return Err(StoreError::NotFound(format!("runner {name:?}")));
             }
+            // Jobs only this runner may take (its A/A calibrations) would wait forever; the one
+            // it holds cannot be finished, since its token no longer authenticates.
+            sqlx::query(
+                "UPDATE jobs SET state = 'cancelled', finished_at = $2, \
+                 last_error = 'the runner it was pinned to was revoked', \
+                 lease_token = NULL, lease_expires_at = NULL \
+                 WHERE pinned_runner_id = (SELECT id FROM runners WHERE name = $1) \
+                 AND state IN ('queued', 'running')",
+            )
+            .bind(name)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
             Ok(())
         }
 

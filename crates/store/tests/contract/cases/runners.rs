@@ -69,3 +69,39 @@ pub async fn runner_tokens_authenticate_until_revoked(store: Arc<dyn Store>) {
     let by_name = store.runner_by_name("quiet-2").await.unwrap().unwrap();
     assert_eq!(by_name.id, other.runner.id);
 }
+
+/// Revoking a runner cancels the jobs only it could take (its A/A calibrations), queued or
+/// held: they would otherwise wait forever and count as running.
+pub async fn revoking_a_runner_cancels_its_pinned_jobs(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let gone = runner(&store, "gone", &["x"]).await.runner;
+    let other = runner(&store, "other", &["x"]).await.runner;
+    let calibrate = |runner_id| NewCalibration {
+        runner_id,
+        repository_id: repo.id,
+        sha: "a".repeat(40),
+        runner_label: "x".into(),
+        config: serde_json::json!({}),
+        rounds: 5,
+        priority: Priority::NORMAL,
+        max_attempts: 3,
+    };
+    let pinned = store
+        .enqueue_calibration(&calibrate(gone.id))
+        .await
+        .unwrap();
+    let kept = store
+        .enqueue_calibration(&calibrate(other.id))
+        .await
+        .unwrap();
+    store.revoke_runner("gone").await.unwrap();
+    let job = store.job(pinned).await.unwrap().unwrap();
+    assert_eq!(job.state, model::JobState::Cancelled);
+    assert!(job.last_error.unwrap().contains("revoked"));
+    let job = store.job(kept).await.unwrap().unwrap();
+    assert_eq!(
+        job.state,
+        model::JobState::Queued,
+        "other runners keep theirs"
+    );
+}
