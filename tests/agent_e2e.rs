@@ -378,6 +378,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
                 rounds: 20,
                 priority: Priority::NORMAL,
                 max_attempts: 3,
+                origin: None,
             }],
             notify: Vec::new(),
         })

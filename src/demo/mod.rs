@@ -197,6 +197,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
                     rounds: i64::from(more),
                     priority: Priority::INTERACTIVE,
                     max_attempts: 3,
+                    origin: None,
                 }],
             )
             .await?;

@@ -87,6 +87,7 @@ fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewCompa
                 rounds,
                 priority: Priority::NORMAL,
                 max_attempts: 3,
+                origin: None,
             })
             .collect(),
         notify: vec![],

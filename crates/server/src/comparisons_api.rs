@@ -111,6 +111,7 @@ fn split_rounds(rounds: i64, jobs: i64, max_attempts: i64) -> Vec<NewJob> {
             rounds: rounds / jobs + i64::from(i < rounds % jobs),
             priority: Priority::NORMAL,
             max_attempts,
+            origin: None,
         })
         .collect()
 }

@@ -174,6 +174,7 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
                 rounds: 10,
                 priority: Priority::NORMAL,
                 max_attempts: 3,
+                origin: None,
             }],
             notify: Vec::new(),
         })

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchgate_github::client::{GitHubClient, GitHubError};
-use benchgate_store::model::OutboxMessage;
+use benchgate_store::model::{OutboxId, OutboxMessage};
 use benchgate_store::{Store, StoreError};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
@@ -121,7 +121,7 @@ impl Worker {
     #[tracing::instrument(skip_all, fields(outbox = %row.id, kind = %row.kind, attempts = row.attempts))]
     async fn process(&self, row: OutboxMessage) {
         let outcome = match Task::from_row(&row.kind, &row.payload) {
-            Ok(task) => self.execute(task).await,
+            Ok(task) => self.execute(task, row.id).await,
             Err(e) => Err(TaskError::Permanent(format!("unreadable payload: {e}"))),
         };
         let report = match outcome {
@@ -151,12 +151,14 @@ impl Worker {
         }
     }
 
-    async fn execute(&self, task: Task) -> Result<(), TaskError> {
+    /// Carries out one task; `row` keys the work that must happen once however often the row
+    /// runs (the rounds a `/rebench` adds).
+    async fn execute(&self, task: Task, row: OutboxId) -> Result<(), TaskError> {
         match task {
             Task::SchedulePullRequest(t) => crate::scheduler::pull_request::schedule(self, t).await,
             Task::CancelPullRequest(t) => crate::scheduler::pull_request::cancel(self, t).await,
-            Task::HandleCommand(t) => crate::scheduler::commands::handle(self, t).await,
-            Task::RerunCheck(t) => crate::scheduler::commands::rerun_check(self, t).await,
+            Task::HandleCommand(t) => crate::scheduler::commands::handle(self, t, row).await,
+            Task::RerunCheck(t) => crate::scheduler::commands::rerun_check(self, t, row).await,
             Task::ReportComment(c) => self.report_comment(c.comparison_id).await,
             Task::ReportCheck(c) => self.report_check(c.comparison_id).await,
             Task::UpsertComment(c) => self.upsert_comment(c).await,

@@ -3,7 +3,9 @@
 //! "Re-run" button.
 
 use benchgate_api::agent::ComparisonConfig;
-use benchgate_store::model::{Comparison, ComparisonState, NewJob, Priority};
+use benchgate_store::model::{
+    Comparison, ComparisonId, ComparisonState, NewJob, OutboxId, Priority,
+};
 
 use crate::outbox::task::{
     GuardedCommand, HandleCommand, MarkedComment, Reaction, RerunCheck, Task,
@@ -22,7 +24,7 @@ const TRUSTED: [&str; 1] = ["OWNER"];
 
 /// Carries out an allowed command; a denied one gets a reply that says why.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
-pub async fn handle(worker: &Worker, t: HandleCommand) -> Result<(), TaskError> {
+pub async fn handle(worker: &Worker, t: HandleCommand, row: OutboxId) -> Result<(), TaskError> {
     let reply = |body: String| {
         Task::UpsertComment(MarkedComment {
             repo: t.repo.clone(),
@@ -79,7 +81,16 @@ pub async fn handle(worker: &Worker, t: HandleCommand) -> Result<(), TaskError> 
     };
     let jobs = worker
         .store
-        .add_rounds(comparison.id, &[job(worker, rounds, Priority::INTERACTIVE)])
+        .add_rounds(
+            comparison.id,
+            &[job(
+                worker,
+                rounds,
+                Priority::INTERACTIVE,
+                row,
+                comparison.id,
+            )],
+        )
         .await?;
     tracing::info!(comparison = %comparison.id, rounds, jobs = jobs.len(), "rounds added");
     Ok(())
@@ -118,7 +129,7 @@ async fn permitted(worker: &Worker, t: &HandleCommand) -> Result<Result<(), Stri
 
 /// "Re-run" on the check run: the same rounds again for the comparison of that head.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, head = %t.head_sha))]
-pub async fn rerun_check(worker: &Worker, t: RerunCheck) -> Result<(), TaskError> {
+pub async fn rerun_check(worker: &Worker, t: RerunCheck, row: OutboxId) -> Result<(), TaskError> {
     let Some(repository) = worker.store.repository_by_name(&t.repo.full_name).await? else {
         return Ok(());
     };
@@ -141,7 +152,13 @@ pub async fn rerun_check(worker: &Worker, t: RerunCheck) -> Result<(), TaskError
             .store
             .add_rounds(
                 comparison.id,
-                &[job(worker, config.benchmark.rounds, Priority::NORMAL)],
+                &[job(
+                    worker,
+                    config.benchmark.rounds,
+                    Priority::NORMAL,
+                    row,
+                    comparison.id,
+                )],
             )
             .await?;
         tracing::info!(comparison = %comparison.id, "check run re-requested; rounds added");
@@ -149,11 +166,20 @@ pub async fn rerun_check(worker: &Worker, t: RerunCheck) -> Result<(), TaskError
     Ok(())
 }
 
-fn job(worker: &Worker, rounds: u32, priority: Priority) -> NewJob {
+/// A job of `rounds`, keyed by the outbox row that asked for it: the row carried out again
+/// (its answer lost, or on a second replica) adds nothing.
+fn job(
+    worker: &Worker,
+    rounds: u32,
+    priority: Priority,
+    row: OutboxId,
+    comparison: ComparisonId,
+) -> NewJob {
     NewJob {
         rounds: i64::from(rounds),
         priority,
         max_attempts: worker.app.config.max_attempts,
+        origin: Some(format!("outbox:{}:comparison:{}", row.0, comparison.0)),
     }
 }
 

@@ -124,6 +124,7 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
             rounds: i64::from(config.benchmark.rounds.get()),
             priority: Priority::NORMAL,
             max_attempts: worker.app.config.max_attempts,
+            origin: None,
         }]
     };
     let mut notify = vec![Task::for_new_comparison("report.check")];

@@ -90,6 +90,9 @@ pub struct NewJob {
     pub priority: Priority,
     /// Claims allowed before the reaper gives up on the job.
     pub max_attempts: i64,
+    /// What asked for it (unique): adding rounds with an origin already stored adds nothing,
+    /// so a request carried out twice is idempotent.
+    pub origin: Option<String>,
 }
 
 /// An A/A calibration job for one runner on one repository.

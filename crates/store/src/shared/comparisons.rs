@@ -139,9 +139,9 @@ macro_rules! comparisons_sql {
                 let row = sqlx::query(
                     "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, \
                      config, runner_label, rounds, priority, state, max_attempts, created_at, \
-                     updated_at) \
+                     updated_at, origin) \
                      SELECT 'comparison', id, repository_id, base_sha, head_sha, config, \
-                     runner_label, $2, $3, 'queued', $4, $5, $5 FROM comparisons WHERE id = $1 \
+                     runner_label, $2, $3, 'queued', $4, $5, $5, $6 FROM comparisons WHERE id = $1 \
                      RETURNING id",
                 )
                 .bind(comparison_id)
@@ -149,6 +149,7 @@ macro_rules! comparisons_sql {
                 .bind(job.priority.0)
                 .bind(job.max_attempts)
                 .bind(now)
+                .bind(&job.origin)
                 .fetch_optional(&mut *conn)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(format!("comparison {comparison_id}")))?;
@@ -175,6 +176,16 @@ macro_rules! comparisons_sql {
                     )));
                 }
                 Some(_) => {}
+            }
+            // Carried out before (a retry whose answer was lost): nothing more to add.
+            for origin in jobs.iter().filter_map(|j| j.origin.as_deref()) {
+                let seen: Option<i64> = sqlx::query_scalar("SELECT id FROM jobs WHERE origin = $1")
+                    .bind(origin)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if seen.is_some() {
+                    return Ok(Vec::new());
+                }
             }
             let ids = insert_jobs(conn, comparison_id, jobs).await?;
             refresh_state(conn, comparison_id).await?;

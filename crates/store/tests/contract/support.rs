@@ -134,6 +134,7 @@ pub fn jobs(n: usize, max_attempts: i64) -> Vec<NewJob> {
             rounds: 10,
             priority: Priority::NORMAL,
             max_attempts,
+            origin: None,
         })
         .collect()
 }

@@ -131,9 +131,12 @@ pub async fn rebench_adds_rounds(store: Arc<dyn Store>) {
         rounds: 10,
         priority: Priority::INTERACTIVE,
         max_attempts: 3,
+        origin: Some("outbox:41:comparison:1".into()),
     }];
     let added = store.add_rounds(c.id, &more).await.unwrap();
     assert_eq!(added.len(), 1);
+    // The same request carried out again (its answer lost, or on another replica) adds nothing.
+    assert!(store.add_rounds(c.id, &more).await.unwrap().is_empty());
     assert_eq!(
         store.comparison(c.id).await.unwrap().unwrap().state,
         ComparisonState::Running
