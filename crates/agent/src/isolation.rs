@@ -106,3 +106,44 @@ fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path) -> Sandbox {
     }
     sandbox
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SandboxArgs,
+    }
+
+    #[test]
+    fn auto_is_the_default_and_none_is_an_explicit_opt_out() {
+        let cli = Cli::try_parse_from(["agent"]).unwrap();
+        assert_eq!(cli.args.mode, SandboxMode::Auto);
+        let cli = Cli::try_parse_from(["agent", "--sandbox", "none"]).unwrap();
+        assert_eq!(resolve(&cli.args, Path::new("/w")).unwrap(), None);
+        assert!(Cli::try_parse_from(["agent", "--sandbox", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn the_policy_hides_the_work_dir_and_the_operators_paths() {
+        let cli = Cli::try_parse_from([
+            "agent",
+            "--sandbox-hide",
+            "/srv/secrets,/opt/token",
+            "--sandbox-no-network",
+        ])
+        .unwrap();
+        let sandbox = policy(Sandbox::new("/usr/bin/bwrap"), &cli.args, Path::new("/w"));
+        for path in ["/etc/benchgate", "/srv/secrets", "/opt/token", "/w"] {
+            assert!(
+                sandbox.hidden().contains(&PathBuf::from(path)),
+                "{path} not in {:?}",
+                sandbox.hidden()
+            );
+        }
+        assert!(!sandbox.shares_network());
+    }
+}
