@@ -95,8 +95,8 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
         AgentProcess::spawn("beta", &server, &tokens[1], dir.path(), &[]),
     ];
 
-    let dump = dir.path().join("bench-env.txt");
-    let req = repo.comparison(12, vec![format!("ENV_DUMP={}", dump.display())]);
+    // Relative: the run is sandboxed, so its own worktree is the one place it can write.
+    let req = repo.comparison(12, vec!["ENV_DUMP=bench-env.txt".into()]);
     let created = create_comparison(&server, &req).await;
     let status = wait_finished(&server, created.id, FINISH, &[&agents[0], &agents[1]]).await;
 
@@ -127,16 +127,19 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
     assert_eq!(build, 2, "build time of each side is recorded");
 
     // Neither the benchmark runs nor the builds saw the token or the machine's secrets.
-    let run_env = std::fs::read_to_string(&dump).unwrap();
+    let holder = agents.iter().position(|a| a.name == runner).unwrap();
+    let worktree_file = |name: &str| {
+        std::fs::read_dir(agents[holder].work_dir.join("repos"))
+            .unwrap()
+            .map(|d| std::fs::read_to_string(d.unwrap().path().join("head").join(name)).unwrap())
+            .collect::<String>()
+    };
+    let run_env = worktree_file("bench-env.txt");
     assert!(
         run_env.contains("BENCHGATE_BIN="),
         "the job's own env reaches the run"
     );
-    let holder = agents.iter().position(|a| a.name == runner).unwrap();
-    let build_env = std::fs::read_dir(agents[holder].work_dir.join("repos"))
-        .unwrap()
-        .map(|d| std::fs::read_to_string(d.unwrap().path().join("head/build.out")).unwrap())
-        .collect::<String>();
+    let build_env = worktree_file("build.out");
     assert!(
         build_env.contains("PATH="),
         "the build ran with the allow-list: {build_env}"

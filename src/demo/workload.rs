@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use benchgate_harness::sandbox::Sandbox;
 
 /// Iterations of `benchgate spin` for each side.
 #[derive(Debug, Clone, Copy)]
@@ -17,16 +18,25 @@ pub struct Workload {
 /// solves `overhead + head·cost = factor · (overhead + base·cost)` with base ≈ `target`.
 pub fn size(target: Duration, factor: f64) -> anyhow::Result<Workload> {
     let exe = std::env::current_exe().context("locating the benchgate binary")?;
+    // The demo's agent runs with `--sandbox auto`: when bwrap works here, its start-up is part
+    // of every run, so it must be part of the measured overhead too or the factor is diluted.
+    let sandbox = Sandbox::from_path().ok().filter(|s| s.probe().is_ok());
+    let scratch = std::env::temp_dir();
     // The same shape as the benchmark the agent runs (`sh bench.sh` → exec), so start-up is
     // measured as the agent will see it.
     let run = |iterations: u64| -> anyhow::Result<Duration> {
+        let shell = [
+            "sh".to_owned(),
+            "-c".to_owned(),
+            format!("exec '{}' spin --iterations {iterations}", exe.display()),
+        ];
+        let argv = match &sandbox {
+            Some(sandbox) => sandbox.argv(&scratch, &shell),
+            None => shell.to_vec(),
+        };
         let start = Instant::now();
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "exec '{}' spin --iterations {iterations}",
-                exe.display()
-            ))
+        let status = Command::new(&argv[0])
+            .args(&argv[1..])
             .stdout(Stdio::null())
             .status()
             .context("running the workload")?;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use benchgate_api::Side;
 use benchgate_harness::env::ScrubbedEnv;
+use benchgate_harness::sandbox::Sandbox;
 
 /// A git command or a build that failed.
 #[derive(Debug, thiserror::Error)]
@@ -120,23 +121,30 @@ impl Checkout {
 }
 
 /// Runs the build `command` through `sh -c` in `dir` with the scrubbed `env` and returns how
-/// long it took. The build is the repository's code, so it gets no more secrets than a run.
+/// long it took. The build is the repository's code, so it gets no more secrets than a run, and
+/// with a `sandbox` it can write nothing but `dir` (its worktree) and a private `/tmp`.
 pub fn build(
     dir: &Path,
     side: Side,
     command: &str,
     env: &ScrubbedEnv,
+    sandbox: Option<&Sandbox>,
 ) -> Result<Duration, CheckoutError> {
+    let shell = ["sh".to_owned(), "-c".to_owned(), command.to_owned()];
+    let argv = match sandbox {
+        Some(sandbox) => sandbox.argv(dir, &shell),
+        None => shell.to_vec(),
+    };
     let start = Instant::now();
-    let output = Command::new("sh")
-        .args(["-c", command])
+    let output = Command::new(&argv[0])
+        .args(&argv[1..])
         .current_dir(dir)
         .env_clear()
         .envs(env.vars())
         .stdin(Stdio::null())
         .output()
         .map_err(|source| CheckoutError::Spawn {
-            program: "sh".into(),
+            program: argv[0].clone(),
             source,
         })?;
     let elapsed = start.elapsed();
@@ -250,6 +258,7 @@ mod tests {
             Side::Base,
             "mkdir -p target && cp n target/built",
             &env,
+            None,
         )
         .unwrap();
         assert_eq!(std::fs::read_to_string(base.join("n")).unwrap(), "1\n");
@@ -276,6 +285,7 @@ mod tests {
             Side::Head,
             "echo compiling; echo 'error: nope' >&2; exit 3",
             &env,
+            None,
         )
         .unwrap_err();
         assert!(err.log_tail().contains("error: nope"), "{err}");

@@ -52,6 +52,10 @@ pub struct AgentArgs {
         default_value_t = 30.0
     )]
     pub max_backoff_secs: f64,
+
+    /// How PR builds and runs are isolated (bubblewrap).
+    #[command(flatten)]
+    pub sandbox: crate::isolation::SandboxArgs,
 }
 
 /// A parsed `--pin-cpus` list.
@@ -88,6 +92,7 @@ impl fmt::Debug for AgentArgs {
             .field("build_env", &self.build_env)
             .field("run_timeout_secs", &self.run_timeout_secs)
             .field("max_backoff_secs", &self.max_backoff_secs)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }

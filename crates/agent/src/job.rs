@@ -10,6 +10,7 @@ use benchgate_api::Side;
 use benchgate_api::agent::{ClaimedJob, CompleteRequest, JobOutcome, ReleaseRequest};
 use benchgate_harness::env::ScrubbedEnv;
 use benchgate_harness::rounds::{RoundRunner, RunnerConfig};
+use benchgate_harness::sandbox::{Sandbox, isolation_name};
 use tracing::Instrument;
 
 use crate::checkout::{self, Checkout};
@@ -44,6 +45,7 @@ pub async fn run(ctx: &AgentContext, claim: ClaimedJob) -> JobEnd {
             base = %claim.base_sha,
             head = %claim.head_sha,
             rounds = claim.benchmark.rounds,
+            isolation = isolation_name(ctx.sandbox.as_ref()),
             "job claimed"
         );
         let signals = Arc::new(JobSignals::default());
@@ -79,9 +81,10 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         let work_dir = ctx.args.work_dir.clone();
         let claim = claim.clone();
         let build_env = settings.build_env.clone();
+        let sandbox = ctx.sandbox.clone();
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
-            span.in_scope(|| prepare(&work_dir, &claim, &build_env))
+            span.in_scope(|| prepare(&work_dir, &claim, &build_env, sandbox.as_ref()))
         })
         .await
     };
@@ -108,6 +111,7 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             env: settings.run_env.clone(),
             timeout: Some(settings.timeout),
             quieting: settings.quieting.clone(),
+            sandbox: ctx.sandbox.clone(),
             ..RunnerConfig::default()
         },
         settings.schedule,
@@ -255,6 +259,7 @@ fn prepare(
     work_dir: &std::path::Path,
     claim: &ClaimedJob,
     build_env: &ScrubbedEnv,
+    sandbox: Option<&Sandbox>,
 ) -> Result<Prepared, checkout::CheckoutError> {
     let repo = Checkout::new(work_dir, &claim.repository.clone_url);
     repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
@@ -262,11 +267,12 @@ fn prepare(
     let head = repo.worktree(Side::Head, &claim.head_sha)?;
     let build_times = match &claim.benchmark.build {
         Some(command) if !command.trim().is_empty() => {
-            let b = checkout::build(&base, Side::Base, command, build_env)?;
-            let h = checkout::build(&head, Side::Head, command, build_env)?;
+            let b = checkout::build(&base, Side::Base, command, build_env, sandbox)?;
+            let h = checkout::build(&head, Side::Head, command, build_env, sandbox)?;
             tracing::info!(
                 base_ms = b.as_millis() as u64,
                 head_ms = h.as_millis() as u64,
+                isolation = isolation_name(sandbox),
                 "built both sides"
             );
             Some([b, h])

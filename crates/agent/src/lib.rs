@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod client;
 pub mod config;
 pub mod heartbeat;
+pub mod isolation;
 mod job;
 pub mod round_upload;
 pub mod settings;
@@ -18,6 +19,7 @@ pub mod upload;
 
 use benchgate_api::agent::FingerprintRequest;
 use benchgate_harness::fingerprint::MachineFingerprint;
+use benchgate_harness::sandbox::isolation_name;
 
 pub use client::{Client, ClientError};
 pub use config::AgentArgs;
@@ -36,6 +38,8 @@ pub enum AgentError {
     },
     #[error("cannot listen for signals: {0}")]
     Signals(std::io::Error),
+    #[error(transparent)]
+    Sandbox(#[from] isolation::SandboxRequired),
 }
 
 /// How one job ended, from this agent's point of view.
@@ -59,6 +63,9 @@ pub struct AgentContext {
     pub args: AgentArgs,
     pub client: Client,
     pub shutdown: Shutdown,
+    /// The sandbox of every build and run; `None`: unsandboxed (`--sandbox none`, or `auto`
+    /// on a host where bubblewrap does not work).
+    pub sandbox: Option<benchgate_harness::sandbox::Sandbox>,
 }
 
 /// Runs the agent until SIGTERM/SIGINT (then `Ok`) or until the token is rejected.
@@ -80,12 +87,14 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
         path: args.work_dir.clone(),
         source,
     })?;
+    let sandbox = isolation::resolve(&args.sandbox, &args.work_dir)?;
     let client = Client::new(&args.server, &args.token)?;
     tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, "agent starting");
     let ctx = AgentContext {
         args,
         client,
         shutdown,
+        sandbox,
     };
     send_fingerprint(&ctx).await?;
 
@@ -123,7 +132,10 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
 
 /// Tells the server what machine this is (CPU, cores, kernel, governor…).
 async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {
-    let fingerprint = MachineFingerprint::current();
+    let fingerprint = MachineFingerprint {
+        isolation: Some(isolation_name(ctx.sandbox.as_ref()).to_owned()),
+        ..MachineFingerprint::current()
+    };
     tracing::info!(machine = %fingerprint.summary(), "machine fingerprint");
     let req = FingerprintRequest {
         fingerprint: serde_json::to_value(&fingerprint).unwrap_or_default(),

@@ -19,6 +19,9 @@ pub struct MachineFingerprint {
     pub memory_bytes: u64,
     /// 1-, 5- and 15-minute load averages when the fingerprint was taken.
     pub load_average: [f64; 3],
+    /// How the benchmarked code was isolated (`bwrap`, `none`); set by the agent, which knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
 }
 
 impl MachineFingerprint {
@@ -45,6 +48,7 @@ impl MachineFingerprint {
             memory_bytes: info.totalram as u64 * u64::from(info.mem_unit),
             // Fixed point with 16 fractional bits (SI_LOAD_SHIFT).
             load_average: info.loads.map(|l| l as f64 / 65536.0),
+            isolation: None,
         }
     }
 

@@ -14,5 +14,6 @@ pub mod process;
 pub mod quieting;
 pub mod rounds;
 pub mod samples;
+pub mod sandbox;
 pub mod schedule;
 pub mod worktree;

@@ -12,6 +12,7 @@ use crate::formats::{self, Format, ParseError};
 use crate::perf::{self, PerfWrapped};
 use crate::process::{Exit, ProcessMeasurement, RunError, RunSpec, run_process};
 use crate::quieting::{LoadWait, Quieting, wait_for_load};
+use crate::sandbox::Sandbox;
 use crate::schedule::{RoundOrders, Schedule};
 
 /// Benchmark name of the `command` format's samples: the whole process is the benchmark.
@@ -32,6 +33,9 @@ pub struct RunnerConfig {
     pub count_instructions: bool,
     /// How long to wait for the load limit before a round starts anyway.
     pub load_wait_deadline: Duration,
+    /// Run each side in a bubblewrap sandbox whose writable directory is the side's `cwd`;
+    /// `None`: unsandboxed. Wall time and peak RSS then include bwrap, equally on both sides.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for RunnerConfig {
@@ -43,6 +47,7 @@ impl Default for RunnerConfig {
             quieting: Quieting::default(),
             count_instructions: false,
             load_wait_deadline: Duration::from_secs(60),
+            sandbox: None,
         }
     }
 }
@@ -70,6 +75,9 @@ impl Round {
 /// nothing, and averaging around it would hide that.
 #[derive(Debug, thiserror::Error)]
 pub enum MeasurementError {
+    /// A sandbox needs the side's directory: it is the only one the side may write.
+    #[error("{side} command has no working directory to sandbox it in")]
+    Unsandboxable { side: &'static str },
     #[error("{side} command `{command}`: {source}")]
     Run {
         side: &'static str,
@@ -178,13 +186,18 @@ impl RoundRunner {
         };
         let name = side.as_str();
         let display = command.display();
+        let argv = match (&self.config.sandbox, &command.cwd) {
+            (Some(sandbox), Some(dir)) => sandbox.argv(dir, &command.argv),
+            (Some(_), None) => return Err(MeasurementError::Unsandboxable { side: name }),
+            (None, _) => command.argv.clone(),
+        };
+        // perf outside bwrap: its output file is written to the agent's temp dir, which the
+        // sandbox hides.
         let perf = self
             .instructions
-            .then(|| PerfWrapped::new(&command.argv, &std::env::temp_dir()));
+            .then(|| PerfWrapped::new(&argv, &std::env::temp_dir()));
         let spec = RunSpec {
-            argv: perf
-                .as_ref()
-                .map_or_else(|| command.argv.clone(), |p| p.argv.clone()),
+            argv: perf.as_ref().map_or(argv, |p| p.argv.clone()),
             cwd: command.cwd.clone(),
             env: self.config.env.clone(),
             timeout: self.config.timeout,

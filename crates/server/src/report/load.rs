@@ -172,7 +172,7 @@ fn count_outliers(samples: &[Sample], benchmark: &str, metric: &str) -> (usize, 
     (benchgate_stats::modified_z_outliers(&d).len(), d.len())
 }
 
-/// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance`, from whatever the
+/// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance, sandbox bwrap`, from whatever the
 /// agent reported.
 fn fingerprint_line(f: &serde_json::Value) -> String {
     let text = |k: &str| f.get(k).and_then(|v| v.as_str()).map(str::to_owned);
@@ -193,5 +193,9 @@ fn fingerprint_line(f: &serde_json::Value) -> String {
         "governor {}",
         text("governor").unwrap_or_else(|| "n/a".to_owned())
     ));
+    // Agents before the sandbox did not report it; saying nothing beats guessing.
+    if let Some(isolation) = text("isolation") {
+        parts.push(format!("sandbox {isolation}"));
+    }
     parts.join(", ")
 }

@@ -1,0 +1,149 @@
+//! Which sandbox PR code runs in on this agent, decided once at start: `--sandbox auto` uses
+//! bubblewrap when a probe shows it works here and warns loudly otherwise, `bwrap` refuses to
+//! start without it, `none` is an explicit (and warned) opt-out.
+
+use std::path::{Path, PathBuf};
+
+use benchgate_harness::sandbox::{Sandbox, SandboxError};
+
+/// Directories hidden from PR code besides the work dir and `--sandbox-hide`: where the
+/// packaged agent keeps its settings and token (deploy/).
+const DEFAULT_HIDDEN: [&str; 1] = ["/etc/benchgate"];
+
+/// `--sandbox`: how builds and benchmark runs are isolated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SandboxMode {
+    /// bubblewrap when it works on this host, otherwise no sandbox and a warning.
+    #[default]
+    Auto,
+    /// bubblewrap, required: the agent refuses to start without it.
+    Bwrap,
+    /// No sandbox: PR code can read the agent's files and write the other side's worktree.
+    None,
+}
+
+/// The agent's sandbox flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SandboxArgs {
+    /// Isolation of PR builds and runs: `auto` (bubblewrap when it works here), `bwrap`
+    /// (required) or `none` (no isolation; warned).
+    #[arg(
+        long = "sandbox",
+        env = "BENCHGATE_SANDBOX",
+        value_enum,
+        default_value_t = SandboxMode::Auto
+    )]
+    pub mode: SandboxMode,
+
+    /// More paths PR code must not read (comma-separated), besides the work dir,
+    /// /etc/benchgate and $CREDENTIALS_DIRECTORY, e.g. a token file kept elsewhere.
+    #[arg(
+        long = "sandbox-hide",
+        env = "BENCHGATE_SANDBOX_HIDE",
+        value_delimiter = ','
+    )]
+    pub hide: Vec<PathBuf>,
+
+    /// Give sandboxed builds and runs no network (loopback only); builds then need their
+    /// dependencies already fetched or vendored.
+    #[arg(long = "sandbox-no-network", env = "BENCHGATE_SANDBOX_NO_NETWORK")]
+    pub no_network: bool,
+}
+
+/// `--sandbox bwrap` on a host where bubblewrap does not work.
+#[derive(Debug, thiserror::Error)]
+#[error("--sandbox bwrap: {0}")]
+pub struct SandboxRequired(#[from] SandboxError);
+
+/// Decides the sandbox of every job: `Some` runs PR code in bubblewrap, `None` unsandboxed.
+pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, SandboxRequired> {
+    if args.mode == SandboxMode::None {
+        tracing::warn!(
+            "--sandbox none: PR builds and runs can read the agent's files and write the other side's worktree"
+        );
+        return Ok(None);
+    }
+    let probed = Sandbox::from_path()
+        .map(|s| policy(s, args, work_dir))
+        .and_then(|s| {
+            s.probe()?;
+            Ok(s)
+        });
+    match (probed, args.mode) {
+        (Ok(sandbox), _) => {
+            tracing::info!(
+                isolation = "bwrap",
+                hidden = ?sandbox.hidden(),
+                network = sandbox.shares_network(),
+                "PR builds and runs are sandboxed"
+            );
+            Ok(Some(sandbox))
+        }
+        (Err(e), SandboxMode::Bwrap) => Err(SandboxRequired(e)),
+        (Err(e), _) => {
+            tracing::warn!(
+                error = %e,
+                "NO SANDBOX: bubblewrap does not work on this host, so PR builds and runs can read the agent's files and write the other side's worktree; install bubblewrap, or opt out explicitly with --sandbox none"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The hiding rules: the work dir (clones, both worktrees), the packaged config directory,
+/// systemd's credentials directory and the operator's `--sandbox-hide` paths.
+fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path) -> Sandbox {
+    let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    let mut sandbox = DEFAULT_HIDDEN
+        .iter()
+        .map(PathBuf::from)
+        .chain(credentials)
+        .chain(args.hide.iter().cloned())
+        .chain(std::iter::once(work_dir.to_path_buf()))
+        .fold(sandbox, Sandbox::hide);
+    if args.no_network {
+        sandbox = sandbox.without_network();
+    }
+    sandbox
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SandboxArgs,
+    }
+
+    #[test]
+    fn auto_is_the_default_and_none_is_an_explicit_opt_out() {
+        let cli = Cli::try_parse_from(["agent"]).unwrap();
+        assert_eq!(cli.args.mode, SandboxMode::Auto);
+        let cli = Cli::try_parse_from(["agent", "--sandbox", "none"]).unwrap();
+        assert_eq!(resolve(&cli.args, Path::new("/w")).unwrap(), None);
+        assert!(Cli::try_parse_from(["agent", "--sandbox", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn the_policy_hides_the_work_dir_and_the_operators_paths() {
+        let cli = Cli::try_parse_from([
+            "agent",
+            "--sandbox-hide",
+            "/srv/secrets,/opt/token",
+            "--sandbox-no-network",
+        ])
+        .unwrap();
+        let sandbox = policy(Sandbox::new("/usr/bin/bwrap"), &cli.args, Path::new("/w"));
+        for path in ["/etc/benchgate", "/srv/secrets", "/opt/token", "/w"] {
+            assert!(
+                sandbox.hidden().contains(&PathBuf::from(path)),
+                "{path} not in {:?}",
+                sandbox.hidden()
+            );
+        }
+        assert!(!sandbox.shares_network());
+    }
+}

@@ -1,0 +1,216 @@
+//! Isolation of PR code with bubblewrap: a build or run sees the whole filesystem read-only,
+//! can write only its own worktree and a private `/tmp`, and finds the agent's files (work dir,
+//! config, token) and the other side's worktree replaced by empty read-only directories.
+//!
+//! bwrap is the measured child, so `wait4` still reports the benchmark's CPU time and peak RSS
+//! (bwrap waits for it); bwrap's own start-up is the same on both sides and is documented in
+//! docs/performance.md.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Parts of `/proc` a process running as root could write to reach the host kernel (sysctls,
+/// IRQ affinity, bus devices); bound read-only over the sandbox's own `/proc`. Only the ones
+/// that exist on this host are bound, since bwrap refuses a missing source.
+const PROC_READ_ONLY: [&str; 4] = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
+
+/// Why the sandbox cannot be used on this host.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("bwrap is not on PATH (Debian: apt-get install bubblewrap)")]
+    NotFound,
+    #[error("cannot prepare the probe: {0}")]
+    Prepare(std::io::Error),
+    #[error("cannot start {bwrap}: {source}")]
+    Spawn {
+        bwrap: String,
+        source: std::io::Error,
+    },
+    #[error("bwrap does not work on this host ({status}): {stderr}")]
+    Refused { status: String, stderr: String },
+}
+
+/// The isolation policy shared by both sides of a job: which paths to hide and whether the
+/// network is shared. [`Sandbox::argv`] applies it to one side's writable directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    bwrap: PathBuf,
+    hidden: Vec<PathBuf>,
+    network: bool,
+}
+
+impl Sandbox {
+    /// A policy that runs commands through the `bwrap` binary at `bwrap`, network shared and
+    /// nothing hidden yet beyond `/tmp`.
+    pub fn new(bwrap: impl Into<PathBuf>) -> Self {
+        Sandbox {
+            bwrap: bwrap.into(),
+            hidden: Vec::new(),
+            network: true,
+        }
+    }
+
+    /// The policy with `bwrap` looked up on `PATH`.
+    pub fn from_path() -> Result<Self, SandboxError> {
+        find_on_path("bwrap")
+            .map(Sandbox::new)
+            .ok_or(SandboxError::NotFound)
+    }
+
+    /// Also hides `path` (a directory becomes an empty read-only one, a file reads as empty).
+    /// A path that does not exist is skipped when a command is wrapped. Symlinks are resolved
+    /// now, because bwrap mounts over the target.
+    pub fn hide(mut self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref();
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !self.hidden.contains(&path) {
+            self.hidden.push(path);
+        }
+        self
+    }
+
+    /// Gives sandboxed processes a network namespace of their own (loopback only).
+    pub fn without_network(mut self) -> Self {
+        self.network = false;
+        self
+    }
+
+    /// The hidden paths, for the agent's start-up log.
+    pub fn hidden(&self) -> &[PathBuf] {
+        &self.hidden
+    }
+
+    /// Whether sandboxed processes share the host's network.
+    pub fn shares_network(&self) -> bool {
+        self.network
+    }
+
+    /// `command` wrapped so that it runs in `writable` (its worktree) with only that directory
+    /// and a private `/tmp` writable, and the hidden paths empty.
+    pub fn argv(&self, writable: &Path, command: &[String]) -> Vec<String> {
+        let writable = std::fs::canonicalize(writable).unwrap_or_else(|_| writable.to_path_buf());
+        let w = writable.to_string_lossy().into_owned();
+        let mut argv: Vec<String> = vec![self.bwrap.to_string_lossy().into_owned()];
+        let mut push = |args: &[&str]| argv.extend(args.iter().map(|a| (*a).to_owned()));
+        push(&[
+            "--die-with-parent",
+            // setsid: sandboxed code cannot push input into a terminal the agent may have.
+            "--new-session",
+            "--unshare-pid",
+            // The command itself is pid 1, so bwrap reaps it and its CPU time and peak RSS
+            // reach our wait4. With bwrap's own init as pid 1, bwrap exits on an event fd
+            // without reaping that init, and wait4 would report bwrap alone (~3 MiB, 0 CPU).
+            "--as-pid-1",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            // As root, bwrap would otherwise keep every capability (mount, ptrace, …).
+            "--cap-drop",
+            "ALL",
+        ]);
+        if !self.network {
+            push(&["--unshare-net"]);
+        }
+        push(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+        for part in PROC_READ_ONLY {
+            if Path::new(part).exists() {
+                push(&["--ro-bind", part, part]);
+            }
+        }
+        push(&["--tmpfs", "/tmp"]);
+        let mut hidden_dirs = Vec::new();
+        for path in &self.hidden {
+            let p = path.to_string_lossy().into_owned();
+            if path.is_dir() {
+                push(&["--tmpfs", &p]);
+                hidden_dirs.push(p);
+            } else if path.exists() {
+                push(&["--ro-bind", "/dev/null", &p]);
+            }
+        }
+        // After the hiding mounts, so a worktree inside a hidden directory shows through.
+        push(&["--bind", &w, &w]);
+        for dir in &hidden_dirs {
+            // Not recursive: the worktree bound inside stays writable, the rest of the empty
+            // directory does not, so a write there fails instead of vanishing silently.
+            push(&["--remount-ro", dir]);
+        }
+        push(&["--setenv", "TMPDIR", "/tmp", "--chdir", &w, "--"]);
+        argv.extend(command.iter().cloned());
+        argv
+    }
+
+    /// Runs `true` in the sandbox once, with a scratch directory as its worktree; `Ok` means
+    /// bwrap works on this host with this policy.
+    pub fn probe(&self) -> Result<(), SandboxError> {
+        let scratch = std::env::temp_dir().join(format!("benchgate-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).map_err(SandboxError::Prepare)?;
+        let argv = self.argv(&scratch, &["true".to_owned()]);
+        let output = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .output();
+        let _ = std::fs::remove_dir_all(&scratch);
+        let output = output.map_err(|source| SandboxError::Spawn {
+            bwrap: self.bwrap.display().to_string(),
+            source,
+        })?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(SandboxError::Refused {
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            })
+        }
+    }
+}
+
+/// How PR code is isolated, as the job log, the fingerprint and the PR comment name it.
+pub fn isolation_name(sandbox: Option<&Sandbox>) -> &'static str {
+    match sandbox {
+        Some(_) => "bwrap",
+        None => "none",
+    }
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worktree_is_bound_after_the_hiding_and_hidden_dirs_are_read_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        let side = work.join("repo/head");
+        std::fs::create_dir_all(&side).unwrap();
+        let token = tmp.path().join("token");
+        std::fs::write(&token, "t").unwrap();
+        let sandbox = Sandbox::new("/usr/bin/bwrap")
+            .hide(&work)
+            .hide(&token)
+            .hide(tmp.path().join("missing"))
+            .without_network();
+        let argv = sandbox.argv(&side, &["sh".into(), "-c".into(), "make".into()]);
+        let at = |needle: &[&str]| {
+            argv.windows(needle.len())
+                .position(|w| w.iter().zip(needle).all(|(a, b)| a == b))
+                .unwrap_or_else(|| panic!("{needle:?} not in {argv:?}"))
+        };
+        let (work, side) = (work.to_str().unwrap(), side.to_str().unwrap());
+        assert!(at(&["--tmpfs", work]) < at(&["--bind", side, side]));
+        assert!(at(&["--bind", side, side]) < at(&["--remount-ro", work]));
+        at(&["--ro-bind", "/dev/null", token.to_str().unwrap()]);
+        at(&["--unshare-net"]);
+        at(&["--cap-drop", "ALL"]);
+        assert!(!argv.iter().any(|a| a.contains("missing")), "{argv:?}");
+        assert_eq!(&argv[argv.len() - 4..], ["--", "sh", "-c", "make"]);
+    }
+}

@@ -1,0 +1,192 @@
+//! A hostile PR against a sandboxed `benchgate agent`, end to end: the real server and agent, a
+//! real git repository whose head's build and benchmark try to slow the base down by rewriting
+//! its worktree, read the agent's settings and state, and write outside their own worktree.
+//! None of it may succeed, and the comparison must still say what the head really does.
+//!
+//! Without a working bwrap the test skips with the reason printed; in CI (`CI` set) it fails.
+
+#[path = "support/agent.rs"]
+mod agent_support;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent_support::{
+    AgentProcess, BASE_ITERATIONS, HEAD_ITERATIONS, add_runner, create_comparison, spawn_server_at,
+    wait_finished,
+};
+use benchgate_api::VerdictKind;
+use benchgate_harness::sandbox::Sandbox;
+use support::{BIN, git};
+
+/// Whether bwrap works here; `false` with the reason printed (a failure in CI).
+fn bwrap_works() -> bool {
+    match Sandbox::from_path().and_then(|s| s.probe()) {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("bubblewrap must work in CI (.ci/run installs it): {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+/// The head's attack, run by its build and again by every benchmark run: each line of
+/// `attack.log` (in its own worktree) says what one attempt got.
+fn attack_script(work_dir: &Path, config: &Path, outside: &Path) -> String {
+    let (work, config, outside) = (work_dir.display(), config.display(), outside.display());
+    format!(
+        "log=\"$PWD/attack-$1.log\"\n\
+         for f in ../base/iterations {work}/repos/*/base/iterations; do\n\
+           echo 75000000 > \"$f\"; echo \"write $f: $?\" >> \"$log\"\n\
+         done\n\
+         echo x > ../base/planted; echo \"write planted: $?\" >> \"$log\"\n\
+         echo \"agent settings: [$(cat {config}/agent.env 2>&1)]\" >> \"$log\"\n\
+         echo \"state dir: [$(ls {work}/repos/* 2>&1)]\" >> \"$log\"\n\
+         echo \"mirror config: [$(cat {work}/repos/*/mirror.git/config 2>&1)]\" >> \"$log\"\n\
+         echo \"agent environment: [$(cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep TOKEN)]\" >> \"$log\"\n\
+         echo x > {outside}/pwned; echo \"outside: $?\" >> \"$log\"\n\
+         echo x > \"$HOME/benchgate-pwned\"; echo \"home: $?\" >> \"$log\"\n"
+    )
+}
+
+/// A repository whose base is a plain benchmark and whose head does three times the work and
+/// attacks: were the attack to work, base would do ten times the head's work and head would
+/// look faster.
+fn hostile_repo(dir: &Path, attack: &str) -> (PathBuf, String, String) {
+    let path = dir.join("project");
+    std::fs::create_dir_all(&path).unwrap();
+    std::fs::write(
+        path.join("bench.sh"),
+        "#!/bin/sh\n[ -f attack.sh ] && sh attack.sh run\n\
+         exec \"$BENCHGATE_BIN\" spin --iterations \"$(cat iterations)\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path.join("build.sh"),
+        "[ -f attack.sh ] && sh attack.sh build\nenv > build.out\n",
+    )
+    .unwrap();
+    std::fs::write(path.join(".gitignore"), "build.out\nattack-*.log\n").unwrap();
+    std::fs::write(path.join("iterations"), BASE_ITERATIONS.to_string()).unwrap();
+    git(&path, &["init", "-q"]);
+    git(&path, &["add", "."]);
+    git(&path, &["commit", "-qm", "base"]);
+    let base = git(&path, &["rev-parse", "HEAD"]);
+    std::fs::write(path.join("iterations"), HEAD_ITERATIONS.to_string()).unwrap();
+    std::fs::write(path.join("attack.sh"), attack).unwrap();
+    git(&path, &["add", "."]);
+    git(&path, &["commit", "-qm", "head: more work, and an attack"]);
+    let head = git(&path, &["rev-parse", "HEAD"]);
+    (path, base, head)
+}
+
+#[tokio::test]
+async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
+    if !bwrap_works() {
+        return;
+    }
+    // Outside /tmp, which the sandbox replaces anyway: the hiding must be what protects these.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let token = add_runner(&db, "guarded");
+    let config = dir.path().join("etc-benchgate");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("agent.env"),
+        format!("BENCHGATE_TOKEN={token}\n"),
+    )
+    .unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let work_dir = dir.path().join("agent-guarded");
+    let (repo, base, head) = hostile_repo(dir.path(), &attack_script(&work_dir, &config, &outside));
+
+    let hide = config.to_string_lossy().into_owned();
+    let agent = AgentProcess::spawn(
+        "guarded",
+        &server,
+        &token,
+        dir.path(),
+        &["--sandbox", "bwrap", "--sandbox-hide", &hide],
+    );
+    let mut req = agent_support::BenchRepo {
+        path: repo,
+        base,
+        head,
+    }
+    .comparison(6, Vec::new());
+    req.config.benchmark.build = Some("sh build.sh".into());
+    req.config
+        .benchmark
+        .env
+        .push(format!("BENCHGATE_BIN={BIN}"));
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, Duration::from_secs(90), &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    assert!(
+        agent.logged("PR builds and runs are sandboxed"),
+        "{}",
+        agent.logs()
+    );
+
+    let repos: Vec<PathBuf> = std::fs::read_dir(work_dir.join("repos"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .collect();
+    assert_eq!(repos.len(), 1);
+    let base_dir = repos[0].join("base");
+    let head_dir = repos[0].join("head");
+    // The agent may have moved on to this runner's A/A calibration, whose checkout restores
+    // tracked files; an untracked file in base would survive it. The verdict below shows that
+    // base's `iterations` was never rewritten while it mattered.
+    assert!(
+        !base_dir.join("planted").exists(),
+        "the head wrote into the base worktree"
+    );
+    assert_eq!(
+        std::fs::read_to_string(base_dir.join("iterations")).unwrap(),
+        BASE_ITERATIONS.to_string(),
+        "the base worktree was rewritten"
+    );
+    assert!(
+        !outside.join("pwned").exists(),
+        "wrote outside its worktree"
+    );
+    if let Some(home) = std::env::var_os("HOME") {
+        assert!(
+            !Path::new(&home).join("benchgate-pwned").exists(),
+            "wrote to $HOME"
+        );
+    }
+    for phase in ["build", "run"] {
+        let log = std::fs::read_to_string(head_dir.join(format!("attack-{phase}.log")))
+            .unwrap_or_else(|e| panic!("the head's {phase} attack left no log: {e}"));
+        assert!(!log.contains(&token), "the {phase} read the token:\n{log}");
+        assert!(
+            log.lines()
+                .filter(|l| l.starts_with("write ")
+                    || l.starts_with("outside")
+                    || l.starts_with("home"))
+                .all(|l| l.ends_with(": 2")),
+            "a write of the {phase} succeeded:\n{log}"
+        );
+        assert!(log.contains("agent environment: []"), "{log}");
+        assert!(log.contains("No such file"), "{log}");
+    }
+
+    // Honest results: head does three times base's work, and the comparison says so.
+    let headline = status.runners.iter().find(|r| r.headline).unwrap();
+    let cpu = headline
+        .report
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "command" && b.metric == "cpu_time")
+        .expect("a cpu_time result");
+    assert_eq!(cpu.verdict, VerdictKind::Slower, "{cpu:?}");
+    assert!(cpu.change_pct.is_some_and(|p| p > 100.0), "{cpu:?}");
+}
