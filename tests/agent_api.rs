@@ -605,3 +605,51 @@ async fn readable(server: &Server, id: i64) {
         assert_eq!(resp.status(), StatusCode::OK, "{page}");
     }
 }
+
+/// Two servers on one Postgres behind a load balancer: rounds of one job uploaded through both
+/// at once. The stored result is always computed from every stored round (the store keeps the
+/// analysis that saw the most samples), as one server alone would store it.
+#[test]
+fn two_servers_on_one_postgres_store_results_from_every_round() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let db = FreshPostgres::create(&admin);
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let env = [("BENCHGATE_ADMIN_TOKEN", ADMIN)];
+        let (a, b) = (spawn_server(&db.url, &env), spawn_server(&db.url, &env));
+        let token = add_runner(&db.url, "replicated", "linux");
+        let (via_a, via_b) = (Agent::new(&a, &token), Agent::new(&b, &token));
+        let rounds = 24;
+        let created = create_comparison(&a, rounds as u32).await;
+        let job = via_b.claim(5).await.expect("a job");
+        for round in (0..rounds).step_by(2) {
+            let value = |r: i64, phase| 1000.0 * noise(r, phase);
+            let (x, y) = tokio::join!(
+                via_a.upload(&job, round, value(round, 0.0), 1.1 * value(round, 1.0)),
+                via_b.upload(
+                    &job,
+                    round + 1,
+                    value(round + 1, 0.0),
+                    1.1 * value(round + 1, 1.0)
+                ),
+            );
+            assert_eq!((x.status(), y.status()), (StatusCode::OK, StatusCode::OK));
+            // Whichever replica answers, the stored result covers every round stored so far.
+            for server in [&a, &b] {
+                let status = comparison(server, created.id).await;
+                let fib = &status.runners[0].report.benchmarks[0];
+                assert_eq!(
+                    fib.n as i64,
+                    round + 2,
+                    "after round {}: {fib:?}",
+                    round + 1
+                );
+            }
+        }
+        let fib = &comparison(&b, created.id).await.runners[0]
+            .report
+            .benchmarks[0];
+        assert_eq!(fib.verdict, benchgate_api::VerdictKind::Slower, "{fib:?}");
+    });
+}

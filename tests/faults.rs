@@ -203,3 +203,86 @@ async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
     // Signed but not JSON: refused for what it is, no longer for the budget.
     assert_eq!(resp.status().as_u16(), 400);
 }
+
+/// kill -9 the server in the middle of a burst of signed deliveries: every delivery that was
+/// answered 202 is recorded (its redelivery is a duplicate), and every one that got no answer
+/// is recorded once GitHub redelivers it to the restarted server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_during_a_webhook_burst_loses_no_accepted_delivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let env = [("BENCHGATE_WEBHOOK_SECRET", SECRET)];
+    let mut server = spawn_server(&url, &env);
+    let deliveries: Vec<String> = (0..60).map(|i| format!("burst-{i}")).collect();
+    // Four senders in parallel, each delivery after the previous one's answer; the server is
+    // killed once ten have been answered, with the others in flight or not sent yet.
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let senders: Vec<_> = deliveries
+        .chunks(15)
+        .map(|chunk| {
+            let url = server.url("/webhooks/github");
+            let (chunk, answered) = (chunk.to_vec(), answered.clone());
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                for d in chunk {
+                    let status = send_ping(&url, &d).await;
+                    answered.fetch_add(1, Ordering::SeqCst);
+                    out.push((d, status));
+                }
+                out
+            })
+        })
+        .collect();
+    while answered.load(Ordering::SeqCst) < 10 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    let mut accepted = Vec::new();
+    for sender in senders {
+        for (delivery, status) in sender.await.unwrap() {
+            match status {
+                Some(202) => accepted.push(delivery),
+                Some(other) => panic!("{delivery}: answered {other} before the kill"),
+                None => {}
+            }
+        }
+    }
+    eprintln!(
+        "{} of {} deliveries answered 202 before kill -9",
+        accepted.len(),
+        deliveries.len()
+    );
+    assert!(
+        accepted.len() >= 10 && accepted.len() < deliveries.len(),
+        "{}",
+        accepted.len()
+    );
+
+    let server = spawn_server(&url, &env);
+    let target = server.url("/webhooks/github");
+    for d in &deliveries {
+        let expected = if accepted.contains(d) { 200 } else { 202 };
+        assert_eq!(send_ping(&target, d).await, Some(expected), "{d}");
+    }
+    // And each is recorded exactly once.
+    for d in &deliveries {
+        assert_eq!(send_ping(&target, d).await, Some(200), "{d}");
+    }
+}
+
+/// A signed ping; `None` when the connection died before an answer.
+async fn send_ping(url: &str, delivery: &str) -> Option<u16> {
+    let body = br#"{"zen":"Design for failure.","hook_id":1}"#.to_vec();
+    impatient()
+        .post(url)
+        .header("X-GitHub-Event", "ping")
+        .header("X-GitHub-Delivery", delivery)
+        .header("X-Hub-Signature-256", sign_with(SECRET.as_bytes(), &body))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
