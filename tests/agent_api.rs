@@ -494,7 +494,7 @@ async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
     let url = format!("sqlite://{}", dir.path().join("bg.db").display());
     let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
     let agent = Agent::new(&server, &add_runner(&url, "big", "linux"));
-    create_comparison(&server, 4).await;
+    let created = create_comparison(&server, 4).await;
     let job = agent.claim(5).await.expect("a job");
     let path = format!("/api/v1/jobs/{}/rounds", job.job_id);
 
@@ -520,6 +520,26 @@ async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
     );
     let receipt: UploadReceipt = resp.json().await.unwrap();
     assert_eq!(receipt.inserted, 20_000);
+
+    // The comparison page of a 10,000-benchmark suite is paged: each page shows 50 rows with
+    // their plots, and stays small.
+    let id = created.id;
+    for (page, rows) in [(1, "Rows 1–50 of 10000"), (200, "Rows 9951–10000 of 10000")] {
+        let resp = http()
+            .get(server.url(&format!("/comparisons/{id}?page={page}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let html = resp.text().await.unwrap();
+        assert!(html.contains(rows), "page {page}");
+        assert!(
+            html.len() < 2_000_000,
+            "page {page} is {} bytes",
+            html.len()
+        );
+        assert_eq!(html.matches("<section id=\"b").count(), 50, "page {page}");
+    }
 }
 
 /// One extreme value must not poison the store: beyond what the statistics can hold it is

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use benchgate_api::BenchmarkResult;
 use benchgate_stats::modified_z_outliers;
@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use super::format::{age, duration_words, log_spread_pct, short_sha, verdict_class};
 use super::plot;
 use super::render;
-use super::rounds::{DEFAULT_N_STAR, PairedSeries, paired_series, running_intervals};
+use super::rounds::{PairedSeries, paired_series, running_intervals};
 use crate::{ApiError, AppState};
 use benchgate_stats::words;
 
@@ -59,7 +59,28 @@ struct ComparisonPage {
     created: String,
     pr_url: Option<String>,
     benchmarks: Vec<BenchmarkView>,
+    /// Which rows this page shows, of how many, and the neighbouring pages.
+    rows: PageOf,
     jobs: Vec<JobView>,
+}
+
+/// Benchmarks per page: each brings two plots, so a suite of thousands is paged, and the page
+/// stays small whatever a PR's benchmark prints.
+pub const ROWS_PER_PAGE: usize = 50;
+
+/// The slice of rows one page shows.
+struct PageOf {
+    first: usize,
+    last: usize,
+    total: usize,
+    previous: Option<usize>,
+    next: Option<usize>,
+}
+
+/// `?page=N` (1-based).
+#[derive(Debug, serde::Deserialize)]
+pub struct PageQuery {
+    page: Option<usize>,
 }
 
 /// `https://github.com/{owner/name}/pull/{n}` when the comparison belongs to a PR of a GitHub
@@ -160,6 +181,7 @@ fn job_view(job: &Job, runner_names: &HashMap<RunnerId, String>, now: DateTime<U
 pub async fn page(
     State(app): State<AppState>,
     Path(id): Path<i64>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Html<String>, ApiError> {
     let store = app.store.as_ref();
     let now = Utc::now();
@@ -184,7 +206,12 @@ pub async fn page(
     runner_ids.sort();
     runner_ids.dedup();
     let margins = margins(store, &c, runner_ids.iter().copied()).await?;
-    let n_star = c.planned_rounds.map_or(DEFAULT_N_STAR, |n| n.max(2) as f64);
+    let plan = crate::analysis::NStarPlan {
+        per_benchmark: crate::analysis::stored_config(&c.config)
+            .map(|s| s.n_star)
+            .unwrap_or_default(),
+        fallback: c.planned_rounds,
+    };
 
     // Stored results lead, in their order; series without a result yet follow.
     let mut series: HashMap<(RunnerId, String, String), PairedSeries> = HashMap::new();
@@ -206,29 +233,46 @@ pub async fn page(
             .cloned()
             .unwrap_or_else(|| id.to_string())
     };
-    let mut benchmarks = Vec::new();
+    // Every row in order (stored results lead, series without a result yet follow); views
+    // with their plots are built for this page's rows only.
+    let mut rows: Vec<(RunnerId, Option<&BenchmarkResult>, Option<PairedSeries>)> = Vec::new();
     for stored in &results {
         let key = (
             stored.runner_id,
             stored.result.name.clone(),
             stored.result.metric.clone(),
         );
-        let s = series.remove(&key);
-        let view = benchmark_view(
-            &name_of(&stored.runner_id),
-            Some(&stored.result),
-            s.as_ref(),
-            margins.get(&key).copied(),
-            n_star,
-        );
-        benchmarks.push(view);
+        rows.push((stored.runner_id, Some(&stored.result), series.remove(&key)));
     }
     for key in series_order {
         if let Some(s) = series.remove(&key) {
-            let m = margins.get(&key).copied();
-            benchmarks.push(benchmark_view(&name_of(&key.0), None, Some(&s), m, n_star));
+            rows.push((key.0, None, Some(s)));
         }
     }
+    let pages = rows.len().div_ceil(ROWS_PER_PAGE).max(1);
+    let at = query.page.unwrap_or(1).clamp(1, pages);
+    let first = (at - 1) * ROWS_PER_PAGE;
+    let benchmarks: Vec<BenchmarkView> = rows
+        .iter()
+        .skip(first)
+        .take(ROWS_PER_PAGE)
+        .map(|(runner, result, s)| {
+            let (name, metric) = match (result, s) {
+                (Some(r), _) => (r.name.clone(), r.metric.clone()),
+                (None, Some(s)) => (s.benchmark.clone(), s.metric.clone()),
+                (None, None) => Default::default(),
+            };
+            let m = margins.get(&(*runner, name.clone(), metric)).copied();
+            benchmark_view(&name_of(runner), *result, s.as_ref(), m, plan.n_star(&name))
+        })
+        .collect();
+    let rows_shown = PageOf {
+        first: first + 1,
+        last: first + benchmarks.len(),
+        total: rows.len(),
+        previous: (at > 1).then(|| at - 1),
+        next: (at < pages).then(|| at + 1),
+    };
 
     let page = ComparisonPage {
         base_short: short_sha(&c.base_sha).to_string(),
@@ -236,6 +280,7 @@ pub async fn page(
         created: age(c.created_at, now),
         pr_url: pull_request_url(&c),
         benchmarks,
+        rows: rows_shown,
         jobs: jobs
             .iter()
             .map(|j| job_view(j, &runner_names, now))

@@ -7,12 +7,8 @@ use benchgate_api::Side;
 use benchgate_stats::{ConfidenceSequence, MixtureBoundary, mixture_u, percent_from_log};
 use benchgate_store::{JobId, Sample};
 
-/// The error level of every interval the dashboard draws (the documented policy).
-pub const ALPHA: f64 = 0.05;
-/// Rounds `n*` the boundary is tuned for when a comparison stored no plan.
-pub const DEFAULT_N_STAR: f64 = 20.0;
-/// Past this many rounds a runner "cannot resolve" an effect (the analysis' cap).
-pub const ROUNDS_CAP: u64 = 1000;
+/// The analysis' error level and rounds cap: the dashboard draws what the analysis decides.
+pub use crate::analysis::{ALPHA, ROUNDS_CAP};
 
 /// One round of one benchmark: the base and head value measured next to each other.
 #[derive(Debug, Clone, PartialEq)]
