@@ -507,6 +507,14 @@ async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
     let resp = agent.post(&path, round_of(&job, -1, "ok", 2)).await;
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
 
+    // More series than any suite has: refused, named, nothing stored.
+    let resp = agent
+        .post(&path, round_of(&job, 0, "runaway-", 40_002))
+        .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body = resp.text().await.unwrap();
+    assert!(body.contains("20001 benchmark and metric series"), "{body}");
+
     // 10,000 benchmarks in one round: past axum's 2 MiB default, within
     // the server's body limit.
     let big = round_of(&job, 0, "suite/bench-with-a-long-name-", 20_000);

@@ -25,6 +25,9 @@ const CLAIM_POLL: Duration = Duration::from_millis(250);
 
 /// Most samples one round may carry; more is a broken harness adapter, not data.
 const MAX_SAMPLES_PER_ROUND: usize = 100_000;
+/// The most benchmark-and-metric series one round may report: a large suite has thousands,
+/// a runaway or hostile one would fill the store and every page with names.
+const MAX_SERIES_PER_ROUND: usize = 20_000;
 
 /// Longest benchmark, metric or unit name stored, in bytes.
 const MAX_NAME_BYTES: usize = 512;
@@ -272,6 +275,22 @@ fn check_round(req: &RoundUpload, job: &Job) -> Result<(), ApiError> {
         return bad(format!(
             "{} samples; at most {MAX_SAMPLES_PER_ROUND} per round",
             req.samples.len()
+        ));
+    }
+    let series: std::collections::HashSet<(&str, &str)> = req
+        .samples
+        .iter()
+        .map(|s| {
+            (
+                s.measurement.benchmark.as_str(),
+                s.measurement.metric.as_str(),
+            )
+        })
+        .collect();
+    if series.len() > MAX_SERIES_PER_ROUND {
+        return bad(format!(
+            "{} benchmark and metric series; at most {MAX_SERIES_PER_ROUND} per round",
+            series.len()
         ));
     }
     for s in &req.samples {
