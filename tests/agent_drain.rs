@@ -128,6 +128,12 @@ async fn a_stop_after_the_server_died_ends_within_the_drain_and_the_lease_expiry
     // For docs/reliability.md: run with --no-capture to collect these.
     eprintln!("drain: SIGTERM to exit took {} ms", took.as_millis());
     let logs = stranded.logs();
+    for line in logs
+        .lines()
+        .filter(|l| l.contains("drain") || l.contains("abandoned"))
+    {
+        eprintln!("stranded: {line}");
+    }
     assert!(exit.success(), "a drained stop exits 0: {exit:?}\n{logs}");
 
     let measured = rounds_logged(&logs, job, "round measured");
