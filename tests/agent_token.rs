@@ -137,7 +137,9 @@ fn an_empty_unreadable_missing_or_doubled_token_is_a_clear_error_with_exit_code_
     write_token_file(&given, "tok", 0o600);
     let path = |p: &Path| p.display().to_string();
 
-    let cases: Vec<(Vec<String>, Vec<(&str, String)>, Vec<String>)> = vec![
+    // (flags, token environment, what the error must say)
+    type Case<'a> = (Vec<String>, Vec<(&'a str, String)>, Vec<String>);
+    let cases: Vec<Case> = vec![
         (
             vec!["--token-file".into(), path(&empty)],
             vec![],

@@ -142,7 +142,14 @@ mod tests {
     #[test]
     fn the_source_is_a_file_or_the_environment_never_the_command_line() {
         let p = Path::new("/etc/benchgate/token");
-        let table: &[(bool, Option<&Path>, bool, Result<TokenSource, &str>)] = &[
+        // (--token on argv, --token-file, BENCHGATE_TOKEN set) → the source or a word of the error.
+        type Case<'a> = (
+            bool,
+            Option<&'a Path>,
+            bool,
+            Result<TokenSource, &'static str>,
+        );
+        let table: &[Case] = &[
             (false, Some(p), false, Ok(TokenSource::File(p.into()))),
             (false, None, true, Ok(TokenSource::Env)),
             (true, None, false, Err("refused")),
