@@ -70,13 +70,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(cli)) {
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Dropping the runtime would wait for every blocking thread, among them a benchmark run an
+    // agent's drain abandoned; the drain's bound must be the process's.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -92,8 +96,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Agent(args) => {
             init_tracing(benchgate_server::LogFormat::Pretty);
-            benchgate_agent::run(args).await?;
-            Ok(ExitCode::SUCCESS)
+            match benchgate_agent::run(args).await {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(e.exit_code()))
+                }
+            }
         }
         Command::Demo(args) => {
             init_tracing_at(

@@ -91,8 +91,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
     let runner = add_runner(&*store).await?;
     let (stop_agent, agent_shutdown) = benchgate_agent::Shutdown::manual();
+    let token_file = write_token_file(&dir, runner.token.expose())?;
     let agent = tokio::spawn(benchgate_agent::run_until(
-        agent_args(&base_url, runner.token.expose(), &dir),
+        agent_args(&base_url, &token_file, &dir),
         agent_shutdown,
     ));
 
@@ -219,7 +220,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         eprintln!("press Ctrl-C to stop");
         benchgate_server::shutdown_signal().await;
     }
-    let _ = stop_agent.send(true);
+    stop_agent.request();
     let _ = agent.await;
     let _ = stop_server.send(());
     server.wait().await
@@ -248,8 +249,29 @@ fn serve_args(
     .args
 }
 
+/// Writes the runner token where only this user can read it, as an operator would for
+/// `--token-file`.
+fn write_token_file(dir: &std::path::Path, token: &str) -> anyhow::Result<std::path::PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("runner-token");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(file, "{token}").with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
 /// The agent's flags as `benchgate agent` would parse them.
-fn agent_args(server: &str, token: &str, dir: &std::path::Path) -> benchgate_agent::AgentArgs {
+fn agent_args(
+    server: &str,
+    token_file: &std::path::Path,
+    dir: &std::path::Path,
+) -> benchgate_agent::AgentArgs {
     #[derive(Parser)]
     struct Agent {
         #[command(flatten)]
@@ -259,8 +281,8 @@ fn agent_args(server: &str, token: &str, dir: &std::path::Path) -> benchgate_age
         "agent".to_string(),
         "--server".into(),
         server.into(),
-        "--token".into(),
-        token.into(),
+        "--token-file".into(),
+        token_file.display().to_string(),
         "--work-dir".into(),
         dir.join("agent").display().to_string(),
         "--labels".into(),

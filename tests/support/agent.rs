@@ -129,6 +129,21 @@ pub fn spawn_server_at(listen: &str, database_url: &str, lease_secs: u64) -> Ser
     )
 }
 
+/// How a test agent gets its runner token; never `--token` on the command line.
+pub enum TokenVia<'a> {
+    /// `BENCHGATE_TOKEN` in its environment.
+    Env(&'a str),
+    /// `--token-file PATH`.
+    File(&'a Path),
+}
+
+/// Writes `token` (with a newline, as an editor would) to `path` with `mode`.
+pub fn write_token_file(path: &Path, token: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 /// A running `benchgate agent`; killed on drop. Its stderr is kept for assertion messages.
 pub struct AgentProcess {
     pub name: String,
@@ -141,13 +156,31 @@ impl AgentProcess {
     /// Starts an agent with its token in the environment (as an operator would), a secret of
     /// the machine beside it, and `extra` flags.
     pub fn spawn(name: &str, server: &Server, token: &str, dir: &Path, extra: &[&str]) -> Self {
+        Self::spawn_with(name, &server.url(""), TokenVia::Env(token), dir, extra)
+    }
+
+    /// Starts an agent of the server at `server_url` that gets its token `via` the
+    /// environment or a file.
+    pub fn spawn_with(
+        name: &str,
+        server_url: &str,
+        via: TokenVia<'_>,
+        dir: &Path,
+        extra: &[&str],
+    ) -> Self {
         let work_dir = dir.join(format!("agent-{name}"));
-        let mut child = Command::new(BIN)
-            .args(["agent", "--server", &server.url(""), "--work-dir"])
+        let mut cmd = Command::new(BIN);
+        cmd.args(["agent", "--server", server_url, "--work-dir"])
             .arg(&work_dir)
             .args(["--max-backoff", "1"])
             .args(extra)
-            .env("BENCHGATE_TOKEN", token)
+            .env_remove("BENCHGATE_TOKEN")
+            .env_remove("BENCHGATE_TOKEN_FILE");
+        match via {
+            TokenVia::Env(token) => cmd.env("BENCHGATE_TOKEN", token),
+            TokenVia::File(path) => cmd.arg("--token-file").arg(path),
+        };
+        let mut child = cmd
             .env("AWS_SECRET_ACCESS_KEY", "machine-secret-never-passed")
             .env("RUST_LOG", "info,benchgate_agent=debug")
             // Plain log lines, so tests can look for `round=1`.
@@ -212,6 +245,12 @@ impl AgentProcess {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// The process's command line as the kernel shows it to every local user.
+    pub fn cmdline(&self) -> String {
+        let raw = std::fs::read(format!("/proc/{}/cmdline", self.child.id())).unwrap();
+        String::from_utf8_lossy(&raw).replace('\0', " ")
     }
 
     /// Waits for the agent to exit.

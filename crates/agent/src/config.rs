@@ -1,5 +1,6 @@
-//! `benchgate agent` configuration: flags with `BENCHGATE_*` environment fallbacks. The token
-//! never appears in `Debug` output or in `--help` (its environment value is hidden).
+//! `benchgate agent` configuration: flags with `BENCHGATE_*` environment fallbacks. The token is
+//! read from a file or `BENCHGATE_TOKEN` (see [`crate::token`]), never from the command line, and
+//! never appears in `Debug` output.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -12,9 +13,16 @@ pub struct AgentArgs {
     #[arg(long, env = "BENCHGATE_SERVER")]
     pub server: String,
 
-    /// This runner's bearer token, as `benchgate runner add` printed it.
-    #[arg(long, env = "BENCHGATE_TOKEN", hide_env_values = true)]
-    pub token: String,
+    /// File holding this runner's token, as `benchgate runner add` printed it (mode 600; the
+    /// text is trimmed). Alternatively set BENCHGATE_TOKEN to the token itself; `--token` on
+    /// the command line is refused, since every local user can read an agent's arguments.
+    #[arg(long, env = "BENCHGATE_TOKEN_FILE", value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Refused (see `--token-file`); parsed only so the refusal can say what to do instead.
+    /// The value is dropped at once: it is never stored, shown or logged.
+    #[arg(long = "token", hide = true, value_name = "TOKEN", value_parser = drop_argv_token)]
+    pub argv_token: Option<ArgvToken>,
 
     /// Directory for cached clones and worktrees; kept between jobs so builds are incremental.
     #[arg(long, env = "BENCHGATE_WORK_DIR")]
@@ -56,6 +64,23 @@ pub struct AgentArgs {
     /// How PR builds and runs are isolated (bubblewrap).
     #[command(flatten)]
     pub sandbox: crate::isolation::SandboxArgs,
+    /// Seconds a stop (SIGTERM, SIGINT) may take: the current round may finish and pending
+    /// uploads are retried for the first four fifths (up to N−1 s), the lease is released in
+    /// the rest; rounds still not uploaded are logged and left to the lease expiry. A second
+    /// signal ends the drain at once.
+    #[arg(long = "drain-secs", env = "BENCHGATE_DRAIN_SECS", default_value_t = DEFAULT_DRAIN_SECS)]
+    pub drain_secs: u64,
+}
+
+/// The default `--drain-secs`: well inside docker's 10 s stop timeout and systemd's 90 s.
+pub const DEFAULT_DRAIN_SECS: u64 = 5;
+
+/// That `--token` was given on the command line; deliberately holds nothing of the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArgvToken;
+
+fn drop_argv_token(_value: &str) -> Result<ArgvToken, String> {
+    Ok(ArgvToken)
 }
 
 /// A parsed `--pin-cpus` list.
@@ -74,6 +99,20 @@ impl AgentArgs {
         Duration::from_secs_f64(self.max_backoff_secs.max(0.01))
     }
 
+    /// How long a requested stop may take before the agent exits.
+    pub fn drain(&self) -> Duration {
+        Duration::from_secs(self.drain_secs)
+    }
+
+    /// Where the token comes from; refuses `--token` on the command line and ambiguity.
+    pub fn token_source(&self) -> Result<crate::token::TokenSource, crate::token::TokenError> {
+        crate::token::token_source(
+            self.argv_token.is_some(),
+            self.token_file.as_deref(),
+            std::env::var_os(crate::token::TOKEN_ENV).is_some(),
+        )
+    }
+
     /// The CPUs to pin runs to; empty: no pinning.
     pub fn cpus(&self) -> Vec<usize> {
         self.pin_cpus.clone().map(|c| c.0).unwrap_or_default()
@@ -84,7 +123,8 @@ impl fmt::Debug for AgentArgs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentArgs")
             .field("server", &self.server)
-            .field("token", &"***")
+            .field("token_file", &self.token_file)
+            .field("argv_token", &self.argv_token.map(|_| "***"))
             .field("work_dir", &self.work_dir)
             .field("labels", &self.labels)
             .field("pin_cpus", &self.pin_cpus)
@@ -93,6 +133,7 @@ impl fmt::Debug for AgentArgs {
             .field("run_timeout_secs", &self.run_timeout_secs)
             .field("max_backoff_secs", &self.max_backoff_secs)
             .field("sandbox", &self.sandbox)
+            .field("drain_secs", &self.drain_secs)
             .finish()
     }
 }
@@ -109,7 +150,7 @@ mod tests {
     }
 
     #[test]
-    fn debug_masks_the_token_and_cpu_lists_parse() {
+    fn a_token_on_the_command_line_is_parsed_only_to_be_refused() {
         let cli = Cli::try_parse_from([
             "agent",
             "--server",
@@ -126,7 +167,11 @@ mod tests {
         .unwrap();
         let shown = format!("{:?}", cli.args);
         assert!(!shown.contains("tok-very-secret"), "{shown}");
+        let refusal = cli.args.token_source().unwrap_err().to_string();
+        assert!(refusal.contains("--token-file"), "{refusal}");
+        assert!(!refusal.contains("tok-very-secret"), "{refusal}");
         assert_eq!(cli.args.cpus(), vec![0, 2, 3]);
         assert_eq!(cli.args.labels, vec!["a", "b"]);
+        assert_eq!(cli.args.drain(), Duration::from_secs(DEFAULT_DRAIN_SECS));
     }
 }

@@ -1,7 +1,10 @@
 //! One claimed job from start to end: check out and build both sides, run the warm-up and the
 //! measured rounds through the harness, upload each round as it finishes, and end the job the
 //! way the circumstances demand (complete, fail, release, or walk away when the lease is lost).
+//! Once a stop is requested every wait here is bounded by the drain ([`crate::shutdown::Drain`]):
+//! what is not done by then is named in the log and left to the lease expiry.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +21,7 @@ use crate::client::{ClientError, with_retry};
 use crate::heartbeat::{self, JobSignals};
 use crate::round_upload::{build_time_samples, round_upload};
 use crate::settings;
-use crate::upload::Uploader;
+use crate::upload::{Uploader, UploadsEnd};
 use crate::{AgentContext, JobEnd};
 
 /// Why the round loop stopped.
@@ -30,7 +33,7 @@ enum Stop {
     Failed { reason: String, log_tail: String },
     /// The server cancelled the job; what ran is uploaded.
     Cancelled,
-    /// The agent is shutting down; what ran is uploaded.
+    /// The agent is shutting down; what ran is uploaded, as far as the drain allowed.
     Shutdown,
     /// Another holder has the job: nothing more may be written.
     LeaseLost,
@@ -83,10 +86,16 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         let build_env = settings.build_env.clone();
         let sandbox = ctx.sandbox.clone();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        let building = tokio::task::spawn_blocking(move || {
             span.in_scope(|| prepare(&work_dir, &claim, &build_env, sandbox.as_ref()))
-        })
-        .await
+        });
+        match within_drain(ctx, ctx.drain().uploads, building).await {
+            Some(prepared) => prepared,
+            None => {
+                tracing::warn!("the drain ended during checkout or build; abandoned");
+                return Stop::Shutdown;
+            }
+        }
     };
     let prepared = match prepared {
         Ok(Ok(p)) => p,
@@ -117,16 +126,20 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         settings.schedule,
     );
     let warmup = claim.benchmark.warmup;
-    let warmed = tokio::task::spawn_blocking(move || {
+    let warming = tokio::task::spawn_blocking(move || {
         // The error as text: the runner is moved back only on success.
         runner
             .warm_up(warmup)
             .map(|()| runner)
             .map_err(|e| e.to_string())
-    })
-    .await;
+    });
+    let Some(warmed) = within_drain(ctx, ctx.drain().uploads, warming).await else {
+        tracing::warn!("the drain ended during the warm-up; abandoned");
+        return Stop::Shutdown;
+    };
     runner = match warmed {
         Ok(Ok(r)) => r,
+        Ok(Err(_)) if ctx.shutdown.requested() => return stopped_run(),
         Ok(Err(message)) => return measurement_failed(&message),
         Err(e) => return failed(format!("warm-up task: {e}")),
     };
@@ -139,24 +152,38 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         ctx.args.max_backoff(),
     );
     let mut interrupted = None;
-    for _ in 0..claim.benchmark.rounds {
+    for k in 0..claim.benchmark.rounds {
         if let Some(stop) = interruption(ctx, signals) {
             interrupted = Some(stop);
             break;
         }
-        let done = tokio::task::spawn_blocking(move || {
+        let running = tokio::task::spawn_blocking(move || {
             let round = runner.run_round();
             (runner, round)
-        })
-        .await;
+        });
+        let Some(done) = within_drain(ctx, ctx.drain().uploads, running).await else {
+            // The blocking thread goes on until its run ends; the process exits without it.
+            tracing::warn!(
+                round = k,
+                "the drain ended before this round finished; abandoned unmeasured"
+            );
+            interrupted = Some(Stop::Shutdown);
+            break;
+        };
         let round = match done {
             Ok((r, Ok(round))) => {
                 runner = r;
                 round
             }
+            Ok((_, Err(_))) if ctx.shutdown.requested() => {
+                interrupted = Some(stopped_run());
+                break;
+            }
             Ok((_, Err(e))) => {
                 // Keep what was measured before the failure.
-                let _ = uploader.finish().await;
+                let _ = uploader
+                    .finish_until(ctx.shutdown.deadline(ctx.drain().uploads))
+                    .await;
                 return measurement_failed(&e.to_string());
             }
             Err(e) => return failed(format!("round task: {e}")),
@@ -173,11 +200,43 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         }
         uploader.send(upload);
     }
-    match uploader.finish().await {
-        Ok(rounds) => interrupted.unwrap_or(Stop::Done { rounds }),
-        Err(ClientError::LeaseLost | ClientError::Unauthorized) => Stop::LeaseLost,
-        Err(e) => failed(format!("the server refused a round: {e}")),
+    match uploader
+        .finish_until(ctx.shutdown.deadline(ctx.drain().uploads))
+        .await
+    {
+        UploadsEnd::Stored(rounds) => interrupted.unwrap_or(Stop::Done { rounds }),
+        UploadsEnd::Refused(ClientError::LeaseLost | ClientError::Unauthorized) => Stop::LeaseLost,
+        UploadsEnd::Refused(e) => failed(format!("the server refused a round: {e}")),
+        UploadsEnd::GaveUp { unsent } => {
+            tracing::warn!(
+                job = claim.job_id,
+                attempt = claim.attempt,
+                rounds = ?unsent,
+                "the drain ended with rounds not uploaded; they are left to the lease expiry, which re-runs the job elsewhere"
+            );
+            Stop::Shutdown
+        }
     }
+}
+
+/// `work`'s output, or `None` when a stop was requested and `limit` (a part of the drain)
+/// passed first.
+async fn within_drain<F: Future>(
+    ctx: &AgentContext,
+    limit: Duration,
+    work: F,
+) -> Option<F::Output> {
+    tokio::select! {
+        out = work => Some(out),
+        () = ctx.shutdown.deadline(limit) => None,
+    }
+}
+
+/// A run that failed after a stop was requested: a service manager that signals the whole
+/// group killed it too, so it says nothing about the benchmark. The job is released, not failed.
+fn stopped_run() -> Stop {
+    tracing::warn!("a run failed while stopping; the round is abandoned and the job released");
+    Stop::Shutdown
 }
 
 /// A reason to stop before the next round: the lease is gone, the job was cancelled, or the
@@ -194,10 +253,12 @@ fn interruption(ctx: &AgentContext, signals: &JobSignals) -> Option<Stop> {
     }
 }
 
-/// Ends the job on the server as `stop` says, retrying while the server is unreachable.
+/// Ends the job on the server as `stop` says, retrying while the server is unreachable (during
+/// a stop, only until the drain ends).
 async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
     let max = ctx.args.max_backoff();
     let lease_token = claim.lease_token.clone();
+    let total = ctx.drain().total;
     let (end, result) = match stop {
         Stop::LeaseLost => {
             tracing::warn!("lease lost; leaving the job to its new holder");
@@ -209,7 +270,12 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
                 lease_token,
                 outcome: JobOutcome::Succeeded { log_tail: None },
             };
-            let r = with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)).await;
+            let r = within_drain(
+                ctx,
+                total,
+                with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)),
+            )
+            .await;
             (JobEnd::Succeeded, r)
         }
         Stop::Failed { reason, log_tail } => {
@@ -218,7 +284,12 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
                 lease_token,
                 outcome: JobOutcome::Failed { reason, log_tail },
             };
-            let r = with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)).await;
+            let r = within_drain(
+                ctx,
+                total,
+                with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)),
+            )
+            .await;
             (JobEnd::Failed, r)
         }
         // The server ends a released job cancelled when it was cancelled, else requeues it.
@@ -230,17 +301,30 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
             };
             tracing::info!(?end, "releasing the job");
             let req = ReleaseRequest { lease_token };
-            let r = with_retry("release", max, || ctx.client.release(claim.job_id, &req)).await;
+            let r = within_drain(
+                ctx,
+                total,
+                with_retry("release", max, || ctx.client.release(claim.job_id, &req)),
+            )
+            .await;
             (end, r)
         }
     };
     match result {
-        Ok(()) => end,
-        Err(ClientError::LeaseLost) => {
+        Some(Ok(())) => end,
+        None => {
+            tracing::warn!(
+                job = claim.job_id,
+                attempt = claim.attempt,
+                "the drain ended before the server answered; the job is left to its lease expiry"
+            );
+            JobEnd::Abandoned
+        }
+        Some(Err(ClientError::LeaseLost)) => {
             tracing::warn!("lease lost before the job could be ended");
             JobEnd::LeaseLost
         }
-        Err(e) => {
+        Some(Err(e)) => {
             tracing::error!(error = %e, "cannot end the job; its lease will expire");
             JobEnd::LeaseLost
         }

@@ -3,7 +3,9 @@
 //!
 //! Failure behaviour: an unreachable server is retried with backoff while finished rounds wait
 //! in memory; `409` (lease lost) stops the job at once without completing it; `401` ends the
-//! agent; SIGTERM finishes the current round, uploads it, releases the lease and exits cleanly.
+//! agent; SIGTERM starts a bounded drain (`--drain-secs`): the current round may finish, pending
+//! uploads are retried and the lease released until the drain ends, then the agent exits 0;
+//! rounds it could not upload are named in the log and left to the lease expiry.
 
 pub mod checkout;
 pub mod client;
@@ -15,6 +17,7 @@ pub mod round_upload;
 pub mod settings;
 pub mod shutdown;
 pub mod spin;
+pub mod token;
 pub mod upload;
 
 use benchgate_api::agent::FingerprintRequest;
@@ -23,7 +26,7 @@ use benchgate_harness::sandbox::isolation_name;
 
 pub use client::{Client, ClientError};
 pub use config::AgentArgs;
-pub use shutdown::Shutdown;
+pub use shutdown::{Drain, Shutdown, ShutdownTrigger};
 pub use spin::SpinArgs;
 
 /// Why the agent stopped other than by a requested shutdown.
@@ -40,6 +43,20 @@ pub enum AgentError {
     Signals(std::io::Error),
     #[error(transparent)]
     Sandbox(#[from] isolation::SandboxRequired),
+    /// No usable runner token: a configuration error, exit code 2.
+    #[error(transparent)]
+    Token(#[from] token::TokenError),
+}
+
+impl AgentError {
+    /// The process exit code: 2 for a configuration the operator must fix (as for a bad flag),
+    /// 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AgentError::Token(_) | AgentError::Sandbox(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// How one job ended, from this agent's point of view.
@@ -55,6 +72,8 @@ pub enum JobEnd {
     Released,
     /// Another holder has it; this agent wrote nothing more.
     LeaseLost,
+    /// The drain ended before the server answered; the lease expiry requeues the job.
+    Abandoned,
 }
 
 /// What every job of this agent shares.
@@ -68,6 +87,13 @@ pub struct AgentContext {
     pub sandbox: Option<benchgate_harness::sandbox::Sandbox>,
 }
 
+impl AgentContext {
+    /// How a requested stop's time is spent.
+    pub fn drain(&self) -> Drain {
+        Drain::new(self.args.drain())
+    }
+}
+
 /// Runs the agent until SIGTERM/SIGINT (then `Ok`) or until the token is rejected.
 pub async fn run(args: AgentArgs) -> Result<(), AgentError> {
     let shutdown = Shutdown::install().map_err(AgentError::Signals)?;
@@ -76,6 +102,7 @@ pub async fn run(args: AgentArgs) -> Result<(), AgentError> {
 
 /// Runs the agent until `shutdown` is requested; one job at a time.
 pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentError> {
+    let token = token::load(&args.token_source()?)?;
     // Builds and benchmarks run PR code as this same user: without this, they could read the
     // token from /proc/<agent>/environ or cmdline. Not dumpable makes those root-only.
     if let Err(e) =
@@ -88,8 +115,9 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
         source,
     })?;
     let sandbox = isolation::resolve(&args.sandbox, &args.work_dir)?;
-    let client = Client::new(&args.server, &args.token)?;
-    tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, "agent starting");
+    let client = Client::new(&args.server, token.expose())?;
+    drop(token);
+    tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, drain_secs = args.drain_secs, "agent starting");
     let ctx = AgentContext {
         args,
         client,

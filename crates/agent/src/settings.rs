@@ -99,8 +99,8 @@ mod tests {
             "a",
             "--server",
             "http://s",
-            "--token",
-            "t",
+            "--token-file",
+            "/t",
             "--work-dir",
             "/w",
         ])

@@ -57,8 +57,10 @@ pub async fn run(args: RunnerArgs) -> anyhow::Result<()> {
             println!("runner {name} added with labels {}", labels.join(","));
             println!("token: {}", added.token.expose());
             println!(
-                "This token is shown once. On the runner machine, set BENCHGATE_TOKEN to it \
-                 (or pass --token) for `benchgate agent`."
+                "This token is shown once. On the runner machine, put it in a file only the \
+                 agent's user can read (chmod 600) and start `benchgate agent --token-file FILE` \
+                 (or BENCHGATE_TOKEN_FILE=FILE), or set BENCHGATE_TOKEN in the agent's \
+                 environment. Never pass it on the command line: other users can read that."
             );
         }
         RunnerCommand::List => {

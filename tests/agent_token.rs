@@ -1,0 +1,192 @@
+//! The runner token stays off the agent's command line: `--token-file` works end to end and
+//! leaves `/proc/PID/cmdline` clean, `--token` on the command line is refused, and a token
+//! file that is empty, unreadable or open to others is reported clearly.
+
+#[path = "support/agent.rs"]
+mod agent_support;
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use agent_support::{
+    AgentProcess, BenchRepo, TokenVia, add_runner, create_comparison, spawn_server_at,
+    wait_finished, write_token_file,
+};
+use support::BIN;
+
+const FINISH: Duration = Duration::from_secs(90);
+
+fn sqlite_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join("benchgate.db").display())
+}
+
+/// Runs `benchgate agent` against a port nothing listens on, so it can only fail before
+/// connecting; `env` is the whole token environment it gets.
+fn agent_cli(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["agent", "--server", "http://127.0.0.1:9", "--work-dir"])
+        .arg(dir.join("work"))
+        .args(args)
+        .env_remove("BENCHGATE_TOKEN")
+        .env_remove("BENCHGATE_TOKEN_FILE")
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run benchgate agent")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn an_agent_with_a_token_file_finishes_a_job_and_its_command_line_holds_no_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let repo = BenchRepo::create(dir.path());
+    let token = add_runner(&db, "filed");
+    let file = dir.path().join("filed.token");
+    write_token_file(&file, &token, 0o600);
+
+    let mut agent = AgentProcess::spawn_with(
+        "filed",
+        &server.url(""),
+        TokenVia::File(&file),
+        dir.path(),
+        &[],
+    );
+    agent.wait_for_log("machine fingerprint", FINISH);
+    let cmdline = agent.cmdline();
+    assert!(cmdline.contains("--token-file"), "{cmdline}");
+    assert!(
+        !cmdline.contains(&token),
+        "the token is on the command line"
+    );
+
+    let created = create_comparison(&server, &repo.comparison(4, Vec::new())).await;
+    let status = wait_finished(&server, created.id, FINISH, &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    let headline = status.runners.iter().find(|r| r.headline).unwrap();
+    assert_eq!(headline.runner, "filed");
+    assert!(!agent.logged("readable by group"), "{}", agent.logs());
+    assert!(!agent.logs().contains(&token), "the token reached the log");
+}
+
+#[tokio::test]
+async fn a_token_file_readable_by_others_is_used_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let token = add_runner(&db, "careless");
+    let file = dir.path().join("careless.token");
+    write_token_file(&file, &token, 0o644);
+
+    let mut agent = AgentProcess::spawn_with(
+        "careless",
+        &server.url(""),
+        TokenVia::File(&file),
+        dir.path(),
+        &[],
+    );
+    agent.wait_for_log("agent starting", FINISH);
+    let logs = agent.logs();
+    let warning = logs
+        .lines()
+        .find(|l| l.contains("readable by group or others"))
+        .unwrap_or_else(|| panic!("no warning:\n{logs}"));
+    assert!(
+        warning.contains("careless.token") && warning.contains("644"),
+        "{warning}"
+    );
+    assert!(!logs.contains(&token));
+}
+
+#[test]
+fn a_token_on_the_command_line_is_refused_with_exit_code_2_and_never_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["--token", "tok-on-argv-secret"][..],
+        &["--token=tok-on-argv-secret"][..],
+    ] {
+        let out = agent_cli(dir.path(), args, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("--token-file") && err.contains("BENCHGATE_TOKEN"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("tok-on-argv-secret"),
+            "the refusal echoes the token: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_unreadable_missing_or_doubled_token_is_a_clear_error_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.token");
+    std::fs::write(&empty, " \n\t\n").unwrap();
+    let missing = dir.path().join("missing.token");
+    let not_a_file = dir.path().to_path_buf();
+    let given = dir.path().join("given.token");
+    write_token_file(&given, "tok", 0o600);
+    let path = |p: &Path| p.display().to_string();
+
+    // (flags, token environment, what the error must say)
+    type Case<'a> = (Vec<String>, Vec<(&'a str, String)>, Vec<String>);
+    let cases: Vec<Case> = vec![
+        (
+            vec!["--token-file".into(), path(&empty)],
+            vec![],
+            vec![path(&empty), "empty".into()],
+        ),
+        (
+            vec![],
+            vec![("BENCHGATE_TOKEN_FILE", path(&empty))],
+            vec![path(&empty), "empty".into()],
+        ),
+        (
+            vec!["--token-file".into(), path(&missing)],
+            vec![],
+            vec![path(&missing), "cannot read".into()],
+        ),
+        (
+            vec!["--token-file".into(), path(&not_a_file)],
+            vec![],
+            vec![path(&not_a_file), "cannot read".into()],
+        ),
+        (
+            vec![],
+            vec![],
+            vec!["no runner token".into(), "--token-file".into()],
+        ),
+        (
+            vec!["--token-file".into(), path(&given)],
+            vec![("BENCHGATE_TOKEN", "tok".into())],
+            vec!["keep one".into()],
+        ),
+        (
+            vec![],
+            vec![("BENCHGATE_TOKEN", "  ".into())],
+            vec!["empty".into()],
+        ),
+    ];
+    for (args, env, needles) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let out = agent_cli(dir.path(), &args, &env);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        for needle in &needles {
+            assert!(
+                err.contains(needle.as_str()),
+                "{args:?} {env:?}: no {needle:?} in {err}"
+            );
+        }
+    }
+}
