@@ -75,8 +75,9 @@ pub struct BenchmarkAnalysis {
     /// says `null`).
     pub change_pct: f64,
     /// What the gate uses: the running intersection of the anytime-valid confidence sequence,
-    /// or the current interval when the latest rounds contradict the earlier ones
-    /// (`contradicted`), so the estimate always lies inside its own interval.
+    /// widened just enough to hold the estimate when the latest rounds contradict the earlier
+    /// ones (`contradicted`), or the current interval when the sequence crossed itself; the
+    /// estimate always lies inside its own interval.
     pub interval: Interval,
     /// The confidence-sequence interval at the current n alone.
     pub current_interval: Interval,
@@ -98,8 +99,8 @@ pub struct BenchmarkAnalysis {
     pub anytime_p_value: f64,
     /// Two intervals of the sequence were disjoint: the model is violated (e.g. drift).
     pub sequence_crossed: bool,
-    /// The running intersection excluded the current estimate (or became empty), so the
-    /// current interval is reported instead.
+    /// The running intersection excluded the current estimate (or became empty), so a wider
+    /// interval that holds it is reported.
     pub contradicted: bool,
     /// Which way is better for this metric.
     pub direction: Direction,
@@ -164,11 +165,17 @@ pub fn analyze_pairs(
         (point, point, Verdict::Exact)
     } else {
         let running = sequence.running_interval();
-        // Every interval of the sequence is valid at once, so reporting the current one
-        // instead of the intersection keeps the error level; it only gives up tightness.
         contradicted = sequence.crossed() || !running.contains(summary.mean);
-        let interval = if contradicted {
+        // Any superset of the running intersection keeps its error level, so widening it just
+        // enough to hold the estimate stays valid. An empty intersection (the sequence crossed
+        // itself) has nothing to widen: the current interval is reported.
+        let interval = if sequence.crossed() {
             sequence.current_interval()
+        } else if contradicted {
+            Interval {
+                lower: running.lower.min(summary.mean),
+                upper: running.upper.max(summary.mean),
+            }
         } else {
             running
         };
@@ -355,7 +362,7 @@ impl BenchmarkAnalysis {
         if self.contradicted && !self.sequence_crossed {
             out.push(format!(
                 "the latest rounds contradict the earlier ones (estimate {:+.2}% outside the \
-                 running interval): the interval shown is this round's, which stays valid",
+                 running interval): the interval shown is widened to include it",
                 percent_from_log(self.mean_log)
             ));
         }
