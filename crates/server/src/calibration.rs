@@ -12,7 +12,6 @@ use benchgate_store::{
     RepositoryId, RunnerId, RunnerSeries, Store, StoreError,
 };
 use chrono::Utc;
-use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
@@ -20,9 +19,6 @@ use crate::analysis::{benchmark_spec, pair_samples};
 
 /// Fewest measured rounds of an A/A session (two pairs give no usable spread).
 pub const MIN_ROUNDS: i64 = 5;
-
-/// Serialises "is this runner calibrated here?" checks, so two claims enqueue one job.
-static ENQUEUING: Mutex<()> = Mutex::const_new(());
 
 /// Parses an interval such as `24h`, `30m`, `90s`, `2d` or `1h30m` (a bare number is seconds).
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
@@ -57,8 +53,30 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(total))
 }
 
-/// Enqueues an A/A job of `sha` pinned to one runner; the `/rebench aa` handler and the
-/// schedule call this.
+/// An A/A job of `sha` pinned to one runner, at least [`MIN_ROUNDS`] rounds.
+fn calibration_job(
+    app: &AppState,
+    runner_id: RunnerId,
+    repository_id: RepositoryId,
+    sha: &str,
+    runner_label: &str,
+    config: &serde_json::Value,
+    priority: Priority,
+) -> NewCalibration {
+    let rounds = benchmark_spec(config).map_or(MIN_ROUNDS, |s| i64::from(s.rounds).max(MIN_ROUNDS));
+    NewCalibration {
+        runner_id,
+        repository_id,
+        sha: sha.to_owned(),
+        runner_label: runner_label.to_owned(),
+        config: config.clone(),
+        rounds,
+        priority,
+        max_attempts: app.config.max_attempts,
+    }
+}
+
+/// Enqueues an A/A job of `sha` pinned to one runner (`/rebench aa`).
 pub async fn request_calibration(
     app: &AppState,
     runner_id: RunnerId,
@@ -68,21 +86,17 @@ pub async fn request_calibration(
     config: &serde_json::Value,
     priority: Priority,
 ) -> Result<JobId, StoreError> {
-    let rounds = benchmark_spec(config).map_or(MIN_ROUNDS, |s| i64::from(s.rounds).max(MIN_ROUNDS));
-    let job = app
-        .store
-        .enqueue_calibration(&NewCalibration {
-            runner_id,
-            repository_id,
-            sha: sha.to_owned(),
-            runner_label: runner_label.to_owned(),
-            config: config.clone(),
-            rounds,
-            priority,
-            max_attempts: app.config.max_attempts,
-        })
-        .await?;
-    tracing::info!(job = %job, runner = %runner_id, repository = %repository_id, rounds, "calibration enqueued");
+    let new = calibration_job(
+        app,
+        runner_id,
+        repository_id,
+        sha,
+        runner_label,
+        config,
+        priority,
+    );
+    let job = app.store.enqueue_calibration(&new).await?;
+    tracing::info!(job = %job, runner = %runner_id, repository = %repository_id, rounds = new.rounds, "calibration enqueued");
     Ok(job)
 }
 
@@ -119,28 +133,22 @@ pub async fn calibrate_comparison(
 /// A runner just claimed an A/B job: if it never calibrated on this repository, an A/A job
 /// of the job's base goes ahead of its other work. Failures are logged; the claim stands.
 pub async fn ensure_calibrated(app: &AppState, runner_id: RunnerId, job: &Job) {
-    let _one_at_a_time = ENQUEUING.lock().await;
-    let result = async {
-        if app
-            .store
-            .latest_calibration(runner_id, job.repository_id)
-            .await?
-            .is_none()
-        {
-            request_calibration(
-                app,
-                runner_id,
-                job.repository_id,
-                &job.base_sha,
-                &job.runner_label,
-                &job.config,
-                Priority::INTERACTIVE,
-            )
-            .await?;
+    // The store checks and enqueues under the runner's row lock: claims on two replicas at
+    // once still enqueue one job.
+    let new = calibration_job(
+        app,
+        runner_id,
+        job.repository_id,
+        &job.base_sha,
+        &job.runner_label,
+        &job.config,
+        Priority::INTERACTIVE,
+    );
+    let result = app.store.enqueue_calibration_unless_since(&new, None).await.map(|enqueued| {
+        if let Some(id) = enqueued {
+            tracing::info!(job = %id, runner = %runner_id, repository = %job.repository_id, "first calibration enqueued");
         }
-        Ok::<_, StoreError>(())
-    }
-    .await;
+    });
     if let Err(e) = result {
         tracing::error!(runner = %runner_id, error = ?e, "cannot enqueue first calibration");
     }
@@ -314,13 +322,12 @@ async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), Store
             if !seen.insert((runner.id, comparison.repository_id)) {
                 continue;
             }
-            let _one_at_a_time = ENQUEUING.lock().await;
             let last = app
                 .store
                 .latest_calibration(runner.id, comparison.repository_id)
                 .await?;
             if last.is_some_and(|t| t < due_before) {
-                request_calibration(
+                let new = calibration_job(
                     app,
                     runner.id,
                     comparison.repository_id,
@@ -328,8 +335,15 @@ async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), Store
                     &comparison.runner_label,
                     &comparison.config,
                     Priority::BACKGROUND,
-                )
-                .await?;
+                );
+                // Checked again under the runner's lock: another replica may have just done it.
+                if let Some(id) = app
+                    .store
+                    .enqueue_calibration_unless_since(&new, Some(due_before))
+                    .await?
+                {
+                    tracing::info!(job = %id, runner = %runner.id, "recalibration enqueued");
+                }
             }
         }
     }

@@ -124,6 +124,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// Enqueues an A/A calibration job pinned to one runner.
     async fn enqueue_calibration(&self, new: &NewCalibration) -> Result<JobId, StoreError>;
+    /// Enqueues `new` only when the runner has no calibration on the repository that did not
+    /// fail created at `since` or later (ever, for `None`); `None` when it has one. Safe under
+    /// concurrent callers on any replica.
+    async fn enqueue_calibration_unless_since(
+        &self,
+        new: &NewCalibration,
+        since: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Option<JobId>, StoreError>;
     /// When the newest calibration job for (runner, repository) that did not fail was created.
     async fn latest_calibration(
         &self,

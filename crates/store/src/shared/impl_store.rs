@@ -178,6 +178,13 @@ macro_rules! impl_store {
             async fn enqueue_calibration(&self, new: &NewCalibration) -> Result<JobId, StoreError> {
                 queue::enqueue_calibration(&mut *self.pool.acquire().await?, new).await
             }
+            async fn enqueue_calibration_unless_since(
+                &self,
+                new: &NewCalibration,
+                since: Option<chrono::DateTime<chrono::Utc>>,
+            ) -> Result<Option<JobId>, StoreError> {
+                queue::enqueue_calibration_unless_since(&self.pool, new, since).await
+            }
             async fn latest_calibration(
                 &self,
                 runner_id: RunnerId,

@@ -35,6 +35,39 @@ macro_rules! queue_sql {
             .await?)
         }
 
+        /// Enqueues `new` unless the runner has a calibration on the repository that did not
+        /// fail, created at `since` or later (ever, for `None`), as one transaction: the
+        /// runner's row lock orders concurrent callers, so two of them (on one server or two)
+        /// enqueue one job.
+        pub(super) async fn enqueue_calibration_unless_since(
+            pool: &Pool,
+            new: &NewCalibration,
+            since: Option<chrono::DateTime<chrono::Utc>>,
+        ) -> Result<Option<JobId>, StoreError> {
+            let mut tx = begin(pool).await?;
+            sqlx::query("UPDATE runners SET name = name WHERE id = $1")
+                .bind(new.runner_id)
+                .execute(&mut *tx)
+                .await?;
+            let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+            let seen: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM jobs WHERE kind = 'calibration' \
+                 AND pinned_runner_id = $1 AND repository_id = $2 \
+                 AND state IN ('queued', 'running', 'done') AND created_at >= $3 LIMIT 1",
+            )
+            .bind(new.runner_id)
+            .bind(new.repository_id)
+            .bind(since.unwrap_or(epoch))
+            .fetch_optional(&mut *tx)
+            .await?;
+            if seen.is_some() {
+                return Ok(None);
+            }
+            let id = enqueue_calibration(&mut tx, new).await?;
+            tx.commit().await?;
+            Ok(Some(id))
+        }
+
         pub(super) async fn latest_calibration(
             pool: &Pool,
             runner_id: RunnerId,

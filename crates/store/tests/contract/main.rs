@@ -49,6 +49,7 @@ contract_tests!(
     outbox_replacement_takes_the_new_kind_and_outlives_a_failure,
     runner_tokens_authenticate_until_revoked,
     revoking_a_runner_cancels_its_pinned_jobs,
+    a_first_calibration_is_enqueued_once_under_concurrent_claims,
     samples_stay_with_their_runner,
     noise_floors_keep_history,
     comparison_results_and_github_ids,

@@ -105,3 +105,46 @@ pub async fn revoking_a_runner_cancels_its_pinned_jobs(store: Arc<dyn Store>) {
         "other runners keep theirs"
     );
 }
+
+/// A runner's first calibration on a repository is enqueued once, however many claims (on any
+/// number of servers) ask at the same moment; a due recalibration is enqueued once too.
+pub async fn a_first_calibration_is_enqueued_once_under_concurrent_claims(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r = runner(&store, "fresh", &["x"]).await.runner;
+    let new = NewCalibration {
+        runner_id: r.id,
+        repository_id: repo.id,
+        sha: "a".repeat(40),
+        runner_label: "x".into(),
+        config: serde_json::json!({}),
+        rounds: 5,
+        priority: Priority::INTERACTIVE,
+        max_attempts: 3,
+    };
+    let attempts = (0..8).map(|_| {
+        let (store, new) = (store.clone(), new.clone());
+        tokio::spawn(async move { store.enqueue_calibration_unless_since(&new, None).await })
+    });
+    let mut enqueued = 0;
+    for a in attempts {
+        enqueued += usize::from(a.await.unwrap().unwrap().is_some());
+    }
+    assert_eq!(enqueued, 1);
+    // Due again only for calibrations older than `since`: one created now is not.
+    let since = chrono::Utc::now() - chrono::Duration::hours(24);
+    assert_eq!(
+        store
+            .enqueue_calibration_unless_since(&new, Some(since))
+            .await
+            .unwrap(),
+        None
+    );
+    let later = chrono::Utc::now() + chrono::Duration::hours(1);
+    assert!(
+        store
+            .enqueue_calibration_unless_since(&new, Some(later))
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
