@@ -21,6 +21,8 @@ const SECRET: &str = "fault-secret";
 struct HangingProxy {
     port: u16,
     hang: Arc<AtomicBool>,
+    /// Bumped to cut every open connection, as a database restart does.
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl HangingProxy {
@@ -28,40 +30,75 @@ impl HangingProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let hang = Arc::new(AtomicBool::new(false));
-        let flag = hang.clone();
+        let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (flag, current) = (hang.clone(), generation.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let Ok(server) = TcpStream::connect(&upstream).await else {
                     continue;
                 };
+                let born = current.load(Ordering::SeqCst);
                 let (cr, cw) = client.into_split();
                 let (sr, sw) = server.into_split();
-                tokio::spawn(pipe(cr, sw, flag.clone()));
-                tokio::spawn(pipe(sr, cw, flag.clone()));
+                let link = Link {
+                    hang: flag.clone(),
+                    generation: current.clone(),
+                    born,
+                };
+                tokio::spawn(pipe(cr, sw, link.clone()));
+                tokio::spawn(pipe(sr, cw, link));
             }
         });
-        HangingProxy { port, hang }
+        HangingProxy {
+            port,
+            hang,
+            generation,
+        }
+    }
+
+    /// Closes every connection open now, as a restarting database does.
+    fn cut_connections(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// One proxied connection's view of the proxy's switches.
+#[derive(Clone)]
+struct Link {
+    hang: Arc<AtomicBool>,
+    generation: Arc<std::sync::atomic::AtomicU64>,
+    born: u64,
+}
+
+impl Link {
+    fn cut(&self) -> bool {
+        self.generation.load(Ordering::SeqCst) != self.born
     }
 }
 
 async fn pipe(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
-    hang: Arc<AtomicBool>,
+    link: Link,
 ) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
+        let read = tokio::time::timeout(Duration::from_millis(100), from.read(&mut buf)).await;
+        if link.cut() {
+            return; // dropping both halves closes the connection
+        }
+        let n = match read {
+            Err(_) => continue,
+            Ok(Ok(0) | Err(_)) => return,
+            Ok(Ok(n)) => n,
         };
         // Bounded: the test ends long before; the sockets stay open meanwhile.
         let mut waited = 0;
-        while hang.load(Ordering::SeqCst) && waited < 600 {
+        while link.hang.load(Ordering::SeqCst) && waited < 600 {
             tokio::time::sleep(Duration::from_millis(100)).await;
             waited += 1;
         }
-        if to.write_all(&buf[..n]).await.is_err() {
+        if link.cut() || to.write_all(&buf[..n]).await.is_err() {
             return;
         }
     }
@@ -139,6 +176,26 @@ async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
     // GitHub's redelivery of the refused delivery is recorded now.
     assert_eq!(ping(&server, "during-the-hang").await, 202);
     assert_eq!(ping(&server, "during-the-hang").await, 200, "and only once");
+
+    // The database restarts: every pooled connection breaks. The server answers 503 at worst
+    // (a retry), never a 500 loop, and is ready again with fresh connections.
+    proxy.cut_connections();
+    // Each proxied connection notices within 100 ms and closes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut answers = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = ping(&server, "after-the-restart").await;
+        answers.push(status);
+        if status == 202 {
+            break;
+        }
+        assert!(status == 503, "answers after the restart: {answers:?}");
+        assert!(Instant::now() < deadline, "never recorded: {answers:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(readyz(&server).await, 200);
+    eprintln!("after a database restart the first deliveries were answered {answers:?}");
 }
 
 /// Large bodies in flight share a memory budget: while one delivery is still being received,
