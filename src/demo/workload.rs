@@ -20,7 +20,10 @@ pub fn size(target: Duration, factor: f64) -> anyhow::Result<Workload> {
     let exe = std::env::current_exe().context("locating the benchgate binary")?;
     // The demo's agent runs with `--sandbox auto`: when bwrap works here, its start-up is part
     // of every run, so it must be part of the measured overhead too or the factor is diluted.
-    let sandbox = Sandbox::from_path().ok().filter(|s| s.probe().is_ok());
+    let sandbox = Sandbox::from_path()
+        .ok()
+        .filter(|s| s.probe().is_ok())
+        .map(|s| s.show(&exe));
     let scratch = std::env::temp_dir();
     // The same shape as the benchmark the agent runs (`sh bench.sh` → exec), so start-up is
     // measured as the agent will see it.

@@ -104,6 +104,10 @@ fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path) -> Sandbox {
     if args.no_network {
         sandbox = sandbox.without_network();
     }
+    // The agent's binary stays runnable inside even when it lives under /tmp or the work dir.
+    if let Ok(exe) = std::env::current_exe() {
+        sandbox = sandbox.show(exe);
+    }
     sandbox
 }
 

@@ -36,6 +36,7 @@ pub enum SandboxError {
 pub struct Sandbox {
     bwrap: PathBuf,
     hidden: Vec<PathBuf>,
+    shown: Vec<PathBuf>,
     network: bool,
 }
 
@@ -46,6 +47,7 @@ impl Sandbox {
         Sandbox {
             bwrap: bwrap.into(),
             hidden: Vec::new(),
+            shown: Vec::new(),
             network: true,
         }
     }
@@ -65,6 +67,18 @@ impl Sandbox {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if !self.hidden.contains(&path) {
             self.hidden.push(path);
+        }
+        self
+    }
+
+    /// Keeps `path` visible, read-only, even where the private `/tmp` or a hidden directory
+    /// covers it: the agent's own binary, which a benchmark may run (`benchgate spin`) from
+    /// wherever it is installed. Nothing secret belongs here.
+    pub fn show(mut self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref();
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !self.shown.contains(&path) {
+            self.shown.push(path);
         }
         self
     }
@@ -127,6 +141,10 @@ impl Sandbox {
             } else if path.exists() {
                 push(&["--ro-bind", "/dev/null", &p]);
             }
+        }
+        for path in self.shown.iter().filter(|p| p.exists()) {
+            let p = path.to_string_lossy().into_owned();
+            push(&["--ro-bind", &p, &p]);
         }
         // After the hiding mounts, so a worktree inside a hidden directory shows through.
         push(&["--bind", &w, &w]);
