@@ -133,8 +133,10 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
     assert_eq!(failed.exit, Exit::Code(3));
     assert_eq!(failed.stdout.text(), "out\n");
 
-    // This test binary's allocating child (tests/process.rs has the same one), in the sandbox.
+    // This test binary's allocating child (tests/process.rs has the same one), in the sandbox;
+    // shown, since the build may live under the sandbox's private /tmp.
     let me = std::env::current_exe().unwrap();
+    let sandbox = sandbox.show(&me);
     let mut alloc = RunSpec {
         cwd: Some(dir.clone()),
         ..RunSpec::new(sandbox.argv(
