@@ -148,11 +148,15 @@ pub fn spawn_tasks(
             return;
         }
     };
-    let worker = crate::outbox::Worker {
-        app: state.clone(),
+    let worker = crate::outbox::Runner {
         store: state.store.clone(),
-        github,
-        args: std::sync::Arc::new(args.clone()),
+        backoff_ms: args.outbox_backoff_ms,
+        perform: crate::tasks::Context {
+            app: state.clone(),
+            store: state.store.clone(),
+            github,
+            args: std::sync::Arc::new(args.clone()),
+        },
     };
     tasks.spawn(crate::outbox::run(worker, cancel.clone()));
     let every = Duration::from_secs(args.comment_interval_secs.max(1));

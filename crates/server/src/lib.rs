@@ -19,6 +19,7 @@ mod reaper;
 pub mod report;
 pub mod runner_cli;
 mod scheduler;
+pub mod tasks;
 mod webhooks;
 
 use std::future::Future;

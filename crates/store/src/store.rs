@@ -82,12 +82,26 @@ pub trait Store: Send + Sync + 'static {
         repository_id: RepositoryId,
         pr_number: i64,
     ) -> Result<u64, StoreError>;
-    /// Remembers the GitHub check run created for a comparison.
-    async fn set_check_run_id(
+    /// Remembers the check run written for a comparison; a record of an older generation than
+    /// the stored one changes nothing.
+    async fn record_check_run(
         &self,
         comparison_id: ComparisonId,
-        check_run_id: i64,
+        run: CheckRunRecord,
     ) -> Result<(), StoreError>;
+    /// The comparisons of one head commit in a repository, newest first (a re-run of a fork
+    /// PR's check names only the sha).
+    async fn head_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        head_sha: &str,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// The newest head GitHub announced for a PR, if any webhook recorded one.
+    async fn pull_request_head(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Option<PullRequestHead>, StoreError>;
     /// The one comment benchgate keeps on a PR for a runner label, if posted.
     async fn pull_request_comment_id(
         &self,

@@ -56,4 +56,6 @@ contract_tests!(
     replacing_results_drops_those_no_longer_computed,
     calibrations_without_session_are_found_again,
     outbox_release_gives_unsent_rows_back_at_once,
+    a_stale_head_cannot_supersede_the_newest,
+    check_runs_follow_rounds_generations,
 );
