@@ -1,6 +1,7 @@
 //! Contract cases: each takes a fresh, migrated store.
 
 mod floors;
+mod github_app;
 mod lifecycle;
 mod outbox;
 mod queue;
@@ -9,6 +10,7 @@ mod samples;
 mod webhooks;
 
 pub use floors::*;
+pub use github_app::*;
 pub use lifecycle::*;
 pub use outbox::*;
 pub use queue::*;
