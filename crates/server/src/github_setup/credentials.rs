@@ -1,0 +1,150 @@
+//! The GitHub credentials the running server uses: the flags when they are set, else what the
+//! manifest flow stored in the database. The database is the truth; this keeps a short-lived
+//! copy so a webhook does not cost a query, and re-reads it when a signature does not match
+//! (a setup finished moments ago on another replica).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use benchgate_github::WebhookSecrets;
+use benchgate_github::signature::SignatureError;
+use benchgate_store::{GitHubAppCredentials, Store, StoreError};
+use tokio_util::sync::CancellationToken;
+
+/// How long the stored row is trusted before it is read again (a replaced App's old secret
+/// stops verifying within this).
+const REFRESH: Duration = Duration::from_secs(30);
+
+/// How often a delivery that does not verify may re-read the row: at most one query a second
+/// however many unsigned requests arrive.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// How often a server without an App looks for one stored by another replica's setup.
+const POLL: Duration = Duration::from_secs(5);
+
+/// Why a delivery was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookRefusal {
+    #[error("no webhook secret is configured or stored")]
+    NoSecret,
+    #[error(transparent)]
+    BadSignature(#[from] SignatureError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// An App stored by the manifest flow, with its webhook secret parsed once.
+#[derive(Debug)]
+pub struct StoredApp {
+    pub credentials: GitHubAppCredentials,
+    secrets: WebhookSecrets,
+}
+
+#[derive(Default)]
+struct Cached {
+    loaded_at: Option<Instant>,
+    app: Option<Arc<StoredApp>>,
+}
+
+/// The webhook secrets and App credentials in force; one per process, shared by every handler.
+pub struct GitHubCredentials {
+    store: Arc<dyn Store>,
+    /// `--webhook-secret`: when set, the stored secret is never used.
+    flag_secrets: Option<WebhookSecrets>,
+    cached: Mutex<Cached>,
+    stored_changed: tokio::sync::Notify,
+}
+
+impl GitHubCredentials {
+    pub fn new(store: Arc<dyn Store>, flag_secrets: Option<WebhookSecrets>) -> Self {
+        Self {
+            store,
+            flag_secrets,
+            cached: Mutex::new(Cached::default()),
+            stored_changed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Whether `--webhook-secret` is set (then the stored secret is ignored).
+    pub fn has_flag_secret(&self) -> bool {
+        self.flag_secrets.is_some()
+    }
+
+    /// Ok when a secret in force signed `body`: the flags' secrets, else the stored one.
+    pub async fn verify_webhook(
+        &self,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> Result<(), WebhookRefusal> {
+        if let Some(secrets) = &self.flag_secrets {
+            return Ok(secrets.verify(signature, body)?);
+        }
+        let verify = |app: Option<Arc<StoredApp>>| match app {
+            Some(app) => Ok(app.secrets.verify(signature, body)?),
+            None => Err(WebhookRefusal::NoSecret),
+        };
+        if verify(self.stored_within(REFRESH).await?).is_ok() {
+            return Ok(());
+        }
+        verify(self.stored_within(RECHECK).await?)
+    }
+
+    /// The stored App, read again when the copy is older than [`REFRESH`].
+    pub async fn stored_app(&self) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        self.stored_within(REFRESH).await
+    }
+
+    /// Reads the stored App now (after a setup, so this replica uses it at once) and wakes
+    /// [`Self::wait_for_app`].
+    pub async fn reload(&self) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        let app = self.store.github_app_credentials().await?.and_then(|credentials| {
+            match WebhookSecrets::new([credentials.webhook_secret.as_str()]) {
+                Ok(secrets) => Some(Arc::new(StoredApp {
+                    credentials,
+                    secrets,
+                })),
+                Err(e) => {
+                    tracing::error!(app_id = credentials.app_id, error = %e, "the stored webhook secret is unusable; run /github/setup again");
+                    None
+                }
+            }
+        });
+        *self.cached.lock().expect("credentials cache") = Cached {
+            loaded_at: Some(Instant::now()),
+            app: app.clone(),
+        };
+        if app.is_some() {
+            self.stored_changed.notify_waiters();
+        }
+        Ok(app)
+    }
+
+    /// Waits until an App is stored (by a setup on any replica); `None` when cancelled first.
+    pub async fn wait_for_app(&self, cancel: &CancellationToken) -> Option<Arc<StoredApp>> {
+        loop {
+            let notified = self.stored_changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.reload().await {
+                Ok(Some(app)) => return Some(app),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot read the stored GitHub App"),
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = cancel.cancelled() => return None,
+            }
+        }
+    }
+
+    async fn stored_within(&self, max_age: Duration) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        {
+            let cached = self.cached.lock().expect("credentials cache");
+            if cached.loaded_at.is_some_and(|t| t.elapsed() < max_age) {
+                return Ok(cached.app.clone());
+            }
+        }
+        self.reload().await
+    }
+}
