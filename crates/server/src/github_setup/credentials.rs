@@ -52,6 +52,8 @@ pub struct GitHubCredentials {
     /// `--webhook-secret`: when set, the stored secret is never used.
     flag_secrets: Option<WebhookSecrets>,
     cached: Mutex<Cached>,
+    /// Held while the row is read for a stale copy, so concurrent deliveries share one query.
+    reading: tokio::sync::Mutex<()>,
     stored_changed: tokio::sync::Notify,
 }
 
@@ -61,6 +63,7 @@ impl GitHubCredentials {
             store,
             flag_secrets,
             cached: Mutex::new(Cached::default()),
+            reading: tokio::sync::Mutex::new(()),
             stored_changed: tokio::sync::Notify::new(),
         }
     }
@@ -139,12 +142,23 @@ impl GitHubCredentials {
     }
 
     async fn stored_within(&self, max_age: Duration) -> Result<Option<Arc<StoredApp>>, StoreError> {
-        {
-            let cached = self.cached.lock().expect("credentials cache");
-            if cached.loaded_at.is_some_and(|t| t.elapsed() < max_age) {
-                return Ok(cached.app.clone());
-            }
+        if let Some(app) = self.cached_within(max_age) {
+            return Ok(app);
+        }
+        let _reading = self.reading.lock().await;
+        // Another caller may have read it while this one waited.
+        if let Some(app) = self.cached_within(max_age) {
+            return Ok(app);
         }
         self.reload().await
+    }
+
+    /// The copy, when it was read less than `max_age` ago.
+    fn cached_within(&self, max_age: Duration) -> Option<Option<Arc<StoredApp>>> {
+        let cached = self.cached.lock().expect("credentials cache");
+        cached
+            .loaded_at
+            .is_some_and(|t| t.elapsed() < max_age)
+            .then(|| cached.app.clone())
     }
 }

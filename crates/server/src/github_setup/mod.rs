@@ -71,6 +71,7 @@ async fn setup_page(
         manifest: AppManifest::for_server(&github.public_url).to_json(),
         stored: app.store.github_app_credentials().await?.map(|c| c.slug),
         overridden_by_flags: overridden_by_flags(&app),
+        unreachable_public_url: is_local(&github.public_url).then(|| github.public_url.clone()),
     };
     Ok(pages::with_form_target(pages::render(&page)?, &web_url))
 }
@@ -168,6 +169,14 @@ fn overridden_by_flags(app: &AppState) -> Vec<&'static str> {
     overridden
 }
 
+/// Whether GitHub cannot reach `url` (the default `http://localhost:8080`, a loopback address).
+fn is_local(url: &str) -> bool {
+    let host = url.split("://").nth(1).unwrap_or(url);
+    ["localhost", "127.", "[::1]"]
+        .iter()
+        .any(|local| host.starts_with(local))
+}
+
 /// GitHub account names: letters, digits and single hyphens, not at either end, at most 39.
 fn is_account_login(login: &str) -> bool {
     login.len() <= 39
@@ -181,6 +190,38 @@ fn is_account_login(login: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    fn web_url(flags: &[&str]) -> String {
+        #[derive(clap::Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: crate::ServeArgs,
+        }
+        use clap::Parser as _;
+        let argv = std::iter::once("serve").chain(flags.iter().copied());
+        Serve::try_parse_from(argv).unwrap().args.github.web_url()
+    }
+
+    #[test]
+    fn the_web_url_follows_the_api_url_unless_given() {
+        assert_eq!(web_url(&[]), "https://github.com");
+        let ghes = ["--github-api-url", "https://ghe.example/api/v3/"];
+        assert_eq!(web_url(&ghes), "https://ghe.example");
+        let given = [
+            "--github-web-url",
+            "https://web.example/",
+            "--github-api-url",
+            "http://fake:1",
+        ];
+        assert_eq!(web_url(&given), "https://web.example");
+    }
+
+    #[test]
+    fn a_loopback_public_url_is_flagged() {
+        assert!(super::is_local("http://localhost:8080"));
+        assert!(super::is_local("http://127.0.0.1:8080/"));
+        assert!(!super::is_local("https://bench.example"));
+    }
+
     #[test]
     fn organisation_names_are_checked_before_they_reach_a_url() {
         for ok in ["acme", "Acme-Corp", "a1"] {

@@ -62,6 +62,8 @@ pub struct SetupPage {
     /// The slug of an App stored by an earlier setup (a new setup replaces it).
     pub stored: Option<String>,
     pub overridden_by_flags: Vec<&'static str>,
+    /// `BENCHGATE_PUBLIC_URL` when GitHub cannot reach it (loopback).
+    pub unreachable_public_url: Option<String>,
 }
 
 /// After the exchange: the App exists; it is installed next.
