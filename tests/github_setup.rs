@@ -416,3 +416,59 @@ async fn a_refused_code_is_a_clear_page_and_stores_nothing() {
     );
     assert!(server.terminate().success());
 }
+
+/// Waits until `server` logs a line containing `message`; returns the lines read meanwhile.
+fn wait_for_log(server: &Server, message: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = server.logs.recv_timeout(left) else {
+            panic!("the server never logged {message:?}; it logged {seen:#?}");
+        };
+        let found = line.contains(message);
+        seen.push(line);
+        if found {
+            return seen;
+        }
+    }
+}
+
+/// Two servers on one database: the one that did not run the setup verifies the next delivery
+/// with the stored secret at once, and starts writing to GitHub as the App.
+async fn two_replicas(database_url: &str) {
+    let created = created();
+    let github = fake_github().await;
+    let first = start(database_url, &github, &[]);
+    let second = start(database_url, &github, &[]);
+    assert_eq!(
+        deliver(&second, &created.webhook_secret, "second-before").await,
+        401
+    );
+    assert_eq!(complete_setup(&first).await.0, 200);
+    assert_eq!(
+        deliver(&second, &created.webhook_secret, "second-after").await,
+        202,
+        "the other replica reads the stored secret when a signature does not match its copy"
+    );
+    let mut lines = wait_for_log(&second, "using the GitHub App stored by /github/setup");
+    lines.extend(stop(first));
+    lines.extend(stop(second));
+    assert_no_secret_in(&lines, &created);
+}
+
+#[tokio::test]
+async fn a_second_replica_uses_the_app_the_first_stored_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    two_replicas(&url).await;
+}
+
+#[tokio::test]
+async fn a_second_replica_uses_the_app_the_first_stored_on_postgres() {
+    let Some(admin) = postgres_admin_url() else {
+        return;
+    };
+    let pg = FreshPostgres::create(&admin);
+    two_replicas(&pg.url).await;
+}

@@ -1,7 +1,7 @@
 //! The GitHub credentials the running server uses: the flags when they are set, else what the
 //! manifest flow stored in the database. The database is the truth; this keeps a short-lived
-//! copy so a webhook does not cost a query, and re-reads it when a signature does not match
-//! (a setup finished moments ago on another replica).
+//! copy so a webhook does not cost a query, and reads the row again whenever a signature does
+//! not match the copy (a setup may have finished moments ago on another replica).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,10 +14,6 @@ use tokio_util::sync::CancellationToken;
 /// How long the stored row is trusted before it is read again (a replaced App's old secret
 /// stops verifying within this).
 const REFRESH: Duration = Duration::from_secs(30);
-
-/// How often a delivery that does not verify may re-read the row: at most one query a second
-/// however many unsigned requests arrive.
-const RECHECK: Duration = Duration::from_secs(1);
 
 /// How often a server without an App looks for one stored by another replica's setup.
 const POLL: Duration = Duration::from_secs(5);
@@ -42,6 +38,7 @@ pub struct StoredApp {
 
 #[derive(Default)]
 struct Cached {
+    /// When the read that produced this copy began.
     loaded_at: Option<Instant>,
     app: Option<Arc<StoredApp>>,
 }
@@ -52,7 +49,8 @@ pub struct GitHubCredentials {
     /// `--webhook-secret`: when set, the stored secret is never used.
     flag_secrets: Option<WebhookSecrets>,
     cached: Mutex<Cached>,
-    /// Held while the row is read for a stale copy, so concurrent deliveries share one query.
+    /// Held while the row is read, so concurrent deliveries share one query (and a flood of
+    /// unsigned requests costs one query at a time).
     reading: tokio::sync::Mutex<()>,
     stored_changed: tokio::sync::Notify,
 }
@@ -86,10 +84,13 @@ impl GitHubCredentials {
             Some(app) => Ok(app.secrets.verify(signature, body)?),
             None => Err(WebhookRefusal::NoSecret),
         };
+        let asked_at = Instant::now();
         if verify(self.stored_within(REFRESH).await?).is_ok() {
             return Ok(());
         }
-        verify(self.stored_within(RECHECK).await?)
+        // GitHub does not redeliver on its own, so a delivery is refused only after a read
+        // of the row that began after it arrived.
+        verify(self.read_since(asked_at).await?)
     }
 
     /// The stored App, read again when the copy is older than [`REFRESH`].
@@ -100,6 +101,7 @@ impl GitHubCredentials {
     /// Reads the stored App now (after a setup, so this replica uses it at once) and wakes
     /// [`Self::wait_for_app`].
     pub async fn reload(&self) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        let started = Instant::now();
         let app = self.store.github_app_credentials().await?.and_then(|credentials| {
             match WebhookSecrets::new([credentials.webhook_secret.as_str()]) {
                 Ok(secrets) => Some(Arc::new(StoredApp {
@@ -112,10 +114,15 @@ impl GitHubCredentials {
                 }
             }
         });
-        *self.cached.lock().expect("credentials cache") = Cached {
-            loaded_at: Some(Instant::now()),
-            app: app.clone(),
-        };
+        let mut cached = self.cached.lock().expect("credentials cache");
+        // A slower read that began earlier must not replace a newer copy.
+        if cached.loaded_at.is_none_or(|t| t <= started) {
+            *cached = Cached {
+                loaded_at: Some(started),
+                app: app.clone(),
+            };
+        }
+        drop(cached);
         if app.is_some() {
             self.stored_changed.notify_waiters();
         }
@@ -141,24 +148,37 @@ impl GitHubCredentials {
         }
     }
 
+    /// The copy if it is younger than `max_age`, else a fresh read.
     async fn stored_within(&self, max_age: Duration) -> Result<Option<Arc<StoredApp>>, StoreError> {
-        if let Some(app) = self.cached_within(max_age) {
+        self.read_unless(|loaded_at| loaded_at.elapsed() < max_age)
+            .await
+    }
+
+    /// A copy from a read that began at `since` or later.
+    async fn read_since(&self, since: Instant) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        self.read_unless(|loaded_at| loaded_at >= since).await
+    }
+
+    /// The copy when `good_enough(loaded_at)`, else one read shared with concurrent callers.
+    async fn read_unless(
+        &self,
+        good_enough: impl Fn(Instant) -> bool,
+    ) -> Result<Option<Arc<StoredApp>>, StoreError> {
+        let cached = || {
+            let cached = self.cached.lock().expect("credentials cache");
+            cached
+                .loaded_at
+                .is_some_and(&good_enough)
+                .then(|| cached.app.clone())
+        };
+        if let Some(app) = cached() {
             return Ok(app);
         }
         let _reading = self.reading.lock().await;
-        // Another caller may have read it while this one waited.
-        if let Some(app) = self.cached_within(max_age) {
+        // The read another caller finished while this one waited may do.
+        if let Some(app) = cached() {
             return Ok(app);
         }
         self.reload().await
-    }
-
-    /// The copy, when it was read less than `max_age` ago.
-    fn cached_within(&self, max_age: Duration) -> Option<Option<Arc<StoredApp>>> {
-        let cached = self.cached.lock().expect("credentials cache");
-        cached
-            .loaded_at
-            .is_some_and(|t| t.elapsed() < max_age)
-            .then(|| cached.app.clone())
     }
 }
