@@ -472,3 +472,61 @@ async fn a_second_replica_uses_the_app_the_first_stored_on_postgres() {
     let pg = FreshPostgres::create(&admin);
     two_replicas(&pg.url).await;
 }
+
+#[tokio::test]
+async fn a_second_setup_replaces_the_app_without_a_restart() {
+    const SECOND_CODE: &str = "b291c2b4e374d92cd7552e8ca01cbf38e5d2178a";
+    let first = created();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let github = fake_github().await;
+    // The documented example as a second App would answer it: its own id, name and secret.
+    let mut second = fixture("create-app-from-manifest.201.json");
+    second["id"] = 2.into();
+    second["slug"] = "octoapp-2".into();
+    second["html_url"] = "https://github.com/apps/octoapp-2".into();
+    second["webhook_secret"] = "second-app-webhook-secret".into();
+    Mock::given(method("POST"))
+        .and(path(format!("/app-manifests/{SECOND_CODE}/conversions")))
+        .respond_with(ResponseTemplate::new(201).set_body_json(second))
+        .expect(1)
+        .mount(&github)
+        .await;
+    let server = start(&url, &github, &[]);
+    assert_eq!(complete_setup(&server).await.0, 200);
+    let mut lines = wait_for_log(&server, "using the GitHub App stored by /github/setup");
+    assert!(lines.last().unwrap().contains("\"app_id\":1"), "{lines:#?}");
+
+    let (_, page) = get(&server, "/github/setup", Some(ADMIN)).await;
+    assert!(
+        page.contains("<code>octoapp</code>"),
+        "the page names the App it replaces"
+    );
+    let state = state_in(&page, "/settings/apps/new");
+    let callback = format!("/github/setup/callback?code={SECOND_CODE}&state={state}");
+    let (status, page) = get(&server, &callback, None).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("https://github.com/apps/octoapp-2/installations/new"),
+        "{page}"
+    );
+
+    assert_eq!(
+        deliver(&server, &first.webhook_secret, "old-app").await,
+        401
+    );
+    assert_eq!(
+        deliver(&server, "second-app-webhook-secret", "new-app").await,
+        202
+    );
+    let seen = wait_for_log(&server, "using the GitHub App stored by /github/setup");
+    assert!(seen.last().unwrap().contains("\"app_id\":2"), "{seen:#?}");
+    lines.extend(seen);
+    lines.extend(stop(server));
+    assert_no_secret_in(&lines, &first);
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("second-app-webhook-secret"))
+    );
+}

@@ -176,30 +176,37 @@ pub fn spawn_tasks(
     }
 }
 
-/// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with it.
+/// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with
+/// it; a later setup replaces the App, and the tasks restart with the new one.
 async fn start_with_stored_app(
     state: crate::AppState,
     cancel: tokio_util::sync::CancellationToken,
 ) {
-    let Some(stored) = state.github_credentials.wait_for_app(&cancel).await else {
-        return;
-    };
-    let app = &stored.credentials;
-    let auth = Auth::App {
-        app_id: app.app_id as u64,
-        private_key_pem: app.private_key_pem.clone().into(),
-    };
-    let github = match state.config.github.client_with(auth) {
-        Ok(github) => github,
-        Err(e) => {
-            tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
-            return;
+    let credentials = &state.github_credentials;
+    let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
+    while let Some(stored) = next {
+        let app = &stored.credentials;
+        let auth = Auth::App {
+            app_id: app.app_id as u64,
+            private_key_pem: app.private_key_pem.clone().into(),
+        };
+        let run = cancel.child_token();
+        let mut tasks = tokio::task::JoinSet::new();
+        match state.config.github.client_with(auth) {
+            Ok(github) => {
+                tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
+                spawn_github_tasks(&state, github, &run, &mut tasks);
+            }
+            Err(e) => {
+                tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
+            }
         }
-    };
-    tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
-    let mut tasks = tokio::task::JoinSet::new();
-    spawn_github_tasks(&state, github, &cancel, &mut tasks);
-    while tasks.join_next().await.is_some() {}
+        next = credentials
+            .wait_for_app_other_than(Some(app), &cancel)
+            .await;
+        run.cancel();
+        while tasks.join_next().await.is_some() {}
+    }
 }
 
 /// The outbox worker and the report watcher, writing to GitHub through `github`.

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 /// stops verifying within this).
 const REFRESH: Duration = Duration::from_secs(30);
 
-/// How often a server without an App looks for one stored by another replica's setup.
+/// How often a server looks for an App stored (or replaced) by another replica's setup.
 const POLL: Duration = Duration::from_secs(5);
 
 /// Why a delivery was refused.
@@ -99,7 +99,7 @@ impl GitHubCredentials {
     }
 
     /// Reads the stored App now (after a setup, so this replica uses it at once) and wakes
-    /// [`Self::wait_for_app`].
+    /// [`Self::wait_for_app_other_than`].
     pub async fn reload(&self) -> Result<Option<Arc<StoredApp>>, StoreError> {
         let started = Instant::now();
         let app = self.store.github_app_credentials().await?.and_then(|credentials| {
@@ -129,15 +129,20 @@ impl GitHubCredentials {
         Ok(app)
     }
 
-    /// Waits until an App is stored (by a setup on any replica); `None` when cancelled first.
-    pub async fn wait_for_app(&self, cancel: &CancellationToken) -> Option<Arc<StoredApp>> {
+    /// Waits until an App other than `current` is stored (by a setup on any replica); `None`
+    /// when cancelled first.
+    pub async fn wait_for_app_other_than(
+        &self,
+        current: Option<&GitHubAppCredentials>,
+        cancel: &CancellationToken,
+    ) -> Option<Arc<StoredApp>> {
         loop {
             let notified = self.stored_changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             match self.reload().await {
-                Ok(Some(app)) => return Some(app),
-                Ok(None) => {}
+                Ok(Some(app)) if Some(&app.credentials) != current => return Some(app),
+                Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "cannot read the stored GitHub App"),
             }
             tokio::select! {
