@@ -8,8 +8,8 @@ use anyhow::Context;
 use benchgate_github::WebhookSecrets;
 use benchgate_github::client::{Auth, ClientConfig, DEFAULT_API_URL, GitHubClient};
 
-/// GitHub flags of `benchgate serve`. Without a webhook secret `/webhooks/github` answers 401;
-/// without credentials nothing is written to GitHub (the outbox keeps the writes).
+/// GitHub flags of `benchgate serve`; each, when set, wins over the App stored by `/github/setup`.
+/// With neither, `/webhooks/github` answers 401 and the outbox keeps every GitHub write.
 #[derive(Clone, clap::Args)]
 pub struct GitHubArgs {
     /// Webhook secret(s), comma-separated; any of them verifies a delivery (for rotation).
@@ -156,7 +156,6 @@ pub fn spawn_tasks(
     tasks: &mut tokio::task::JoinSet<()>,
 ) {
     let args = &state.config.github;
-    // `start` refused a malformed list; only its absence is left to say.
     if !state.github_credentials.has_flag_secret() {
         tracing::info!(
             "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
