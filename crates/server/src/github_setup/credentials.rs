@@ -115,6 +115,8 @@ impl GitHubCredentials {
             }
         });
         let mut cached = self.cached.lock().expect("credentials cache");
+        let changed =
+            cached.app.as_ref().map(|a| &a.credentials) != app.as_ref().map(|a| &a.credentials);
         // A slower read that began earlier must not replace a newer copy.
         if cached.loaded_at.is_none_or(|t| t <= started) {
             *cached = Cached {
@@ -123,7 +125,8 @@ impl GitHubCredentials {
             };
         }
         drop(cached);
-        if app.is_some() {
+        // Only a change wakes the waiters: a waiter's own unchanged read must not wake it.
+        if changed {
             self.stored_changed.notify_waiters();
         }
         Ok(app)
