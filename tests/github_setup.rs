@@ -129,6 +129,20 @@ async fn complete_setup(server: &Server) -> (u16, String) {
     .await
 }
 
+/// The manifest the setup form posts, as the browser sends it (HTML entities decoded).
+fn manifest_in(page: &str) -> Value {
+    let prefix = "name=\"manifest\" value=\"";
+    let start = page.find(prefix).expect("a manifest field") + prefix.len();
+    let raw = page[start..].split('"').next().unwrap();
+    let decoded = raw
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&decoded).unwrap_or_else(|e| panic!("{e}: {decoded}"))
+}
+
 /// Calls for installation tokens the App made (each signed with a JWT from the stored key).
 async fn token_requests(github: &MockServer) -> usize {
     github
@@ -242,17 +256,20 @@ async fn setup_flow(database_url: &str) {
     let page = resp.text().await.unwrap();
     let state = state_in(&page, "/settings/apps/new");
     assert_eq!(state.len(), 64, "{state}");
-    assert!(
-        page.contains("https://bench.example/webhooks/github"),
-        "{page}"
+    let manifest = manifest_in(&page);
+    assert_eq!(manifest["url"], "https://bench.example");
+    assert_eq!(
+        manifest["hook_attributes"]["url"],
+        "https://bench.example/webhooks/github"
     );
-    assert!(
-        page.contains("https://bench.example/github/setup/callback"),
-        "{page}"
+    assert_eq!(
+        manifest["redirect_url"],
+        "https://bench.example/github/setup/callback"
     );
-    assert!(
-        !page.contains("&quot;installation&quot;"),
-        "installation is no default event"
+    assert_eq!(
+        manifest["default_events"],
+        serde_json::json!(["pull_request", "issue_comment", "check_run", "check_suite"]),
+        "installation is sent to every App and refused as a default event"
     );
 
     let (status, org_page) = get(&server, "/github/setup?org=acme", Some(ADMIN)).await;

@@ -76,8 +76,13 @@ impl AppManifest {
         }
     }
 
-    /// Pretty JSON, as the setup page posts and shows it.
+    /// One line of JSON, as the setup form posts it.
     pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a manifest always serialises")
+    }
+
+    /// Indented JSON, as the setup page shows it.
+    pub fn to_pretty_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a manifest always serialises")
     }
 }

@@ -59,6 +59,7 @@ async fn setup_page(
     }
     let github = &app.config.github;
     let web_url = github.web_url();
+    let manifest = AppManifest::for_server(&github.public_url);
     let state = app.store.create_setup_state(STATE_TTL).await?;
     let new_app_url = match org {
         Some(org) => format!("{web_url}/organizations/{org}/settings/apps/new"),
@@ -68,7 +69,8 @@ async fn setup_page(
         form_action: format!("{new_app_url}?state={}", state.expose()),
         org: org.map(str::to_owned),
         token: query.token,
-        manifest: AppManifest::for_server(&github.public_url).to_json(),
+        manifest: manifest.to_json(),
+        manifest_shown: manifest.to_pretty_json(),
         stored: app.store.github_app_credentials().await?.map(|c| c.slug),
         overridden_by_flags: overridden_by_flags(&app),
         unreachable_public_url: is_local(&github.public_url).then(|| github.public_url.clone()),

@@ -58,7 +58,9 @@ pub struct SetupPage {
     pub form_action: String,
     pub org: Option<String>,
     pub token: Option<String>,
+    /// The manifest as posted (one line) and as shown (indented).
     pub manifest: String,
+    pub manifest_shown: String,
     /// The slug of an App stored by an earlier setup (a new setup replaces it).
     pub stored: Option<String>,
     pub overridden_by_flags: Vec<&'static str>,
