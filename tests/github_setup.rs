@@ -547,3 +547,25 @@ async fn a_second_setup_replaces_the_app_without_a_restart() {
             .any(|l| l.contains("second-app-webhook-secret"))
     );
 }
+
+#[tokio::test]
+async fn github_out_of_reach_is_a_clear_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let github = MockServer::start().await;
+    // Port 1 on loopback: nothing listens, the connection is refused.
+    let server = start(
+        &url,
+        &github,
+        &[("BENCHGATE_GITHUB_API_URL", "http://127.0.0.1:1")],
+    );
+    let (status, page) = complete_setup(&server).await;
+    assert_eq!(status, 502, "{page}");
+    assert!(
+        page.contains("Could not complete the setup with GitHub"),
+        "{page}"
+    );
+    assert!(page.contains("Start again at /github/setup"), "{page}");
+    assert!(!page.contains(CODE), "the code is not repeated: {page}");
+    assert!(server.terminate().success());
+}

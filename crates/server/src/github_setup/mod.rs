@@ -152,9 +152,9 @@ fn exchange_failed(e: GitHubError) -> SetupError {
         } => SetupError::bad_request(
             "GitHub refused the code: it is valid once, for one hour. Start again at /github/setup.",
         ),
-        other => {
-            SetupError::bad_gateway(format!("Could not complete the setup with GitHub: {other}"))
-        }
+        other => SetupError::bad_gateway(format!(
+            "Could not complete the setup with GitHub ({other}). Start again at /github/setup."
+        )),
     }
 }
 
