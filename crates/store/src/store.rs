@@ -273,4 +273,19 @@ pub trait Store: Send + Sync + 'static {
     -> Result<u64, StoreError>;
     /// Rows not yet delivered (nor given up).
     async fn outbox_backlog(&self) -> Result<i64, StoreError>;
+
+    // --- GitHub App setup ---
+
+    /// A fresh single-use setup `state`, valid for `ttl`; only its hash is kept.
+    async fn create_setup_state(&self, ttl: Duration) -> Result<SetupState, StoreError>;
+    /// Checks a `state` from GitHub's redirect and marks it used; `Accepted` once, under
+    /// concurrent callers on any replica.
+    async fn consume_setup_state(&self, state: &str) -> Result<SetupStateCheck, StoreError>;
+    /// Stores the App's credentials, replacing any stored before.
+    async fn save_github_app_credentials(
+        &self,
+        credentials: &GitHubAppCredentials,
+    ) -> Result<(), StoreError>;
+    /// The stored App credentials, if the setup was completed.
+    async fn github_app_credentials(&self) -> Result<Option<GitHubAppCredentials>, StoreError>;
 }

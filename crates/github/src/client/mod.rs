@@ -5,6 +5,7 @@
 //! small types. octocrab's retries are off: the outbox owns retrying, with its backoff.
 
 mod error;
+mod manifest;
 mod ops;
 mod types;
 
@@ -22,6 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use error::{DEFAULT_RATE_LIMIT_WAIT, GitHubError};
+pub use manifest::convert_manifest_code;
 pub use types::{
     Account, AppRef, ChangedFile, CheckConclusion, CheckRun, CheckRunOutput, CheckRunRequest,
     CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest, Identity,

@@ -359,6 +359,30 @@ macro_rules! impl_store {
             async fn outbox_backlog(&self) -> Result<i64, StoreError> {
                 outbox::backlog(&self.pool).await
             }
+
+            async fn create_setup_state(
+                &self,
+                ttl: std::time::Duration,
+            ) -> Result<SetupState, StoreError> {
+                github_app::create_state(&self.pool, ttl).await
+            }
+            async fn consume_setup_state(
+                &self,
+                state: &str,
+            ) -> Result<SetupStateCheck, StoreError> {
+                github_app::consume_state(&self.pool, state).await
+            }
+            async fn save_github_app_credentials(
+                &self,
+                credentials: &GitHubAppCredentials,
+            ) -> Result<(), StoreError> {
+                github_app::save_credentials(&self.pool, credentials).await
+            }
+            async fn github_app_credentials(
+                &self,
+            ) -> Result<Option<GitHubAppCredentials>, StoreError> {
+                github_app::credentials(&self.pool).await
+            }
         }
     };
 }

@@ -55,6 +55,9 @@ mod webhooks {
 mod outbox {
     crate::shared::outbox::outbox_sql!();
 }
+mod github_app {
+    crate::shared::github_app::github_app_sql!();
+}
 
 /// The store on a SQLite file.
 pub struct SqliteStore {

@@ -1,6 +1,7 @@
 //! Contract cases: each takes a fresh, migrated store.
 
 mod floors;
+mod github_app;
 mod github_lifecycle;
 mod lifecycle;
 mod outbox;
@@ -10,6 +11,7 @@ mod samples;
 mod webhooks;
 
 pub use floors::*;
+pub use github_app::*;
 pub use github_lifecycle::*;
 pub use lifecycle::*;
 pub use outbox::*;
