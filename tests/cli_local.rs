@@ -50,6 +50,9 @@ fn compare_finds_a_ten_percent_slower_sleep() {
         "sleep 0.02",
         "--head",
         "sleep 0.022",
+        // Stops as soon as it decides (about 15 rounds on a quiet machine); a loaded one needs more.
+        "--max-rounds",
+        "400",
         "--json",
     ]);
     let report = json(&out);

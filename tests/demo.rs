@@ -42,6 +42,9 @@ fn demo_reports_the_known_slowdown_with_an_interval_that_contains_it() {
             "127.0.0.1:0",
             "--factor",
             "1.25",
+            // It stops once decided; a loaded machine may need more than the default 60.
+            "--max-rounds",
+            "300",
         ])
         .arg("--dir")
         .arg(dir.path())

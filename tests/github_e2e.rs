@@ -60,6 +60,9 @@ struct Setup {
     github: FakeGitHub,
     project: Project,
     agent: Option<Child>,
+    /// Held while the agent measures: agents of tests running in parallel on 2 cores would
+    /// slow each other's rounds unevenly and blur the known slowdown.
+    _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
     dir: tempfile::TempDir,
     _pg: Option<FreshPostgres>,
 }
@@ -110,14 +113,17 @@ async fn setup_with(
         github,
         project,
         agent: None,
+        _turn: None,
         dir,
         _pg: postgres,
     }
 }
 
 impl Setup {
-    /// Registers a runner and starts `benchgate agent` for it.
-    fn start_agent(&mut self) {
+    /// Registers a runner and starts `benchgate agent` for it, once no other test measures.
+    async fn start_agent(&mut self) {
+        static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        self._turn = Some(TURN.lock().await);
         let out = Command::new(BIN)
             .args(["runner", "add", "gh-e2e-1", "--labels", LABEL])
             .env("BENCHGATE_DATABASE_URL", &self.database_url)
@@ -195,6 +201,13 @@ impl Setup {
         p["check_run"]["app"]["id"] = json!(github::APP_ID);
         p["check_run"]["pull_requests"] = json!([]);
         p
+    }
+
+    /// A dashboard page's HTML.
+    async fn page(&self, path: &str) -> String {
+        let answer = http().get(self.server.url(path)).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{path}");
+        answer.text().await.unwrap()
     }
 
     async fn count(&self, sql: &str) -> i64 {
@@ -326,7 +339,7 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
         .deliver("pull_request", "d-open-1", &s.pull_request_opened())
         .await;
     assert_eq!(status, 202, "{body}");
-    s.start_agent();
+    s.start_agent().await;
     eventually(&s.github, "the final comment", 240, || {
         report_done(&s.github, 8)
     })
@@ -459,7 +472,7 @@ async fn a_long_thread_and_a_copied_marker_still_get_exactly_one_bot_comment() {
         .deliver("pull_request", "d-open-long", &s.pull_request_opened())
         .await;
     assert_eq!(status, 202);
-    s.start_agent();
+    s.start_agent().await;
     eventually(&s.github, "the final comment", 240, || {
         report_done(&s.github, 4)
     })
@@ -488,7 +501,7 @@ async fn token_mode_gates_with_a_commit_status() {
         .deliver("pull_request", "d-open-token", &s.pull_request_opened())
         .await;
     assert_eq!(status, 202);
-    s.start_agent();
+    s.start_agent().await;
     let head = s.project.head.clone();
     eventually(&s.github, "the final comment", 240, || {
         report_done(&s.github, 4)
@@ -708,4 +721,102 @@ async fn a_pull_request_closed_before_its_schedule_ran_is_not_benchmarked() {
         checks.iter().all(|c| c.status == "completed"),
         "no check run is left waiting on a closed PR: {checks:#?}"
     );
+}
+
+/// `/benchgate accept REASON` turns the failed check of that head green with who and why, the
+/// comment and the dashboard's audit trail show it, `/benchgate unaccept` turns it back, and a
+/// new push needs a new acceptance.
+#[tokio::test]
+async fn an_accepted_regression_passes_the_check_until_unaccepted_or_pushed_over() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    opened_pr_is_benchmarked(&mut s).await;
+    let head = s.project.head.clone();
+    let latest = |github: &FakeGitHub, head: &str| checks_of(github, head).last().cloned();
+    s.github
+        .set_permission("maintainer", "collaborator-permission.maintain.200.json");
+    s.github
+        .set_permission("reader", "collaborator-permission.read.200.json");
+
+    // A reader cannot accept.
+    let c = s.comment("/benchgate accept fine by me", "reader", "MEMBER", 9101);
+    assert_eq!(s.deliver("issue_comment", "d-acc-reader", &c).await.0, 202);
+    eventually(&s.github, "the reader's refusal", 30, || {
+        s.github
+            .comments()
+            .iter()
+            .any(|c| c.body.contains("reply-9101") && c.body.contains("only people with write"))
+    })
+    .await;
+
+    let reason = "expected: the new parser does four times the work for safety";
+    let c = s.comment(
+        &format!("/benchgate accept {reason}"),
+        "maintainer",
+        "MEMBER",
+        9102,
+    );
+    assert_eq!(s.deliver("issue_comment", "d-acc-1", &c).await.0, 202);
+    eventually(
+        &s.github,
+        "the check turned green by the acceptance",
+        60,
+        || latest(&s.github, &head).is_some_and(|c| c.conclusion.as_deref() == Some("success")),
+    )
+    .await;
+    let check = latest(&s.github, &head).unwrap();
+    assert_eq!(check.title, format!("accepted by @maintainer: {reason}"));
+    eventually(&s.github, "the comment to show the acceptance", 30, || {
+        s.github.bot_report_comments(LABEL)[0]
+            .body
+            .contains("**Accepted** by &#64;maintainer")
+    })
+    .await;
+    assert!(s.github.reactions().contains(&(9102, "eyes".to_owned())));
+    let page = s.page("/acceptances").await;
+    assert!(
+        page.contains(REPO) && page.contains(reason) && page.contains("in force"),
+        "{page}"
+    );
+
+    let c = s.comment("/benchgate unaccept", "maintainer", "MEMBER", 9103);
+    assert_eq!(s.deliver("issue_comment", "d-unacc-1", &c).await.0, 202);
+    eventually(&s.github, "the check back to failure", 60, || {
+        latest(&s.github, &head).is_some_and(|c| c.conclusion.as_deref() == Some("failure"))
+    })
+    .await;
+    let page = s.page("/acceptances").await;
+    assert!(page.contains("taken back by maintainer"), "{page}");
+
+    // Accepted again, then a new push (the same slow code, a new commit): its check fails.
+    let c = s.comment(
+        &format!("/benchgate accept {reason}"),
+        "maintainer",
+        "MEMBER",
+        9104,
+    );
+    assert_eq!(s.deliver("issue_comment", "d-acc-2", &c).await.0, 202);
+    eventually(&s.github, "accepted again", 60, || {
+        latest(&s.github, &head).is_some_and(|c| c.conclusion.as_deref() == Some("success"))
+    })
+    .await;
+    std::fs::write(s.project.path.join("note"), "a new commit, the same work").unwrap();
+    git(&s.project.path, &["add", "note"]);
+    git(&s.project.path, &["commit", "-qm", "docs"]);
+    let pushed = git(&s.project.path, &["rev-parse", "HEAD"]);
+    let sync = s.pull_request_event("synchronize", &pushed);
+    assert_eq!(s.deliver("pull_request", "d-push-acc", &sync).await.0, 202);
+    // Decided or not on a loaded machine, it is not green: the acceptance was for the old head.
+    eventually(&s.github, "the new head's completed check", 240, || {
+        latest(&s.github, &pushed).is_some_and(|c| c.status == "completed")
+    })
+    .await;
+    let new_check = latest(&s.github, &pushed).unwrap();
+    assert_ne!(
+        new_check.conclusion.as_deref(),
+        Some("success"),
+        "{new_check:#?}"
+    );
+    assert!(!new_check.title.starts_with("accepted"), "{new_check:#?}");
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
 }

@@ -14,6 +14,8 @@ pub const USAGE: &str = "\
 `/rebench` — run the same number of rounds again
 `/rebench N` — run N more rounds (1–200)
 `/rebench aa` — measure this runner's noise floor (A/A) first, then rebench
+`/benchgate accept REASON` — accept this commit's regressions (needs write permission; a new push needs a new acceptance)
+`/benchgate unaccept` — take the acceptance back
 `/benchgate help` — show this list";
 
 /// A command found in a comment.
@@ -30,10 +32,15 @@ pub enum Command {
     Help,
     /// `/benchgate accept REASON`: a maintainer accepts a regression.
     Accept {
-        /// Why, as written (trimmed, never empty).
+        /// Why, as written (trimmed, never empty, at most [`REASON_CHARS`] characters).
         reason: String,
     },
+    /// `/benchgate unaccept`: take this head's acceptance back.
+    Unaccept,
 }
+
+/// The longest reason an acceptance keeps: a sentence, not an essay in a check-run title.
+pub const REASON_CHARS: usize = 300;
 
 /// A comment that tried to give a command but got it wrong; the text is the reply to post.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,10 +93,21 @@ pub enum CommandError {
         /// Line (1-based).
         line: usize,
     },
+    /// `/benchgate accept` with a reason longer than [`REASON_CHARS`].
+    #[error("line {line}: the reason has {chars} characters; keep it to {max}")]
+    ReasonTooLong {
+        /// Characters given.
+        chars: usize,
+        /// [`REASON_CHARS`].
+        max: usize,
+        /// Line (1-based).
+        line: usize,
+    },
 }
 
 const REBENCH_VALID: &str = "`/rebench`, `/rebench N` (N from 1 to 200), `/rebench aa`";
-const BENCHGATE_VALID: &str = "`/benchgate help`";
+const BENCHGATE_VALID: &str =
+    "`/benchgate help`, `/benchgate accept REASON`, `/benchgate unaccept`";
 
 /// Finds the command in a comment body: `Ok(None)` when there is none.
 pub fn parse_command(body: &str) -> Result<Option<Command>, CommandError> {
@@ -179,10 +197,17 @@ fn parse_one(word: &str, rest: &str, line: usize) -> Result<Command, CommandErro
     let sub = args.next();
     match sub.map(str::to_ascii_lowercase).as_deref() {
         Some("help") if args.next().is_none() => Ok(Command::Help),
+        Some("unaccept") if args.next().is_none() => Ok(Command::Unaccept),
         Some("accept") => {
             let reason = rest["accept".len()..].trim();
             if reason.is_empty() {
                 Err(CommandError::MissingReason { line })
+            } else if reason.chars().count() > REASON_CHARS {
+                Err(CommandError::ReasonTooLong {
+                    chars: reason.chars().count(),
+                    max: REASON_CHARS,
+                    line,
+                })
             } else {
                 Ok(Command::Accept {
                     reason: reason.to_owned(),

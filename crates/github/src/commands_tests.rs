@@ -104,9 +104,26 @@ fn the_error_for_a_second_command_wins_over_nothing() {
 
 #[test]
 fn usage_lists_every_command() {
-    for word in ["/rebench`", "/rebench N", "/rebench aa", "/benchgate help"] {
+    for word in [
+        "/rebench`",
+        "/rebench N",
+        "/rebench aa",
+        "/benchgate accept REASON",
+        "/benchgate unaccept",
+        "/benchgate help",
+    ] {
         assert!(USAGE.contains(word), "{word}");
     }
-    // Parsed for later, answered "not available yet": not advertised until it works.
-    assert!(!USAGE.contains("accept"));
+}
+
+#[test]
+fn unaccept_takes_no_argument_and_a_reason_is_bounded() {
+    assert_eq!(
+        parse_command("/benchgate unaccept").unwrap(),
+        Some(Command::Unaccept)
+    );
+    assert!(parse_command("/benchgate unaccept now").is_err());
+    let long = format!("/benchgate accept {}", "x".repeat(REASON_CHARS + 1));
+    let err = parse_command(&long).unwrap_err().to_string();
+    assert!(err.contains("keep it to 300"), "{err}");
 }

@@ -288,4 +288,25 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// The stored App credentials, if the setup was completed.
     async fn github_app_credentials(&self) -> Result<Option<GitHubAppCredentials>, StoreError>;
+
+    // --- acceptances (`/benchgate accept`) ---
+
+    /// Records an acceptance of a head's failing rows; one still in force for the same head is
+    /// revoked by it.
+    async fn accept(&self, new: &NewAcceptance) -> Result<Acceptance, StoreError>;
+    /// Revokes the acceptance of a head, if any; returns how many were in force.
+    async fn revoke_acceptance(
+        &self,
+        repository_id: RepositoryId,
+        head_sha: &str,
+        by: &str,
+    ) -> Result<u64, StoreError>;
+    /// The acceptance of a head in force, if any.
+    async fn active_acceptance(
+        &self,
+        repository_id: RepositoryId,
+        head_sha: &str,
+    ) -> Result<Option<Acceptance>, StoreError>;
+    /// Every acceptance, revoked ones included, by repository and newest first.
+    async fn acceptances(&self, limit: i64) -> Result<Vec<Acceptance>, StoreError>;
 }

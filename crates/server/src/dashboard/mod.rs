@@ -4,6 +4,7 @@
 //! Every page reads what the store keeps (floors and results are stored when computed); only a
 //! comparison page touches samples, and only that comparison's.
 
+mod acceptances_page;
 mod access;
 mod api;
 mod comparison_page;
@@ -28,6 +29,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/runners/{name}", get(runner_page::page))
         .route("/comparisons/{id}", get(comparison_page::page))
         .route("/queue", get(queue_page::page))
+        .route("/acceptances", get(acceptances_page::page))
         .route("/api/v1/runners", get(api::runners))
         .route("/api/v1/runners/{name}", get(api::runner))
         .route("/api/v1/queue", get(api::queue))

@@ -118,6 +118,15 @@ pub async fn load(
         _ => None,
     };
     let rounds_done = results.iter().map(|r| r.n as u64).max().unwrap_or(0);
+    let acceptance = store
+        .active_acceptance(comparison.repository_id, &comparison.head_sha)
+        .await?
+        .map(|a| super::AcceptanceInfo {
+            by: a.accepted_by,
+            reason: a.reason,
+            at: a.created_at,
+            rows: a.rows,
+        });
     let input = CommentInput {
         comparison_id: comparison.id.0,
         comparison_url,
@@ -135,6 +144,7 @@ pub async fn load(
         benchmark_files_changed: context.benchmark_files_changed,
         awaiting_approval: context.fork,
         failure,
+        acceptance,
         now: Utc::now(),
     };
     Ok(Some(LoadedReport {

@@ -74,7 +74,42 @@ pub struct CommentInput {
     pub awaiting_approval: bool,
     /// Why the jobs failed, when they did.
     pub failure: Option<String>,
+    /// A maintainer's `/benchgate accept` of this head, in force.
+    pub acceptance: Option<AcceptanceInfo>,
     pub now: DateTime<Utc>,
+}
+
+/// Who accepted which failing rows of the head, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptanceInfo {
+    pub by: String,
+    pub reason: String,
+    pub at: DateTime<Utc>,
+    /// `benchmark metric` keys (see `benchgate_store::model::acceptance_row`).
+    pub rows: Vec<String>,
+}
+
+/// The rows that fail the gate, as acceptance keys: what `/benchgate accept` records.
+pub fn failing_rows(input: &CommentInput) -> Vec<String> {
+    input
+        .results
+        .iter()
+        .filter(|r| benchgate_stats::is_regression(r, input.config.gate.fail_on))
+        .map(|r| benchgate_store::model::acceptance_row(&r.name, &r.metric))
+        .collect()
+}
+
+/// The failing rows no acceptance covers.
+fn unaccepted_rows(input: &CommentInput) -> Vec<String> {
+    let accepted = input
+        .acceptance
+        .as_ref()
+        .map(|a| a.rows.as_slice())
+        .unwrap_or(&[]);
+    failing_rows(input)
+        .into_iter()
+        .filter(|row| !accepted.contains(row))
+        .collect()
 }
 
 /// The check run's state for a comparison.
@@ -106,6 +141,7 @@ struct CommentTemplate<'a> {
     awaiting_approval: bool,
     head: String,
     failure: Option<String>,
+    accepted: Option<String>,
     rows: &'a [Row],
     rows_cut: usize,
     geomean: Option<String>,
@@ -229,6 +265,7 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
         status_line: status_line(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: short(&input.head_sha).to_owned(),
+        accepted: acceptance_line(input),
         failure: input.failure.as_deref().map(format::cell),
         rows,
         rows_cut,
@@ -264,6 +301,35 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
         url: input.comparison_url.clone(),
     };
     template.render().expect("the comment template renders")
+}
+
+/// The comment's line about an acceptance: who, when, why, which rows, and any failing row it
+/// does not cover.
+fn acceptance_line(input: &CommentInput) -> Option<String> {
+    let a = input.acceptance.as_ref()?;
+    let rows: Vec<String> = a.rows.iter().take(10).map(|r| format::code(r)).collect();
+    let more = a.rows.len().saturating_sub(10);
+    let mut line = format!(
+        "**Accepted** by {} on {} UTC for head `{}`: {} — rows: {}{}.",
+        format::cell(&format!("@{}", a.by)),
+        a.at.format("%Y-%m-%d %H:%M"),
+        short(&input.head_sha),
+        format::cell(&a.reason),
+        rows.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    let open = unaccepted_rows(input);
+    if !open.is_empty() {
+        line.push_str(&format!(
+            " {} failing row(s) came after it and still fail the check; `/benchgate accept` again to cover them.",
+            open.len()
+        ));
+    }
+    Some(line)
 }
 
 fn headline(results: &[BenchmarkResult]) -> String {
@@ -350,7 +416,15 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
             let title = headline(&input.results);
             // The one gate decision, shared with `benchgate compare`/`analyze`.
             match benchgate_stats::outcome(&input.results, input.config.gate.fail_on) {
-                GateOutcome::Fail => done(CheckConclusion::Failure, title),
+                // Accepted only when every failing row was: a row that fails after the
+                // acceptance still fails the check.
+                GateOutcome::Fail => match &input.acceptance {
+                    Some(a) if unaccepted_rows(input).is_empty() => done(
+                        CheckConclusion::Success,
+                        format!("accepted by @{}: {}", a.by, a.reason),
+                    ),
+                    _ => done(CheckConclusion::Failure, title),
+                },
                 GateOutcome::Undecided => done(CheckConclusion::Neutral, title),
                 GateOutcome::Pass => done(CheckConclusion::Success, title),
             }

@@ -87,6 +87,7 @@ pub(crate) fn example() -> CommentInput {
         benchmark_files_changed: vec!["benches/parse.rs".to_owned()],
         awaiting_approval: false,
         failure: None,
+        acceptance: None,
         now,
     }
 }

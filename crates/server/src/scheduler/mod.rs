@@ -203,13 +203,8 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         Ok(Some(Command::Help)) => {
             return Plan::new("help").with_task(reply(format!("benchgate commands:\n\n{USAGE}")));
         }
-        Ok(Some(Command::Accept { .. })) => {
-            let body = format!(
-                "@{} `/benchgate accept` is not available yet; the check stays as it is.",
-                e.commenter
-            );
-            return Plan::new("command_unsupported").with_task(reply(body));
-        }
+        Ok(Some(Command::Accept { reason })) => GuardedCommand::Accept { reason },
+        Ok(Some(Command::Unaccept)) => GuardedCommand::Unaccept,
         Ok(Some(Command::Rebench { rounds })) => GuardedCommand::Rebench { rounds },
         Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
     };

@@ -9,13 +9,17 @@ use serde::{Deserialize, Serialize};
 use super::{Context, MarkedComment, Reaction, RepoName, Task, TaskError, stored_config};
 
 /// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "command")]
 pub enum GuardedCommand {
     /// `/rebench` or `/rebench N`.
     Rebench { rounds: Option<u32> },
     /// `/rebench aa`.
     RebenchAa,
+    /// `/benchgate accept REASON`.
+    Accept { reason: String },
+    /// `/benchgate unaccept`.
+    Unaccept,
 }
 
 /// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
@@ -44,18 +48,21 @@ pub fn reply_label(comment_id: u64) -> String {
 const TRUSTED: [&str; 1] = ["OWNER"];
 
 impl HandleCommand {
+    /// The reply to this command: one per command, however often the write is retried.
+    pub(super) fn reply(&self, body: String) -> Task {
+        Task::UpsertComment(MarkedComment {
+            repo: self.repo.clone(),
+            pr: self.pr,
+            label: reply_label(self.comment_id),
+            body: format!("@{} {body}", self.commenter),
+        })
+    }
+
     /// Carries out an allowed command; a denied one gets a reply that says why.
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr, commenter = %self.commenter))]
     pub async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
         let t = self;
-        let reply = |body: String| {
-            Task::UpsertComment(MarkedComment {
-                repo: t.repo.clone(),
-                pr: t.pr,
-                label: reply_label(t.comment_id),
-                body: format!("@{} {body}", t.commenter),
-            })
-        };
+        let reply = |body: String| t.reply(body);
         if let Err(why) = permitted(cx, &t).await? {
             tracing::info!(why = %why, "command denied");
             return cx.enqueue(reply(why)).await;
@@ -71,6 +78,9 @@ impl HandleCommand {
             .store
             .pull_request_comparisons(repository.id, t.pr as i64)
             .await?;
+        if let GuardedCommand::Accept { .. } | GuardedCommand::Unaccept = &t.command {
+            return super::accept::run(cx, &t, &repository, comparisons).await;
+        }
         let Some(comparison) = comparisons.into_iter().next() else {
             return cx
                 .enqueue(reply(
@@ -108,12 +118,15 @@ impl HandleCommand {
         }))
         .await?;
         let config = stored.config;
-        let rounds = match t.command {
+        let rounds = match &t.command {
             GuardedCommand::Rebench { rounds } => rounds.unwrap_or(config.benchmark.rounds),
             GuardedCommand::RebenchAa => {
                 let jobs = crate::calibration::calibrate_comparison(&cx.app, comparison.id).await?;
                 tracing::info!(comparison = %comparison.id, jobs = jobs.len(), "A/A sessions enqueued");
                 config.benchmark.rounds
+            }
+            GuardedCommand::Accept { .. } | GuardedCommand::Unaccept => {
+                unreachable!("handled above")
             }
         };
         let job = cx.job(rounds, Priority::INTERACTIVE, row, comparison.id);

@@ -3,6 +3,7 @@
 //! transaction ([`crate::scheduler::plan`]); the outbox runner carries them out through
 //! [`Context`]. One file per task, each with its payload and what it does.
 
+mod accept;
 mod add_reaction;
 mod cancel_pull_request;
 mod check_run;

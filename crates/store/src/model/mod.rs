@@ -1,5 +1,6 @@
 //! The domain types the store reads and writes.
 
+mod acceptance;
 mod floor;
 mod github_app;
 mod ids;
@@ -10,6 +11,7 @@ mod sample;
 mod webhook;
 mod work;
 
+pub use acceptance::{Acceptance, NewAcceptance, acceptance_row};
 pub use floor::{AaSession, FloorKey, NoiseFloor};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};

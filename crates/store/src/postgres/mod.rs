@@ -56,6 +56,9 @@ mod outbox {
 mod github_app {
     crate::shared::github_app::github_app_sql!();
 }
+mod acceptances {
+    crate::shared::acceptances::acceptances_sql!();
+}
 
 /// The store on a Postgres database.
 pub struct PostgresStore {

@@ -383,6 +383,28 @@ macro_rules! impl_store {
             ) -> Result<Option<GitHubAppCredentials>, StoreError> {
                 github_app::credentials(&self.pool).await
             }
+
+            async fn accept(&self, new: &NewAcceptance) -> Result<Acceptance, StoreError> {
+                acceptances::accept(&self.pool, new).await
+            }
+            async fn revoke_acceptance(
+                &self,
+                repository_id: RepositoryId,
+                head_sha: &str,
+                by: &str,
+            ) -> Result<u64, StoreError> {
+                acceptances::revoke(&self.pool, repository_id, head_sha, by).await
+            }
+            async fn active_acceptance(
+                &self,
+                repository_id: RepositoryId,
+                head_sha: &str,
+            ) -> Result<Option<Acceptance>, StoreError> {
+                acceptances::active(&self.pool, repository_id, head_sha).await
+            }
+            async fn acceptances(&self, limit: i64) -> Result<Vec<Acceptance>, StoreError> {
+                acceptances::recent(&self.pool, limit).await
+            }
         }
     };
 }

@@ -10,6 +10,7 @@
 //! Timestamps are always bound from Rust (never `now()` in SQL): SQLite keeps them as RFC 3339
 //! text, which sorts correctly only when every value is written the same way.
 
+pub(crate) mod acceptances;
 pub(crate) mod columns;
 pub(crate) mod comparisons;
 pub(crate) mod floors;

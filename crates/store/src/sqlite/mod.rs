@@ -58,6 +58,9 @@ mod outbox {
 mod github_app {
     crate::shared::github_app::github_app_sql!();
 }
+mod acceptances {
+    crate::shared::acceptances::acceptances_sql!();
+}
 
 /// The store on a SQLite file.
 pub struct SqliteStore {

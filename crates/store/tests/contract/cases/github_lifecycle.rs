@@ -126,3 +126,71 @@ pub async fn check_runs_follow_rounds_generations(store: Arc<dyn Store>) {
             .is_empty()
     );
 }
+
+pub async fn acceptances_are_kept_revoked_and_listed(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let new = |by: &str, reason: &str| NewAcceptance {
+        repository_id: repo.id,
+        pr_number: 7,
+        head_sha: "h1".into(),
+        accepted_by: by.into(),
+        reason: reason.into(),
+        rows: vec![acceptance_row("parse", "time")],
+    };
+    assert!(
+        store
+            .active_acceptance(repo.id, "h1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let first = store
+        .accept(&new("alice", "expected: safer parser"))
+        .await
+        .unwrap();
+    assert_eq!(first.rows, vec!["parse time".to_owned()]);
+    assert_eq!(first.repository, "acme/widgets");
+    // A second acceptance of the same head replaces the first, which stays in the trail.
+    let second = store.accept(&new("bob", "still expected")).await.unwrap();
+    let active = store
+        .active_acceptance(repo.id, "h1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(active.id, second.id);
+    assert!(
+        store
+            .active_acceptance(repo.id, "h2")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    assert_eq!(
+        store
+            .revoke_acceptance(repo.id, "h1", "carol")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .revoke_acceptance(repo.id, "h1", "carol")
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(
+        store
+            .active_acceptance(repo.id, "h1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let trail = store.acceptances(100).await.unwrap();
+    assert_eq!(trail.len(), 2);
+    assert_eq!(trail[0].id, second.id, "newest first");
+    assert_eq!(trail[0].revoked_by.as_deref(), Some("carol"));
+    assert_eq!(trail[1].revoked_by.as_deref(), Some("bob"));
+    assert!(trail.iter().all(|a| a.revoked_at.is_some()));
+}
