@@ -141,9 +141,18 @@ fn init_tracing_at(format: benchgate_server::LogFormat, default_level: &str) {
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour_logs())
         .with_writer(std::io::stderr);
     let _ = match format {
         benchgate_server::LogFormat::Json => builder.json().try_init(),
         benchgate_server::LogFormat::Pretty => builder.try_init(),
     };
+}
+
+/// Colour only for a person at a terminal: a log file, a pipe or journald gets plain text, and
+/// `NO_COLOR` (any non-empty value, no-color.org) turns it off everywhere.
+fn colour_logs() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    std::io::stderr().is_terminal() && !no_color
 }
