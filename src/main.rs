@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod demo;
 
@@ -52,7 +52,8 @@ struct MigrateArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = empty_env_is_unset(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
     let cli = match cli.command {
         Command::Compare(args) => return benchgate_harness::cli::run_compare(args),
@@ -127,6 +128,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// An empty `BENCHGATE_*` variable counts as unset: compose files and env files write
+/// `BENCHGATE_GITHUB_APP_ID=` for "no App", which would otherwise be an invalid value.
+fn empty_env_is_unset(cmd: clap::Command) -> clap::Command {
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    let cmd = cmd.mut_args(|arg| match arg.get_env() {
+        Some(name) if std::env::var_os(name).is_some_and(|v| v.is_empty()) => arg.env(None),
+        _ => arg,
+    });
+    subcommands.iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(name, empty_env_is_unset)
+    })
 }
 
 /// Logs to stderr; `RUST_LOG` overrides the default `info` level.
