@@ -59,6 +59,17 @@ async fn pages_show_runners_floors_results_and_the_queue() {
         &runner,
         &["AMD EPYC 7B13", "performance", "parse/json", "render/html"],
     );
+    // The fingerprint in words and units, never raw JSON.
+    assert_contains(
+        &runner,
+        &[
+            "<dt>boost (turbo)</dt><dd>unknown</dd>",
+            "<dt>memory</dt><dd>23.54 GiB</dd>",
+            "load 0.52 / 0.61 / 0.70",
+        ],
+    );
+    assert!(!runner.contains("null"), "{runner}");
+    assert!(!runner.contains("25276502016"), "{runner}");
     // parse/json's current floor: s_aa = 0.012 → 1.21% per pair; 7 sessions.
     assert_contains(&runner, &["1.21%", "in ~", "rounds", "<svg class=\"plot\""]);
 

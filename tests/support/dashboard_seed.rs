@@ -29,8 +29,11 @@ pub struct Seeded {
 }
 
 fn fingerprint() -> serde_json::Value {
-    json!({"cpu": "AMD EPYC 7B13", "cores": 8, "kernel": "6.1.0-18-amd64",
-           "governor": "performance", "smt": "off"})
+    // The shape an agent sends (the harness's MachineFingerprint); this VM hides its boost.
+    json!({"cpu_model": "AMD EPYC 7B13", "logical_cores": 8, "physical_cores": 4,
+           "kernel": "Linux 6.1.0-18-amd64", "governor": "performance", "boost": null,
+           "memory_bytes": 25276502016u64, "load_average": [0.52, 0.61, 0.7],
+           "isolation": "bwrap"})
 }
 
 async fn repository(store: &dyn Store, name: &str, github_id: i64) -> RepositoryId {

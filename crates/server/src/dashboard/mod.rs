@@ -7,6 +7,7 @@
 mod access;
 mod api;
 mod comparison_page;
+mod fingerprint;
 mod format;
 mod overview;
 mod plot;

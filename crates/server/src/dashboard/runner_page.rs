@@ -203,24 +203,6 @@ struct RunnerPage {
     plotted: usize,
 }
 
-/// The fingerprint object as key/value lines, in the order the agent sent them.
-fn fingerprint_lines(fingerprint: Option<&serde_json::Value>) -> Vec<(String, String)> {
-    match fingerprint {
-        Some(serde_json::Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
-            .collect(),
-        Some(other) => vec![("fingerprint".into(), other.to_string())],
-        None => Vec::new(),
-    }
-}
-
 /// A runner's page: fingerprint, floors with what they resolve, and the floors over time.
 pub async fn page(
     State(app): State<AppState>,
@@ -229,7 +211,7 @@ pub async fn page(
     let now = Utc::now();
     let detail = runner_detail(app.store.as_ref(), &name, now).await?;
     let page = RunnerPage {
-        fingerprint: fingerprint_lines(detail.runner.fingerprint.as_ref()),
+        fingerprint: super::fingerprint::lines(detail.runner.fingerprint.as_ref()),
         plot: history_plot(&detail.floors, now),
         plotted: detail.floors.len().min(PLOTTED_FLOORS),
         detail,
