@@ -174,7 +174,7 @@ fn floor_row(
     }
 }
 
-/// The history plot: one line per floor (the first few), x in days before now.
+/// The history plot: one line per floor (the first few), x in seconds before now.
 fn history_plot(floors: &[FloorRow], now: DateTime<Utc>) -> String {
     let lines: Vec<FloorLine> = floors
         .iter()
@@ -185,8 +185,8 @@ fn history_plot(floors: &[FloorRow], now: DateTime<Utc>) -> String {
                 .history
                 .iter()
                 .map(|p| {
-                    let days = (p.computed_at - now).num_seconds() as f64 / 86_400.0;
-                    (days.min(0.0), p.spread_pct)
+                    let secs = (p.computed_at - now).num_seconds() as f64;
+                    (secs.min(0.0), p.spread_pct)
                 })
                 .collect(),
         })
