@@ -20,6 +20,6 @@ pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
 pub use work::{
-    Comparison, ComparisonState, CreatedComparison, Installation, NewComparison, NewRepository,
-    Repository, StoredResult,
+    Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation, NewComparison,
+    NewRepository, Repository, StoredResult,
 };

@@ -132,6 +132,18 @@ pub struct Comparison {
     pub updated_at: DateTime<Utc>,
 }
 
+/// Which comparisons a listing shows; every field left `None` matches all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonFilter {
+    /// The repository's `full_name`, exactly.
+    pub repository: Option<String>,
+    pub pr_number: Option<i64>,
+    /// A runner's name: it claimed one of the comparison's jobs or has results in it.
+    pub runner: Option<String>,
+    /// At least one stored result has this verdict.
+    pub verdict: Option<benchgate_api::VerdictKind>,
+}
+
 /// One benchmark's computed result for a comparison on one runner, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredResult {
