@@ -410,3 +410,14 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
     }
     last
 }
+
+/// A second repository with one queued comparison (PR 7, no results), for the list filters.
+pub async fn seed_second_repository(store: &dyn Store) -> i64 {
+    let repo = repository(store, "acme/gears", 1002).await;
+    store
+        .create_comparison(&comparison(repo, 7, 1, 10))
+        .await
+        .unwrap()
+        .id
+        .0
+}
