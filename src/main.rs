@@ -29,7 +29,7 @@ enum Command {
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
     /// Run a benchmark runner: claim jobs from the server, build both sides, run and upload rounds.
-    Agent(benchgate_agent::AgentArgs),
+    Agent(AgentCommand),
     /// A deterministic CPU-bound workload (time proportional to --iterations), for tests and demos.
     #[command(hide = true)]
     Spin(benchgate_agent::SpinArgs),
@@ -38,6 +38,16 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
     Runner(benchgate_server::runner_cli::RunnerArgs),
+}
+
+/// `benchgate agent`: the agent's own flags and how it logs.
+#[derive(clap::Args)]
+struct AgentCommand {
+    #[command(flatten)]
+    args: benchgate_agent::AgentArgs,
+    /// Log format: `pretty` for a terminal, `json` (one object per line) for a log shipper.
+    #[arg(long, env = "BENCHGATE_LOG_FORMAT", value_enum, default_value_t = benchgate_server::LogFormat::Pretty)]
+    log_format: benchgate_server::LogFormat,
 }
 
 #[derive(clap::Args)]
@@ -95,8 +105,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) => {
             unreachable!("handled before the runtime")
         }
-        Command::Agent(args) => {
-            init_tracing(benchgate_server::LogFormat::Pretty);
+        Command::Agent(AgentCommand { args, log_format }) => {
+            init_tracing(log_format);
             match benchgate_agent::run(args).await {
                 Ok(()) => Ok(ExitCode::SUCCESS),
                 Err(e) => {

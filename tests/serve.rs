@@ -204,45 +204,6 @@ async fn errors_are_json_and_pages_carry_safe_headers() {
     );
 }
 
-/// Logs read from a pipe (a log file, journald, `docker logs`) carry no ANSI colour codes, in
-/// the default pretty format and without `NO_COLOR`.
-#[test]
-fn logs_to_a_pipe_have_no_colour_codes() {
-    use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "pretty"])
-        .env(
-            "BENCHGATE_DATABASE_URL",
-            format!("sqlite://{}", dir.path().join("b.db").display()),
-        )
-        .env("RUST_LOG", "info")
-        .env_remove("NO_COLOR")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut seen = Vec::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let listening = line.contains("benchgate listening");
-        seen.push(line);
-        if listening {
-            break;
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let logs = seen.join("\n");
-    assert!(logs.contains("benchgate listening"), "{logs}");
-    assert!(logs.contains(" INFO "), "pretty lines with levels: {logs}");
-    assert!(
-        !logs.contains("\x1b["),
-        "colour codes in piped logs: {logs:?}"
-    );
-}
-
 /// An env file or compose file writes `BENCHGATE_GITHUB_APP_ID=` for "no App": empty settings
 /// count as unset, so the server starts without GitHub credentials.
 #[tokio::test]
