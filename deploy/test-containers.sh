@@ -197,19 +197,24 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'X-GitHub-Event: ping' -H 'X-Gi
   -H 'Content-Type: application/json' --data "$ping" "$URL/webhooks/github")
 [ "$code" = 401 ] || fail "an unsigned webhook got HTTP $code, not 401"
 
-step "requesting a comparison of $ROUNDS rounds (base ${BASE_SHA:0:8}, head ${HEAD_SHA:0:8})"
-request=$(jq -n --arg base "$BASE_SHA" --arg head "$HEAD_SHA" --argjson rounds "$ROUNDS" '{
-  repository: "/srv/bench-repo", base: $base, head: $head, runner_label: "default",
-  config: {benchmark: {run: "sh bench.sh", format: "command", rounds: $rounds, warmup: 1}, gate: {}}}')
-ID=$(api -H 'Content-Type: application/json' --data "$request" "$URL/api/v1/comparisons" | jq -e .id) ||
-  fail "POST /api/v1/comparisons failed"
+# Requests a comparison of base and head in $1 rounds and waits until it is done; sets ID.
+compare() {
+  local request state
+  request=$(jq -n --arg base "$BASE_SHA" --arg head "$HEAD_SHA" --argjson rounds "$1" '{
+    repository: "/srv/bench-repo", base: $base, head: $head, runner_label: "default",
+    config: {benchmark: {run: "sh bench.sh", format: "command", rounds: $rounds, warmup: 1}, gate: {}}}')
+  ID=$(api -H 'Content-Type: application/json' --data "$request" "$URL/api/v1/comparisons" | jq -e .id) ||
+    fail "POST /api/v1/comparisons failed"
+  for _ in $(seq 1 300); do
+    state=$(api "$URL/api/v1/comparisons/$ID" | jq -r .state) || fail "GET /api/v1/comparisons/$ID failed"
+    [[ "$state" == queued || "$state" == running ]] || break
+    sleep 1
+  done
+  [ "$state" = done ] || fail "comparison $ID is $state after 300 s, not done"
+}
 
-for _ in $(seq 1 300); do
-  state=$(api "$URL/api/v1/comparisons/$ID" | jq -r .state) || fail "GET /api/v1/comparisons/$ID failed"
-  [[ "$state" == queued || "$state" == running ]] || break
-  sleep 1
-done
-[ "$state" = done ] || fail "comparison $ID is $state after 300 s, not done"
+step "requesting a comparison of $ROUNDS rounds (base ${BASE_SHA:0:8}, head ${HEAD_SHA:0:8})"
+compare "$ROUNDS"
 status=$(api "$URL/api/v1/comparisons/$ID")
 echo "$status" | jq -e --argjson n "$ROUNDS" '.runners[0].runner == "bench-1" and
   ([.runners[0].report.benchmarks[] | select(.metric == "cpu_time")][0] | .n == $n and .verdict == "slower")' \
@@ -241,4 +246,9 @@ after=$(api "$URL/api/v1/comparisons/$ID" | jq -S '.runners') || fail "compariso
 [ "$before" = "$after" ] || fail "comparison $ID changed across the restart"
 api "$URL/api/v1/runners" | jq -e 'any(.[]; .name == "bench-1")' >/dev/null ||
   fail "runner bench-1 is gone after the restart"
-step "comparison $ID and runner bench-1 kept across the restart"
+FIRST=$ID
+# The agent authenticates again with the token kept in Postgres and takes new work.
+compare 3
+[ "$(psql "SELECT r.name FROM jobs j JOIN runners r ON r.id = j.claimed_by WHERE j.comparison_id = $ID")" = bench-1 ] ||
+  fail "comparison $ID after the restart was not run by bench-1"
+step "comparison $FIRST and runner bench-1 kept across the restart; comparison $ID run after it"
