@@ -1,6 +1,7 @@
 //! The GitHub App end to end: the real `benchgate serve` and `benchgate agent`, a real git
 //! repository, real SQLite (and Postgres when BENCHGATE_TEST_POSTGRES_URL is set), real webhook
-//! payloads signed by the test, and a fake GitHub (wiremock) whose received writes we check.
+//! payloads signed by the test, and a fake GitHub as strict as GitHub (tests/github) whose
+//! received writes we check. The server runs as a GitHub App, as users run it.
 
 mod github;
 mod support;
@@ -10,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use benchgate_github::signature::sign_with;
-use github::{FakeGitHub, REPO, fixture};
+use github::{Calls, FakeGitHub, Fault, REPO, fixture};
 use serde_json::{Value, json};
 use support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
 
@@ -64,26 +65,45 @@ struct Setup {
 }
 
 async fn setup(config: Option<&str>, postgres: Option<FreshPostgres>) -> Setup {
+    let github = FakeGitHub::start(config).await;
+    let key = github::app_key_file();
+    let app_id = github::APP_ID.to_string();
+    let auth = [
+        ("BENCHGATE_GITHUB_APP_ID", app_id.as_str()),
+        ("BENCHGATE_GITHUB_PRIVATE_KEY_FILE", key.to_str().unwrap()),
+    ];
+    setup_with(github, &auth, postgres).await
+}
+
+/// The same with a single token (no App): GitHub lets only Apps write check runs.
+async fn setup_token(config: Option<&str>) -> Setup {
+    let github = FakeGitHub::start_token(config).await;
+    setup_with(github, &[("BENCHGATE_GITHUB_TOKEN", github::TOKEN)], None).await
+}
+
+async fn setup_with(
+    github: FakeGitHub,
+    auth: &[(&str, &str)],
+    postgres: Option<FreshPostgres>,
+) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let project = Project::create(dir.path());
-    let github = FakeGitHub::start(config).await;
     let database_url = match &postgres {
         Some(pg) => pg.url.clone(),
         None => format!("sqlite://{}", dir.path().join("benchgate.db").display()),
     };
     let api = github.url();
-    let server = spawn_server(
-        &database_url,
-        &[
-            ("BENCHGATE_WEBHOOK_SECRET", &format!("old-secret,{SECRET}")),
-            ("BENCHGATE_GITHUB_TOKEN", "ghp_test_token"),
-            ("BENCHGATE_GITHUB_API_URL", &api),
-            ("BENCHGATE_PUBLIC_URL", "https://bench.example"),
-            ("BENCHGATE_COMMENT_INTERVAL", "1"),
-            ("BENCHGATE_OUTBOX_BACKOFF_MS", "100"),
-            ("BENCHGATE_CLAIM_WAIT", "2"),
-        ],
-    );
+    let secrets = format!("old-secret,{SECRET}");
+    let mut env: Vec<(&str, &str)> = vec![
+        ("BENCHGATE_WEBHOOK_SECRET", &secrets),
+        ("BENCHGATE_GITHUB_API_URL", &api),
+        ("BENCHGATE_PUBLIC_URL", "https://bench.example"),
+        ("BENCHGATE_COMMENT_INTERVAL", "1"),
+        ("BENCHGATE_OUTBOX_BACKOFF_MS", "100"),
+        ("BENCHGATE_CLAIM_WAIT", "2"),
+    ];
+    env.extend_from_slice(auth);
+    let server = spawn_server(&database_url, &env);
     Setup {
         server,
         database_url,
@@ -148,17 +168,33 @@ impl Setup {
         p
     }
 
-    /// A comment on PR #2 by `login` with `association`.
+    /// A comment on PR #2 by `login` with `association`, as GitHub has it and announces it.
     fn comment(&self, body: &str, login: &str, association: &str, id: u64) -> Value {
+        self.github.add_comment_with_id(id, 2, login, body);
         let mut c = fixture("webhooks/issue_comment.created.on-pr.slash-command.json");
         c["repository"]["full_name"] = json!(REPO);
         c["repository"]["clone_url"] = json!(self.project.path.to_string_lossy());
+        c["installation"] = json!({"id": 1});
+        c["comment"]["created_at"] = json!(chrono::Utc::now().to_rfc3339());
         c["issue"]["number"] = json!(2);
         c["comment"]["id"] = json!(id);
         c["comment"]["body"] = json!(body);
         c["comment"]["user"]["login"] = json!(login);
         c["comment"]["author_association"] = json!(association);
         c
+    }
+
+    /// "Re-run" pressed on the check run of `head` (GitHub names no PR for a fork's run, so
+    /// none is named here: the comparison is found by its head).
+    fn check_run_rerequested(&self, head: &str) -> Value {
+        let mut p = fixture("webhooks/check_run.rerequested.json");
+        p["repository"]["full_name"] = json!(REPO);
+        p["installation"] = json!({"id": 1});
+        p["check_run"]["name"] = json!("benchgate");
+        p["check_run"]["head_sha"] = json!(head);
+        p["check_run"]["app"]["id"] = json!(github::APP_ID);
+        p["check_run"]["pull_requests"] = json!([]);
+        p
     }
 
     async fn count(&self, sql: &str) -> i64 {
@@ -258,8 +294,26 @@ async fn eventually(github: &FakeGitHub, what: &str, secs: u64, done: impl Fn() 
     }
 }
 
+/// The fake refused nothing on its own: benchgate never sent what GitHub refuses.
+fn nothing_refused(github: &FakeGitHub) {
+    let refused = github.refusals();
+    assert!(
+        refused.is_empty(),
+        "GitHub would have refused: {refused:#?}"
+    );
+}
+
+/// Check runs on `head`, oldest first.
+fn checks_of(github: &FakeGitHub, head: &str) -> Vec<github::CheckRun> {
+    github
+        .checks()
+        .into_iter()
+        .filter(|c| c.head_sha == head)
+        .collect()
+}
+
 fn report_done(github: &FakeGitHub, rounds: u32) -> bool {
-    let reports = github.report_comments(LABEL);
+    let reports = github.bot_report_comments(LABEL);
     reports.len() == 1
         && reports[0]
             .body
@@ -281,7 +335,7 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
         s.github.checks().iter().any(|c| c.status == "completed")
     })
     .await;
-    let report = &s.github.report_comments(LABEL)[0];
+    let report = &s.github.bot_report_comments(LABEL)[0];
     eprintln!("final comment:\n{}", report.body);
     assert!(report.body.contains("**slower ("), "{}", report.body);
     assert!(
@@ -291,6 +345,7 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
     );
     let checks = s.github.checks();
     assert_eq!(checks.len(), 1, "one check run per head: {checks:#?}");
+    assert_eq!(s.github.bot_report_comments(LABEL).len(), 1);
     assert_eq!(checks[0].head_sha, s.project.head);
     assert_eq!(
         checks[0].conclusion.as_deref(),
@@ -300,11 +355,27 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
     assert!(checks[0].summary.contains("**slower ("));
 }
 
+/// The whole life of a PR's check: opened → a completed check; "Re-run" → a second check run
+/// for that sha (a completed run is final on GitHub), completed; a reader's `/rebench` refused;
+/// a maintainer's `/rebench 2` → a third. One comment throughout, edited in place.
 #[tokio::test]
-async fn a_pull_request_gets_one_comment_and_a_gating_check_and_rebench_edits_it() {
+async fn every_rerun_is_a_new_check_run_and_the_comment_is_edited_in_place() {
     let mut s = setup(Some(&repo_config(8)), None).await;
     opened_pr_is_benchmarked(&mut s).await;
-    let first = s.github.report_comments(LABEL)[0].clone();
+    let first = s.github.bot_report_comments(LABEL)[0].clone();
+    let head = s.project.head.clone();
+
+    let rerun = s.check_run_rerequested(&head);
+    assert_eq!(s.deliver("check_run", "d-rerun-1", &rerun).await.0, 202);
+    eventually(&s.github, "a second completed check run", 240, || {
+        let runs = checks_of(&s.github, &head);
+        runs.len() == 2 && runs.iter().all(|c| c.status == "completed")
+    })
+    .await;
+    eventually(&s.github, "the re-run's rounds in the comment", 60, || {
+        report_done(&s.github, 16)
+    })
+    .await;
 
     // A read-only org member is told why, and nothing is queued: membership alone is no write
     // permission, so it is looked up.
@@ -342,42 +413,128 @@ async fn a_pull_request_gets_one_comment_and_a_gating_check_and_rebench_edits_it
         "no jobs for a reader"
     );
 
-    // A maintainer's /rebench 10 edits the same comment, 👀 first.
+    // A maintainer's /rebench 2 edits the same comment, 👀 first, on a third check run.
     s.github
         .set_permission("maintainer", "collaborator-permission.maintain.200.json");
-    let c = s.comment("/rebench 10", "maintainer", "MEMBER", 9002);
+    let c = s.comment("/rebench 2", "maintainer", "MEMBER", 9002);
     assert_eq!(s.deliver("issue_comment", "d-rebench-1", &c).await.0, 202);
     eventually(&s.github, "the rebench to finish", 240, || {
         report_done(&s.github, 18)
     })
     .await;
-    let reports = s.github.report_comments(LABEL);
+    eventually(&s.github, "a third completed check run", 60, || {
+        let runs = checks_of(&s.github, &head);
+        runs.len() == 3 && runs.iter().all(|c| c.status == "completed")
+    })
+    .await;
+    let runs = checks_of(&s.github, &head);
+    let ids: std::collections::BTreeSet<_> = runs.iter().map(|c| c.external_id.clone()).collect();
+    assert_eq!(ids.len(), 3, "one external id per run: {runs:#?}");
+    assert!(
+        runs.iter()
+            .all(|c| c.conclusion.as_deref() == Some("failure"))
+    );
+    let reports = s.github.bot_report_comments(LABEL);
     assert_eq!(reports.len(), 1, "still one comment");
     assert_eq!(reports[0].id, first.id, "the same comment, edited");
     assert!(reports[0].edits > first.edits);
     assert!(s.github.reactions().contains(&(9002, "eyes".to_owned())));
     assert!(!s.github.reactions().iter().any(|(id, _)| *id == 9001));
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
 }
 
+/// A PR with 150 earlier comments (five pages at GitHub's default of 30) and a comment by
+/// someone else carrying benchgate's marker: exactly one bot comment, the foreign one untouched.
+#[tokio::test]
+async fn a_long_thread_and_a_copied_marker_still_get_exactly_one_bot_comment() {
+    let mut s = setup(Some(&repo_config(4)), None).await;
+    for i in 0..150 {
+        s.github.add_comment(2, "octocat", &format!("comment {i}"));
+    }
+    let marker = format!("<!-- benchgate:{LABEL} -->");
+    let foreign_body = format!("{marker}\nI measured it myself: 50% faster!");
+    let foreign = s.github.add_comment(2, "mallory", &foreign_body);
+    let (status, _) = s
+        .deliver("pull_request", "d-open-long", &s.pull_request_opened())
+        .await;
+    assert_eq!(status, 202);
+    s.start_agent();
+    eventually(&s.github, "the final comment", 240, || {
+        report_done(&s.github, 4)
+    })
+    .await;
+    s.outbox_drained().await;
+    let bots = s.github.bot_report_comments(LABEL);
+    assert_eq!(bots.len(), 1, "{bots:#?}");
+    let untouched = s
+        .github
+        .comments()
+        .into_iter()
+        .find(|c| c.id == foreign)
+        .unwrap();
+    assert_eq!(
+        (untouched.edits, untouched.body.as_str()),
+        (0, foreign_body.as_str())
+    );
+    nothing_refused(&s.github);
+}
+
+/// With a single token GitHub refuses check runs; the gate is a commit status instead.
+#[tokio::test]
+async fn token_mode_gates_with_a_commit_status() {
+    let mut s = setup_token(Some(&repo_config(4))).await;
+    let (status, _) = s
+        .deliver("pull_request", "d-open-token", &s.pull_request_opened())
+        .await;
+    assert_eq!(status, 202);
+    s.start_agent();
+    let head = s.project.head.clone();
+    eventually(&s.github, "the final comment", 240, || {
+        report_done(&s.github, 4)
+    })
+    .await;
+    s.outbox_drained().await;
+    assert!(s.github.checks().is_empty(), "no check run is attempted");
+    let statuses = s.github.statuses();
+    assert_eq!(statuses[0].state, "pending", "{statuses:#?}");
+    // Four rounds may or may not decide on a loaded machine; either way the status is final.
+    let last = statuses.last().unwrap();
+    assert!(
+        last.state == "failure" || last.state == "success",
+        "{statuses:#?}"
+    );
+    assert!(
+        statuses
+            .iter()
+            .all(|st| st.context == "benchgate" && st.sha == head)
+    );
+    nothing_refused(&s.github);
+}
+
+/// A storm of 500s, 429s and secondary rate limits on comments and check runs: in the end
+/// exactly one complete comment and one completed check run, nothing GitHub would refuse.
 #[tokio::test]
 async fn github_failing_for_a_while_still_ends_in_exactly_one_complete_comment() {
     let mut s = setup(Some(&repo_config(8)), None).await;
-    let answers: Vec<(u16, Option<u64>)> = (0..8)
-        .map(|i| {
-            if i % 2 == 0 {
-                (500, None)
-            } else {
-                (429, Some(1))
-            }
+    let storm: Vec<Fault> = (0..9)
+        .map(|i| match i % 3 {
+            0 => Fault::Status(500, None),
+            1 => Fault::Status(429, Some(1)),
+            _ => Fault::SecondaryRateLimit(1),
         })
         .collect();
-    s.github.fail_comment_calls(&answers);
+    s.github.inject(Calls::Comments, &storm);
+    s.github.inject(Calls::CheckRuns, &storm[..6]);
     opened_pr_is_benchmarked(&mut s).await;
     assert_eq!(
-        s.github.failures_answered(),
-        8,
-        "every injected failure was hit and retried"
+        s.github.answered(Calls::Comments),
+        9,
+        "every injected comment failure was hit and retried"
     );
+    assert_eq!(s.github.answered(Calls::CheckRuns), 6);
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
 }
 
 #[tokio::test]

@@ -1,30 +1,55 @@
-//! A fake GitHub for the end-to-end tests: wiremock answering with the recorded bodies in
-//! tests/fixtures/github/rest, keeping the comments and check runs it was sent, and failing on
-//! demand (500 and 429 with `Retry-After`) to exercise the outbox.
+//! A fake GitHub for the end-to-end tests, as strict as github.com where benchgate depends on
+//! it (see `rules.rs`): App JWT → installation token, tokens on every call, check runs only
+//! for Apps, completed check runs final, byte limits, comments editable only by their author,
+//! pagination with `Link` (30 per page by default, at most 100), reactions 201 then 200, and
+//! failures on demand (500, 429, secondary rate limits). It answers with the recorded bodies in
+//! tests/fixtures/github/rest and keeps what it was sent. Every refusal it answers on its own
+//! (not injected) is kept too, so a test can assert benchgate never sent what GitHub refuses.
 #![allow(dead_code)]
 
-use std::path::Path;
+mod rules;
+
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Mock, MockServer};
 
 pub const REPO: &str = "Codertocat/Hello-World";
+/// The App the fake knows; its key is tests/fixtures/github/test-only-app-key.pem.
+pub const APP_ID: u64 = 424242;
+/// The App's bot login, as GitHub names it.
+pub const BOT_LOGIN: &str = "benchgate-e2e[bot]";
+/// The single token of token mode, and the login it belongs to.
+pub const TOKEN: &str = "ghp_e2e_test_token";
+pub const TOKEN_LOGIN: &str = "benchgate-bot-user";
 
 /// Reads a fixture under tests/fixtures/github.
 pub fn fixture(path: &str) -> Value {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+    serde_json::from_slice(&std::fs::read(fixture_path(path)).unwrap()).unwrap()
+}
+
+/// A file under tests/fixtures/github.
+pub fn fixture_path(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/github")
-        .join(path);
-    serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap()
+        .join(path)
+}
+
+/// The App's private key file, for `--github-private-key-file`.
+pub fn app_key_file() -> PathBuf {
+    fixture_path("test-only-app-key.pem")
 }
 
 /// One comment as the fake keeps it.
 #[derive(Debug, Clone)]
 pub struct Comment {
     pub id: u64,
+    pub pr: u64,
     pub body: String,
+    /// The login that wrote it (`BOT_LOGIN` for the App).
+    pub author: String,
     pub edits: usize,
 }
 
@@ -33,25 +58,65 @@ pub struct Comment {
 pub struct CheckRun {
     pub id: u64,
     pub head_sha: String,
+    pub external_id: Option<String>,
     pub status: String,
     pub conclusion: Option<String>,
     pub title: String,
     pub summary: String,
 }
 
+/// One commit status (token mode).
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub sha: String,
+    pub state: String,
+    pub description: String,
+    pub context: String,
+}
+
+/// An injected answer.
+#[derive(Debug, Clone, Copy)]
+pub enum Fault {
+    /// This status, with `Retry-After` seconds when given.
+    Status(u16, Option<u64>),
+    /// GitHub's secondary rate limit: 403 with its message and `retry-after`.
+    SecondaryRateLimit(u64),
+}
+
+/// Which calls an injected fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    /// Anything under `/comments` (lists, creates, edits, reactions).
+    Comments,
+    /// `.benchgate.toml` reads.
+    Config,
+    /// Check-run writes.
+    CheckRuns,
+}
+
+/// How benchgate authenticates to the fake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    App,
+    Token,
+}
+
 #[derive(Default)]
 struct State {
+    mode: Option<Mode>,
     config: Option<String>,
     comments: Vec<Comment>,
     checks: Vec<CheckRun>,
-    reactions: Vec<(u64, String)>,
+    statuses: Vec<Status>,
+    /// (comment id, content, who reacted).
+    reactions: Vec<(u64, String, String)>,
     permissions: Vec<(String, String)>,
-    /// Answers for the next comment calls: (status, Retry-After).
-    failures: Vec<(u16, Option<u64>)>,
-    failed: usize,
-    /// Answers for the next `.benchgate.toml` reads: (status, Retry-After).
-    config_failures: Vec<(u16, Option<u64>)>,
-    config_failed: usize,
+    faults: Vec<(Calls, Fault)>,
+    faults_answered: Vec<Calls>,
+    /// Installation tokens issued: (token, installation id).
+    tokens: Vec<(String, u64)>,
+    /// Refusals the fake answered on its own: (status, `METHOD path`, why).
+    refusals: Vec<(u16, String, String)>,
     next_id: u64,
 }
 
@@ -63,16 +128,29 @@ pub struct FakeGitHub {
 }
 
 impl FakeGitHub {
-    /// Starts the fake serving `.benchgate.toml` = `config` on every ref.
+    /// An App-mode fake serving `.benchgate.toml` = `config` on every ref.
     pub async fn start(config: Option<&str>) -> Self {
+        Self::start_in(Mode::App, config).await
+    }
+
+    /// A fake that benchgate reaches with the single token [`TOKEN`].
+    pub async fn start_token(config: Option<&str>) -> Self {
+        Self::start_in(Mode::Token, config).await
+    }
+
+    async fn start_in(mode: Mode, config: Option<&str>) -> Self {
         let server = MockServer::start().await;
         let state = Arc::new(Mutex::new(State {
+            mode: Some(mode),
             config: config.map(str::to_owned),
             next_id: 1000,
             ..State::default()
         }));
         Mock::given(any())
-            .respond_with(Responder(state.clone()))
+            .respond_with(rules::Responder {
+                state: state.clone(),
+                base: server.uri(),
+            })
             .mount(&server)
             .await;
         FakeGitHub {
@@ -91,31 +169,68 @@ impl FakeGitHub {
         s.permissions.push((login.to_owned(), fixture.to_owned()));
     }
 
+    /// The next calls of `calls` get these answers, in order.
+    pub fn inject(&self, calls: Calls, faults: &[Fault]) {
+        let mut s = self.state.lock().unwrap();
+        s.faults.extend(faults.iter().map(|f| (calls, *f)));
+    }
+
     /// The next comment calls fail with these answers, in order.
     pub fn fail_comment_calls(&self, answers: &[(u16, Option<u64>)]) {
-        self.state.lock().unwrap().failures = answers.to_vec();
+        let faults: Vec<_> = answers.iter().map(|(s, r)| Fault::Status(*s, *r)).collect();
+        self.inject(Calls::Comments, &faults);
     }
 
     /// The next `.benchgate.toml` reads fail with these answers, in order.
     pub fn fail_config_reads(&self, answers: &[(u16, Option<u64>)]) {
-        self.state.lock().unwrap().config_failures = answers.to_vec();
+        let faults: Vec<_> = answers.iter().map(|(s, r)| Fault::Status(*s, *r)).collect();
+        self.inject(Calls::Config, &faults);
+    }
+
+    /// How many injected faults of `calls` were answered.
+    pub fn answered(&self, calls: Calls) -> usize {
+        let s = self.state.lock().unwrap();
+        s.faults_answered.iter().filter(|c| **c == calls).count()
     }
 
     /// How many injected `.benchgate.toml` failures were answered.
     pub fn config_failures_answered(&self) -> usize {
-        self.state.lock().unwrap().config_failed
+        self.answered(Calls::Config)
     }
 
-    /// How many injected failures were answered.
+    /// How many injected comment failures were answered.
     pub fn failures_answered(&self) -> usize {
-        self.state.lock().unwrap().failed
+        self.answered(Calls::Comments)
+    }
+
+    /// A comment written by someone else on PR `pr`; returns its id.
+    pub fn add_comment(&self, pr: u64, author: &str, body: &str) -> u64 {
+        let id = {
+            let mut s = self.state.lock().unwrap();
+            s.next_id += 1;
+            s.next_id
+        };
+        self.add_comment_with_id(id, pr, author, body);
+        id
+    }
+
+    /// A comment with a given id (one a webhook of the test announces).
+    pub fn add_comment_with_id(&self, id: u64, pr: u64, author: &str, body: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.comments.push(Comment {
+            id,
+            pr,
+            body: body.to_owned(),
+            author: author.to_owned(),
+            edits: 0,
+        });
     }
 
     pub fn comments(&self) -> Vec<Comment> {
         self.state.lock().unwrap().comments.clone()
     }
 
-    /// Comments carrying the report marker of `label`.
+    /// Comments carrying the report marker of `label`, by anyone.
     pub fn report_comments(&self, label: &str) -> Vec<Comment> {
         let marker = format!("<!-- benchgate:{label} -->");
         self.comments()
@@ -124,12 +239,34 @@ impl FakeGitHub {
             .collect()
     }
 
+    /// Comments the App (or the token's user) wrote carrying `label`'s marker.
+    pub fn bot_report_comments(&self, label: &str) -> Vec<Comment> {
+        self.report_comments(label)
+            .into_iter()
+            .filter(|c| c.author == BOT_LOGIN || c.author == TOKEN_LOGIN)
+            .collect()
+    }
+
     pub fn checks(&self) -> Vec<CheckRun> {
         self.state.lock().unwrap().checks.clone()
     }
 
+    pub fn statuses(&self) -> Vec<Status> {
+        self.state.lock().unwrap().statuses.clone()
+    }
+
+    /// (comment id, content) of every reaction.
     pub fn reactions(&self) -> Vec<(u64, String)> {
-        self.state.lock().unwrap().reactions.clone()
+        let s = self.state.lock().unwrap();
+        s.reactions
+            .iter()
+            .map(|(id, content, _)| (*id, content.clone()))
+            .collect()
+    }
+
+    /// What the fake refused on its own: (status, `METHOD path`, why).
+    pub fn refusals(&self) -> Vec<(u16, String, String)> {
+        self.state.lock().unwrap().refusals.clone()
     }
 
     /// Every request the fake received, as `METHOD /path`.
@@ -142,152 +279,4 @@ impl FakeGitHub {
             .map(|r| format!("{} {}", r.method, r.url.path()))
             .collect()
     }
-}
-
-struct Responder(Arc<Mutex<State>>);
-
-impl Respond for Responder {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut s = self.0.lock().unwrap();
-        let path = request.url.path().to_owned();
-        let method = request.method.as_str().to_owned();
-        let prefix = format!("/repos/{REPO}");
-        let Some(rest) = path.strip_prefix(&prefix) else {
-            return ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"}));
-        };
-        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let is_comment_call = rest.contains("/comments");
-        if is_comment_call && !s.failures.is_empty() {
-            let (status, retry_after) = s.failures.remove(0);
-            s.failed += 1;
-            let mut answer =
-                ResponseTemplate::new(status).set_body_json(json!({"message": "injected failure"}));
-            if let Some(secs) = retry_after {
-                answer = answer.insert_header("Retry-After", secs.to_string().as_str());
-            }
-            return answer;
-        }
-        match (method.as_str(), rest) {
-            ("GET", "/contents/.benchgate.toml") if !s.config_failures.is_empty() => {
-                let (status, retry_after) = s.config_failures.remove(0);
-                s.config_failed += 1;
-                let mut answer = ResponseTemplate::new(status)
-                    .set_body_json(json!({"message": "injected failure"}));
-                if let Some(secs) = retry_after {
-                    answer = answer.insert_header("Retry-After", secs.to_string().as_str());
-                }
-                answer
-            }
-            ("GET", "/contents/.benchgate.toml") => match &s.config {
-                Some(text) => ResponseTemplate::new(200).set_body_string(text.clone()),
-                None => ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})),
-            },
-            ("GET", r) if r.starts_with("/pulls/") && r.ends_with("/files") => {
-                ResponseTemplate::new(200).set_body_json(json!([]))
-            }
-            ("GET", r) if r.starts_with("/issues/") && r.ends_with("/comments") => {
-                let template = fixture("rest/list-issue-comments.one.200.json")[0].clone();
-                let list: Vec<Value> = s
-                    .comments
-                    .iter()
-                    .map(|c| comment_json(&template, c.id, &c.body))
-                    .collect();
-                ResponseTemplate::new(200).set_body_json(list)
-            }
-            ("POST", r) if r.starts_with("/issues/comments/") && r.ends_with("/reactions") => {
-                let id: u64 = r.split('/').nth(3).unwrap().parse().unwrap();
-                let content = body["content"].as_str().unwrap_or_default().to_owned();
-                s.reactions.push((id, content.clone()));
-                let mut answer = fixture("rest/create-reaction.issue-comment.201.json");
-                answer["content"] = json!(content);
-                ResponseTemplate::new(201).set_body_json(answer)
-            }
-            ("POST", r) if r.starts_with("/issues/") && r.ends_with("/comments") => {
-                s.next_id += 1;
-                let id = s.next_id;
-                let text = body["body"].as_str().unwrap_or_default().to_owned();
-                s.comments.push(Comment {
-                    id,
-                    body: text.clone(),
-                    edits: 0,
-                });
-                let template = fixture("rest/create-issue-comment.on-pr.201.json");
-                ResponseTemplate::new(201).set_body_json(comment_json(&template, id, &text))
-            }
-            ("PATCH", r) if r.starts_with("/issues/comments/") => {
-                let id: u64 = r.rsplit('/').next().unwrap().parse().unwrap();
-                let text = body["body"].as_str().unwrap_or_default().to_owned();
-                let Some(c) = s.comments.iter_mut().find(|c| c.id == id) else {
-                    return ResponseTemplate::new(404)
-                        .set_body_json(json!({"message": "Not Found"}));
-                };
-                c.body = text.clone();
-                c.edits += 1;
-                let template = fixture("rest/create-issue-comment.on-pr.201.json");
-                ResponseTemplate::new(200).set_body_json(comment_json(&template, id, &text))
-            }
-            ("POST", "/check-runs") => {
-                s.next_id += 1;
-                let run = check_run(s.next_id, &body, None);
-                s.checks.push(run.clone());
-                ResponseTemplate::new(201)
-                    .set_body_json(check_json("rest/create-check-run.completed.201.json", &run))
-            }
-            ("PATCH", r) if r.starts_with("/check-runs/") => {
-                let id: u64 = r.rsplit('/').next().unwrap().parse().unwrap();
-                let Some(i) = s.checks.iter().position(|c| c.id == id) else {
-                    return ResponseTemplate::new(404)
-                        .set_body_json(json!({"message": "Not Found"}));
-                };
-                let run = check_run(id, &body, Some(&s.checks[i]));
-                s.checks[i] = run.clone();
-                ResponseTemplate::new(200)
-                    .set_body_json(check_json("rest/update-check-run.completed.200.json", &run))
-            }
-            ("GET", r) if r.starts_with("/collaborators/") && r.ends_with("/permission") => {
-                let login = r.split('/').nth(2).unwrap();
-                match s.permissions.iter().find(|(l, _)| l == login) {
-                    Some((_, file)) => {
-                        ResponseTemplate::new(200).set_body_json(fixture(&format!("rest/{file}")))
-                    }
-                    None => {
-                        ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"}))
-                    }
-                }
-            }
-            _ => ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})),
-        }
-    }
-}
-
-fn comment_json(template: &Value, id: u64, body: &str) -> Value {
-    let mut c = template.clone();
-    c["id"] = json!(id);
-    c["body"] = json!(body);
-    c
-}
-
-fn check_run(id: u64, body: &Value, old: Option<&CheckRun>) -> CheckRun {
-    let text = |v: &Value| v.as_str().map(str::to_owned);
-    CheckRun {
-        id,
-        head_sha: text(&body["head_sha"])
-            .or_else(|| old.map(|o| o.head_sha.clone()))
-            .unwrap_or_default(),
-        status: text(&body["status"])
-            .or_else(|| old.map(|o| o.status.clone()))
-            .unwrap_or_else(|| "queued".into()),
-        conclusion: text(&body["conclusion"]).or_else(|| old.and_then(|o| o.conclusion.clone())),
-        title: text(&body["output"]["title"]).unwrap_or_default(),
-        summary: text(&body["output"]["summary"]).unwrap_or_default(),
-    }
-}
-
-fn check_json(fixture_path: &str, run: &CheckRun) -> Value {
-    let mut c = fixture(fixture_path);
-    c["id"] = json!(run.id);
-    c["head_sha"] = json!(run.head_sha);
-    c["status"] = json!(run.status);
-    c["conclusion"] = json!(run.conclusion);
-    c
 }

@@ -138,8 +138,8 @@ pub struct ComparisonConfig {
     pub gate: GateSpec,
 }
 
-/// A comparison's stored `config`: what ran and how it is judged, plus what the server planned
-/// before any A/B data. Other members (the GitHub context) are kept by their own readers.
+/// A comparison's stored `config`: what ran and how it is judged, what the server planned
+/// before any A/B data, and the pull request's context when GitHub asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredComparisonConfig {
     /// The repository's configuration, as the jobs received it.
@@ -149,6 +149,20 @@ pub struct StoredComparisonConfig {
     /// a benchmark missing here uses the comparison's `planned_rounds` or the default.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub n_star: std::collections::BTreeMap<String, i64>,
+    /// What the scheduler learnt of the pull request (absent for admin comparisons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<PullRequestContext>,
+}
+
+/// The pull request behind a comparison, as the scheduler saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestContext {
+    /// Head commits come from another repository: nothing runs before a maintainer approves.
+    #[serde(default)]
+    pub fork: bool,
+    /// Benchmark files (per `[benchmark] paths`) the PR changes.
+    #[serde(default)]
+    pub benchmark_files_changed: Vec<String>,
 }
 
 /// A job just claimed, under a lease the agent keeps alive with heartbeats.

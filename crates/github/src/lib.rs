@@ -1,9 +1,10 @@
 //! benchgate-github: webhook signature checks and event parsing, the `/rebench` command parser,
-//! the `.benchgate.toml` parser, and the GitHub API client.
+//! the `.benchgate.toml` parser, the App manifest, and the GitHub API client.
 //!
 //! Everything except [`client`] is pure (no I/O), so the webhook handler can verify and parse
 //! a delivery inside the request and leave every GitHub call to the outbox worker.
 
+pub mod app_manifest;
 pub mod client;
 pub mod commands;
 pub mod events;

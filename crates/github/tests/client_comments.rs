@@ -34,6 +34,7 @@ async fn upsert_creates_the_comment_when_none_is_marked() {
         .mount(&server)
         .await;
 
+    mount_user(&server, COMMENTER).await;
     let done = token_client(&server)
         .upsert_marked_comment(
             &target(None),
@@ -96,6 +97,7 @@ async fn upsert_edits_the_marked_comment_on_a_later_page_instead_of_adding_one()
         .mount(&server)
         .await;
 
+    mount_user(&server, COMMENTER).await;
     let body_with_marker = format!("{marker}\nnew report");
     let done = token_client(&server)
         .upsert_marked_comment(&target(None), PR, "linux-x86-quiet", &body_with_marker)
@@ -115,6 +117,7 @@ async fn a_marker_for_another_runner_label_is_not_ours() {
         .respond_with(json(200, page.to_string()))
         .mount(&server)
         .await;
+    mount_user(&server, COMMENTER).await;
     let found = token_client(&server)
         .find_marked_comment(&target(None), PR, "linux-x86-quiet")
         .await
@@ -152,6 +155,14 @@ async fn enterprise_base_path_is_kept_for_calls_and_page_links() {
         .expect(1)
         .mount(&server)
         .await;
+    let mut user = rest_json("get-authenticated-user.200.json");
+    user["login"] = json!(COMMENTER);
+    Mock::given(method("GET"))
+        .and(path("/api/v3/user"))
+        .respond_with(json(200, user.to_string()))
+        .expect(1)
+        .mount(&server)
+        .await;
     let client = client(
         &base,
         benchgate_github::client::Auth::Token(TOKEN.to_owned().into()),
@@ -179,4 +190,56 @@ async fn a_plain_reply_is_posted_as_given() {
         .unwrap();
     assert_eq!(c.body.as_deref(), Some("First comment"));
     assert!(c.html_url.unwrap().ends_with("#issuecomment-1254853699"));
+}
+
+#[tokio::test]
+async fn a_marker_in_someone_elses_comment_is_never_ours() {
+    let server = MockServer::start().await;
+    let marker = "<!-- benchgate:linux-x86-quiet -->";
+    // Someone pastes benchgate's marker; the App's own comment comes after it.
+    let mut foreign = rest_json("list-issue-comments.one.200.json")[0].clone();
+    foreign["id"] = json!(1);
+    foreign["body"] = json!(format!("{marker}\nlooks faster to me"));
+    let mut ours = rest_json("issue-comment.performed-via-github-app.json");
+    ours["id"] = json!(2);
+    ours["body"] = json!(format!("{marker}\nreport"));
+    let app_id = ours["performed_via_github_app"]["id"].as_u64().unwrap();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(json(200, json!([foreign.clone(), ours]).to_string()))
+        .mount(&server)
+        .await;
+    mount_user(&server, "someone-else").await;
+
+    // A token client finds neither: it wrote neither.
+    let found = token_client(&server)
+        .find_marked_comment(&target(None), PR, "linux-x86-quiet")
+        .await
+        .unwrap();
+    assert_eq!(found, None);
+    // The App whose id is on the second comment finds that one, not the first.
+    Mock::given(method("POST"))
+        .and(path("/app/installations/7/access_tokens"))
+        .respond_with(json(201, rest("create-installation-access-token.201.json")))
+        .mount(&server)
+        .await;
+    let pem = include_str!("fixtures/test-only-app-key.pem");
+    let app = client(
+        &server.uri(),
+        benchgate_github::client::Auth::App {
+            app_id,
+            private_key_pem: pem.to_owned().into(),
+        },
+    );
+    let found = app
+        .find_marked_comment(&target(Some(7)), PR, "linux-x86-quiet")
+        .await
+        .unwrap();
+    assert_eq!(found.map(|c| c.id), Some(2));
+    // And a foreign comment is never edited: with only it present, upsert creates a new one.
+    Mock::given(method("PATCH"))
+        .respond_with(json(500, "{}"))
+        .expect(0)
+        .mount(&server)
+        .await;
 }

@@ -38,6 +38,16 @@ enum Want {
         head_sha: &'static str,
         prs: &'static [u64],
     },
+    CheckSuite {
+        head_sha: &'static str,
+        prs: &'static [u64],
+        app_id: u64,
+    },
+    /// A pull request event checked for its action and number only (payloads of other shapes).
+    PullRequestAction {
+        action: PullRequestAction,
+        number: u64,
+    },
     Ignored {
         action: Option<&'static str>,
     },
@@ -56,7 +66,35 @@ const TABLE: &[(&str, &str, Want)] = &[
     (
         "check_suite.requested.json",
         "check_suite",
-        Want::Ignored { action: None },
+        Want::Ignored {
+            action: Some("requested"),
+        },
+    ),
+    (
+        "check_suite.rerequested.json",
+        "check_suite",
+        Want::CheckSuite {
+            head_sha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+            prs: &[2],
+            app_id: 29310,
+        },
+    ),
+    (
+        "installation.suspend.json",
+        "installation",
+        Want::Installation {
+            action: "suspend",
+            id: 16598467,
+            repos: 0,
+        },
+    ),
+    (
+        "pull_request.edited.base-changed.json",
+        "pull_request",
+        Want::PullRequestAction {
+            action: PullRequestAction::BaseChanged,
+            number: 88,
+        },
     ),
     (
         "installation.created.json",
@@ -129,8 +167,9 @@ const TABLE: &[(&str, &str, Want)] = &[
     (
         "pull_request.converted_to_draft.json",
         "pull_request",
-        Want::Ignored {
-            action: Some("converted_to_draft"),
+        Want::PullRequestAction {
+            action: PullRequestAction::ConvertedToDraft,
+            number: 2,
         },
     ),
     (
@@ -411,6 +450,24 @@ fn check(file: &str, got: &WebhookEvent, want: &Want) {
             );
             assert_eq!(r.installation_id, Some(1), "{file}");
             assert_eq!(r.repo.full_name, "github/hello-world", "{file}");
+        }
+        (
+            WebhookEvent::CheckSuiteRerequested(r),
+            Want::CheckSuite {
+                head_sha,
+                prs,
+                app_id,
+            },
+        ) => {
+            assert_eq!(
+                (r.head_sha.as_str(), r.pr_numbers.as_slice(), r.app_id),
+                (*head_sha, *prs, Some(*app_id)),
+                "{file}"
+            );
+            assert_eq!(r.installation_id, Some(957387), "{file}");
+        }
+        (WebhookEvent::PullRequest(pr), Want::PullRequestAction { action, number }) => {
+            assert_eq!((pr.action, pr.number), (*action, *number), "{file}");
         }
         (WebhookEvent::Ignored(i), Want::Ignored { action }) => {
             assert_eq!(i.action.as_deref(), *action, "{file}");

@@ -63,6 +63,7 @@ async fn create_comparison(
     let config = serde_json::to_value(StoredComparisonConfig {
         config: req.config,
         n_star: plan.per_benchmark,
+        github: None,
     })
     .map_err(anyhow::Error::from)?;
     let created = app

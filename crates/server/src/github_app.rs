@@ -8,8 +8,8 @@ use anyhow::Context;
 use benchgate_github::WebhookSecrets;
 use benchgate_github::client::{Auth, ClientConfig, DEFAULT_API_URL, GitHubClient};
 
-/// GitHub flags of `benchgate serve`. Without a webhook secret `/webhooks/github` answers 401;
-/// without credentials nothing is written to GitHub (the outbox keeps the writes).
+/// GitHub flags of `benchgate serve`; each, when set, wins over the App stored by `/github/setup`.
+/// With neither, `/webhooks/github` answers 401 and the outbox keeps every GitHub write.
 #[derive(Clone, clap::Args)]
 pub struct GitHubArgs {
     /// Webhook secret(s), comma-separated; any of them verifies a delivery (for rotation).
@@ -49,6 +49,11 @@ pub struct GitHubArgs {
     #[arg(long, env = "BENCHGATE_GITHUB_API_URL", default_value = DEFAULT_API_URL)]
     pub github_api_url: String,
 
+    /// GitHub's web URL, where `/github/setup` creates the App; unset, derived from
+    /// --github-api-url (`https://github.com`, or `https://HOST` for `https://HOST/api/v3`).
+    #[arg(long, env = "BENCHGATE_GITHUB_WEB_URL")]
+    pub github_web_url: Option<String>,
+
     /// This server's public base URL, for links to the dashboard in comments and check runs.
     #[arg(
         long,
@@ -75,6 +80,7 @@ impl fmt::Debug for GitHubArgs {
             .field("github_private_key_file", &self.github_private_key_file)
             .field("github_token", &masked(&self.github_token))
             .field("github_api_url", &self.github_api_url)
+            .field("github_web_url", &self.github_web_url)
             .field("public_url", &self.public_url)
             .field("comment_interval_secs", &self.comment_interval_secs)
             .field("outbox_backoff_ms", &self.outbox_backoff_ms)
@@ -111,12 +117,29 @@ impl GitHubArgs {
             (_, _, Some(token)) => Auth::Token(token.clone().into()),
             _ => return Ok(None),
         };
+        self.client_with(auth).map(Some)
+    }
+
+    /// The GitHub client for `auth` (flags' or the App stored by `/github/setup`).
+    pub fn client_with(&self, auth: Auth) -> anyhow::Result<GitHubClient> {
         let config = ClientConfig {
             api_url: self.github_api_url.clone(),
             auth,
             timeout: Duration::from_secs(30),
         };
-        Ok(Some(GitHubClient::new(config)?))
+        Ok(GitHubClient::new(config)?)
+    }
+
+    /// GitHub's web URL without a trailing slash: the flag, else derived from the API URL.
+    pub fn web_url(&self) -> String {
+        if let Some(url) = &self.github_web_url {
+            return url.trim_end_matches('/').to_owned();
+        }
+        let api = self.github_api_url.trim_end_matches('/');
+        if api == DEFAULT_API_URL {
+            return "https://github.com".into();
+        }
+        api.strip_suffix("/api/v3").unwrap_or(api).to_owned()
     }
 
     /// The dashboard page of a comparison.
@@ -125,34 +148,83 @@ impl GitHubArgs {
     }
 }
 
-/// Starts the outbox worker and the report watcher when GitHub credentials are configured;
-/// without them the outbox keeps every write until the server is started with credentials.
+/// Starts the outbox worker and the report watcher with the flags' credentials, or once
+/// `/github/setup` stored an App; until then the outbox keeps every write.
 pub fn spawn_tasks(
     state: &crate::AppState,
     cancel: &tokio_util::sync::CancellationToken,
     tasks: &mut tokio::task::JoinSet<()>,
 ) {
     let args = &state.config.github;
-    // `start` refused a malformed list; only its absence is left to say.
-    if state.webhook_secrets.is_none() {
-        tracing::warn!("no webhook secret configured; /webhooks/github refuses every delivery");
+    if !state.github_credentials.has_flag_secret() {
+        tracing::info!(
+            "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
+        );
     }
-    let github = match args.client() {
-        Ok(Some(github)) => github,
+    match args.client() {
+        Ok(Some(github)) => spawn_github_tasks(state, github, cancel, tasks),
         Ok(None) => {
-            tracing::warn!("no GitHub App or token configured; GitHub writes wait in the outbox");
-            return;
+            tracing::info!(
+                "no GitHub App or token flags; GitHub writes wait in the outbox until /github/setup stores an App"
+            );
+            tasks.spawn(start_with_stored_app(state.clone(), cancel.clone()));
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot build the GitHub client; GitHub writes wait in the outbox");
-            return;
         }
-    };
-    let worker = crate::outbox::Worker {
-        app: state.clone(),
+    }
+}
+
+/// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with
+/// it; a later setup replaces the App, and the tasks restart with the new one.
+async fn start_with_stored_app(
+    state: crate::AppState,
+    cancel: tokio_util::sync::CancellationToken,
+) {
+    let credentials = &state.github_credentials;
+    let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
+    while let Some(stored) = next {
+        let app = &stored.credentials;
+        let auth = Auth::App {
+            app_id: app.app_id as u64,
+            private_key_pem: app.private_key_pem.clone().into(),
+        };
+        let run = cancel.child_token();
+        let mut tasks = tokio::task::JoinSet::new();
+        match state.config.github.client_with(auth) {
+            Ok(github) => {
+                tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
+                spawn_github_tasks(&state, github, &run, &mut tasks);
+            }
+            Err(e) => {
+                tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
+            }
+        }
+        next = credentials
+            .wait_for_app_other_than(Some(app), &cancel)
+            .await;
+        run.cancel();
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// The outbox worker and the report watcher, writing to GitHub through `github`.
+fn spawn_github_tasks(
+    state: &crate::AppState,
+    github: GitHubClient,
+    cancel: &tokio_util::sync::CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) {
+    let args = &state.config.github;
+    let worker = crate::outbox::Runner {
         store: state.store.clone(),
-        github,
-        args: std::sync::Arc::new(args.clone()),
+        backoff_ms: args.outbox_backoff_ms,
+        perform: crate::tasks::Context {
+            app: state.clone(),
+            store: state.store.clone(),
+            github,
+            args: std::sync::Arc::new(args.clone()),
+        },
     };
     tasks.spawn(crate::outbox::run(worker, cancel.clone()));
     let every = Duration::from_secs(args.comment_interval_secs.max(1));

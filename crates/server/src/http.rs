@@ -32,14 +32,17 @@ async fn json_errors_and_safe_headers(response: Response) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if content_type.starts_with("text/html") {
+    // A page that posts to GitHub (the App setup) brings its own policy.
+    if content_type.starts_with("text/html") && !headers.contains_key("content-security-policy") {
         headers.insert(
             "content-security-policy",
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
         );
     }
+    // Error pages written for a browser (the App setup's) stay pages.
     let framework_error = (parts.status.is_client_error() || parts.status.is_server_error())
-        && !content_type.starts_with("application/json");
+        && !content_type.starts_with("application/json")
+        && !content_type.starts_with("text/html");
     if !framework_error {
         return Response::from_parts(parts, body);
     }

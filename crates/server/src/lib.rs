@@ -11,6 +11,7 @@ pub mod config;
 mod dashboard;
 pub mod error;
 pub mod github_app;
+pub mod github_setup;
 mod health;
 mod http;
 pub mod metrics;
@@ -19,6 +20,7 @@ mod reaper;
 pub mod report;
 pub mod runner_cli;
 mod scheduler;
+pub mod tasks;
 mod webhooks;
 
 use std::future::Future;
@@ -37,9 +39,9 @@ pub struct AppState {
     pub config: Arc<ServeArgs>,
     /// Cancelled when the server begins to shut down, so long polls answer at once.
     pub shutdown: tokio_util::sync::CancellationToken,
-    /// The webhook secrets, parsed once; `None` refuses every delivery. [`start`] refuses a
-    /// malformed list, so here it can only be absent.
-    pub webhook_secrets: Option<Arc<benchgate_github::WebhookSecrets>>,
+    /// The webhook secrets and App credentials in force: the flags', else those stored by
+    /// `/github/setup`. [`start`] refuses a malformed secret list.
+    pub github_credentials: Arc<github_setup::GitHubCredentials>,
     /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
     /// not shared state: each replica guards its own memory).
     pub webhook_budget: Arc<tokio::sync::Semaphore>,
@@ -48,8 +50,11 @@ pub struct AppState {
 impl AppState {
     pub fn new(config: ServeArgs, store: Arc<dyn Store>) -> Self {
         Self {
+            github_credentials: Arc::new(github_setup::GitHubCredentials::new(
+                store.clone(),
+                config.github.webhook_secrets().ok().flatten(),
+            )),
             store,
-            webhook_secrets: config.github.webhook_secrets().ok().flatten().map(Arc::new),
             webhook_budget: Arc::new(tokio::sync::Semaphore::new(
                 config.webhook_memory_mib as usize * 1024,
             )),
@@ -70,6 +75,7 @@ pub fn router(state: AppState) -> axum::Router {
         .merge(comparisons_api::routes())
         .merge(dashboard::routes(state.clone()))
         .merge(metrics::routes())
+        .merge(github_setup::routes())
         .merge(webhooks::routes(state.clone()));
     http::layered(routes.with_state(state), body_limit, timeout)
 }

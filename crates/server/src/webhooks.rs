@@ -74,7 +74,7 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    verify(&app, &headers, &body)?;
+    verify(&app, &headers, &body).await?;
     let delivery_id = header(&headers, DELIVERY_HEADER)
         .ok_or_else(|| ApiError::BadRequest(format!("missing {DELIVERY_HEADER} header")))?;
     let event_name = header(&headers, EVENT_HEADER)
@@ -136,18 +136,22 @@ async fn receive(
     }
 }
 
-/// 401 unless a configured secret signed these exact bytes.
-fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
-    let Some(secrets) = app.webhook_secrets.as_deref() else {
-        tracing::warn!("webhook refused: no webhook secret is configured");
-        return Err(ApiError::Unauthorized);
-    };
-    secrets
-        .verify(header(headers, SIGNATURE_HEADER), body)
-        .map_err(|e| {
+/// 401 unless a secret in force (flags, else stored by `/github/setup`) signed these exact bytes.
+async fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+    use crate::github_setup::credentials::WebhookRefusal;
+    let signature = header(headers, SIGNATURE_HEADER);
+    match app.github_credentials.verify_webhook(signature, body).await {
+        Ok(()) => Ok(()),
+        Err(WebhookRefusal::NoSecret) => {
+            tracing::warn!("webhook refused: no webhook secret is configured");
+            Err(ApiError::Unauthorized)
+        }
+        Err(WebhookRefusal::BadSignature(e)) => {
             tracing::warn!(reason = %e, "webhook refused: bad signature");
-            ApiError::Unauthorized
-        })
+            Err(ApiError::Unauthorized)
+        }
+        Err(WebhookRefusal::Store(e)) => Err(e.into()),
+    }
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

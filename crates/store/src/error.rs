@@ -22,6 +22,10 @@ pub enum StoreError {
     /// The write contradicts what is stored (a duplicate name, a cancelled comparison).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A comparison of a PR head that is no longer the PR's newest (a schedule that outlived
+    /// its lease): creating it would supersede the newer head's comparison.
+    #[error("head {head} is stale; the PR's newest head is {newest}")]
+    StaleHead { head: String, newest: String },
     /// A stored value cannot be read back as the domain type (an unknown state string).
     #[error("corrupt row: {0}")]
     Corrupt(String),

@@ -88,12 +88,26 @@ pub trait Store: Send + Sync + 'static {
         repository_id: RepositoryId,
         pr_number: i64,
     ) -> Result<u64, StoreError>;
-    /// Remembers the GitHub check run created for a comparison.
-    async fn set_check_run_id(
+    /// Remembers the check run written for a comparison; a record of an older generation than
+    /// the stored one changes nothing.
+    async fn record_check_run(
         &self,
         comparison_id: ComparisonId,
-        check_run_id: i64,
+        run: CheckRunRecord,
     ) -> Result<(), StoreError>;
+    /// The comparisons of one head commit in a repository, newest first (a re-run of a fork
+    /// PR's check names only the sha).
+    async fn head_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        head_sha: &str,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// The newest head GitHub announced for a PR, if any webhook recorded one.
+    async fn pull_request_head(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Option<PullRequestHead>, StoreError>;
     /// The one comment benchgate keeps on a PR for a runner label, if posted.
     async fn pull_request_comment_id(
         &self,
@@ -265,4 +279,19 @@ pub trait Store: Send + Sync + 'static {
     -> Result<u64, StoreError>;
     /// Rows not yet delivered (nor given up).
     async fn outbox_backlog(&self) -> Result<i64, StoreError>;
+
+    // --- GitHub App setup ---
+
+    /// A fresh single-use setup `state`, valid for `ttl`; only its hash is kept.
+    async fn create_setup_state(&self, ttl: Duration) -> Result<SetupState, StoreError>;
+    /// Checks a `state` from GitHub's redirect and marks it used; `Accepted` once, under
+    /// concurrent callers on any replica.
+    async fn consume_setup_state(&self, state: &str) -> Result<SetupStateCheck, StoreError>;
+    /// Stores the App's credentials, replacing any stored before.
+    async fn save_github_app_credentials(
+        &self,
+        credentials: &GitHubAppCredentials,
+    ) -> Result<(), StoreError>;
+    /// The stored App credentials, if the setup was completed.
+    async fn github_app_credentials(&self) -> Result<Option<GitHubAppCredentials>, StoreError>;
 }

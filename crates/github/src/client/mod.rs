@@ -5,6 +5,7 @@
 //! small types. octocrab's retries are off: the outbox owns retrying, with its backoff.
 
 mod error;
+mod manifest;
 mod ops;
 mod types;
 
@@ -22,9 +23,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use error::{DEFAULT_RATE_LIMIT_WAIT, GitHubError};
+pub use manifest::convert_manifest_code;
 pub use types::{
-    ChangedFile, CheckConclusion, CheckRun, CheckRunOutput, CheckRunRequest, CheckRunUpdate,
-    CheckStatus, CommentUpsert, IssueComment, Permission, comment_marker,
+    Account, AppRef, ChangedFile, CheckConclusion, CheckRun, CheckRunOutput, CheckRunRequest,
+    CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest, Identity,
+    IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 
 /// api.github.com; GitHub Enterprise uses `https://HOST/api/v3`.
@@ -133,11 +136,16 @@ struct Inner {
 
 enum Mode {
     App {
+        app_id: u64,
         // One lock for all installations: token exchanges are rare, and holding it while one
         // is in flight means concurrent callers wait for that token instead of minting more.
         tokens: tokio::sync::Mutex<HashMap<u64, InstallationToken>>,
     },
-    Token(Octocrab),
+    Token {
+        octo: Octocrab,
+        /// The token's login, asked once (`GET /user`).
+        login: tokio::sync::OnceCell<String>,
+    },
 }
 
 #[derive(Clone)]
@@ -150,7 +158,7 @@ impl fmt::Debug for GitHubClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mode = match self.inner.mode {
             Mode::App { .. } => "app",
-            Mode::Token(_) => "token",
+            Mode::Token { .. } => "token",
         };
         f.debug_struct("GitHubClient")
             .field("auth", &mode)
@@ -192,7 +200,7 @@ impl GitHubClient {
                     .build()
                     .map_err(|e| GitHubError::Config(e.to_string()))?;
                 let tokens = tokio::sync::Mutex::new(HashMap::new());
-                (octo, Mode::App { tokens })
+                (octo, Mode::App { app_id, tokens })
             }
             Auth::Token(token) => {
                 let octo = builder
@@ -201,7 +209,14 @@ impl GitHubClient {
                 let with_token = octo
                     .user_access_token(token)
                     .map_err(|e| GitHubError::Config(e.to_string()))?;
-                (octo, Mode::Token(with_token))
+                let login = tokio::sync::OnceCell::new();
+                (
+                    octo,
+                    Mode::Token {
+                        octo: with_token,
+                        login,
+                    },
+                )
             }
         };
         Ok(Self {
@@ -213,12 +228,40 @@ impl GitHubClient {
         })
     }
 
+    /// True for a GitHub App; only Apps may write check runs (a token writes commit statuses).
+    pub fn is_app(&self) -> bool {
+        matches!(self.inner.mode, Mode::App { .. })
+    }
+
+    /// Who this client writes as. A token's login is asked once (`GET /user`).
+    pub async fn identity(&self) -> Result<Identity, GitHubError> {
+        match &self.inner.mode {
+            Mode::App { app_id, .. } => Ok(Identity::App(*app_id)),
+            Mode::Token { octo, login } => {
+                #[derive(serde::Deserialize)]
+                struct User {
+                    login: String,
+                }
+                let login = login
+                    .get_or_try_init(|| async {
+                        let answer = self
+                            .send(octo, Method::GET, "/user", None::<&()>, JSON)
+                            .await?;
+                        let user: User = decode(&Method::GET, "/user", &answer.body)?;
+                        Ok::<_, GitHubError>(user.login)
+                    })
+                    .await?;
+                Ok(Identity::User(login.clone()))
+            }
+        }
+    }
+
     /// The octocrab instance authorised for `target`, minting an installation token if the
     /// cached one is missing or about to expire.
     async fn octo_for(&self, target: &RepoTarget) -> Result<Octocrab, GitHubError> {
         let tokens = match &self.inner.mode {
-            Mode::Token(octo) => return Ok(octo.clone()),
-            Mode::App { tokens } => tokens,
+            Mode::Token { octo, .. } => return Ok(octo.clone()),
+            Mode::App { tokens, .. } => tokens,
         };
         let id = target.installation_id.ok_or_else(|| {
             GitHubError::Config(format!(
@@ -268,7 +311,7 @@ impl GitHubClient {
 
     /// Forgets an installation's token (after a 401, so the next call mints a new one).
     async fn forget_token(&self, target: &RepoTarget) {
-        if let (Mode::App { tokens }, Some(id)) = (&self.inner.mode, target.installation_id) {
+        if let (Mode::App { tokens, .. }, Some(id)) = (&self.inner.mode, target.installation_id) {
             tokens.lock().await.remove(&id);
         }
     }

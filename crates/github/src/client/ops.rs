@@ -4,8 +4,8 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 
 use super::types::{
-    ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, IssueComment,
-    Permission, comment_marker,
+    ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, CommitStatusRequest,
+    Identity, IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 use super::{GitHubClient, GitHubError, JSON, RepoTarget, decode};
 
@@ -14,7 +14,8 @@ const PER_PAGE: u32 = 100;
 
 impl GitHubClient {
     /// Benchgate's comment for `label` on issue/PR `number`, found by its hidden marker across
-    /// all pages of comments.
+    /// all pages of comments. Only comments this client's identity wrote count: anyone can
+    /// paste the marker into a comment of their own.
     pub async fn find_marked_comment(
         &self,
         repo: &RepoTarget,
@@ -22,6 +23,7 @@ impl GitHubClient {
         label: &str,
     ) -> Result<Option<IssueComment>, GitHubError> {
         let marker = comment_marker(label);
+        let me = self.identity().await?;
         let first = format!(
             "{}/issues/{number}/comments?per_page={PER_PAGE}",
             repo.path()
@@ -31,7 +33,7 @@ impl GitHubClient {
             // The oldest marked comment wins, so a duplicate from a past race never takes over.
             found = page
                 .into_iter()
-                .find(|c| c.body.as_deref().is_some_and(|b| b.contains(&marker)));
+                .find(|c| me.wrote(c) && c.body.as_deref().is_some_and(|b| b.contains(&marker)));
             found.is_none()
         })
         .await?;
@@ -97,6 +99,53 @@ impl GitHubClient {
         let path = format!("{}/check-runs", repo.path());
         self.call_json(repo, Method::POST, &path, Some(request))
             .await
+    }
+
+    /// The check run named `name` on `sha` that this App created with `external_id`, if any:
+    /// a create whose answer was lost is found again instead of made twice.
+    pub async fn find_check_run(
+        &self,
+        repo: &RepoTarget,
+        sha: &str,
+        name: &str,
+        external_id: &str,
+    ) -> Result<Option<ListedCheckRun>, GitHubError> {
+        #[derive(Deserialize)]
+        struct Page {
+            check_runs: Vec<ListedCheckRun>,
+        }
+        let app_id = match self.identity().await? {
+            Identity::App(id) => id,
+            Identity::User(_) => return Ok(None),
+        };
+        let first = format!(
+            "{}/commits/{sha}/check-runs?check_name={}&filter=all&per_page={PER_PAGE}",
+            repo.path(),
+            encode_query(name)
+        );
+        let mut found = None;
+        self.each_page(repo, first, |page: Page| {
+            found = page.check_runs.into_iter().find(|run| {
+                run.external_id.as_deref() == Some(external_id)
+                    && run.app.as_ref().is_some_and(|a| a.id == app_id)
+            });
+            found.is_none()
+        })
+        .await?;
+        Ok(found)
+    }
+
+    /// Sets the commit status `request.context` on `sha` (token mode's gate).
+    pub async fn create_commit_status(
+        &self,
+        repo: &RepoTarget,
+        sha: &str,
+        request: &CommitStatusRequest,
+    ) -> Result<(), GitHubError> {
+        let path = format!("{}/statuses/{sha}", repo.path());
+        self.call(repo, Method::POST, &path, Some(request), JSON)
+            .await?;
+        Ok(())
     }
 
     /// Updates a check run.

@@ -18,6 +18,48 @@ pub struct IssueComment {
     /// Link for people.
     #[serde(default)]
     pub html_url: Option<String>,
+    /// Who wrote it.
+    #[serde(default)]
+    pub user: Option<Account>,
+    /// The App whose token wrote it (`None` for people and plain tokens).
+    #[serde(default)]
+    pub performed_via_github_app: Option<AppRef>,
+}
+
+/// A user or bot account, as far as benchgate reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Account {
+    /// Login, e.g. `octocat` or `benchgate[bot]`.
+    pub login: String,
+}
+
+/// A GitHub App named in an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AppRef {
+    /// App id.
+    pub id: u64,
+}
+
+/// Who benchgate writes as: comments are benchgate's only when this identity wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// A GitHub App: its comments carry `performed_via_github_app.id`.
+    App(u64),
+    /// A token's user, by login.
+    User(String),
+}
+
+impl Identity {
+    /// Whether `comment` was written by this identity.
+    pub fn wrote(&self, comment: &IssueComment) -> bool {
+        match self {
+            Identity::App(id) => comment
+                .performed_via_github_app
+                .as_ref()
+                .is_some_and(|app| app.id == *id),
+            Identity::User(login) => comment.user.as_ref().is_some_and(|u| &u.login == login),
+        }
+    }
 }
 
 /// What [`crate::client::GitHubClient::upsert_marked_comment`] did.
@@ -66,7 +108,7 @@ pub enum CheckConclusion {
 pub struct CheckRunOutput {
     /// One line.
     pub title: String,
-    /// Markdown, up to 65,535 characters.
+    /// Markdown, up to 65,535 bytes.
     pub summary: String,
 }
 
@@ -126,6 +168,49 @@ pub struct CheckRun {
     pub html_url: Option<String>,
 }
 
+/// One entry of `GET /repos/{o}/{r}/commits/{ref}/check-runs`, as far as benchgate reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ListedCheckRun {
+    /// Check run id.
+    pub id: u64,
+    /// The id its creator gave it.
+    #[serde(default)]
+    pub external_id: Option<String>,
+    /// `queued`, `in_progress`, `completed` (or a state only Actions sets).
+    pub status: String,
+    /// The App that created it.
+    #[serde(default)]
+    pub app: Option<AppRef>,
+}
+
+/// `POST /repos/{o}/{r}/statuses/{sha}`: the gate in token mode, where GitHub refuses check runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommitStatusRequest {
+    /// `pending`, `success`, `failure` or `error`.
+    pub state: CommitState,
+    /// Link to the comparison on the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_url: Option<String>,
+    /// One line; GitHub keeps at most 140 characters.
+    pub description: String,
+    /// The status's name (`benchgate`).
+    pub context: String,
+}
+
+/// A commit status's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommitState {
+    /// Not decided yet (queued, running, waiting for approval).
+    Pending,
+    /// The gate passed.
+    Success,
+    /// The gate failed.
+    Failure,
+    /// The comparison could not finish.
+    Error,
+}
+
 /// A user's permission on a repository, weakest to strongest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Permission {
@@ -147,6 +232,18 @@ impl Permission {
     /// Write, maintain or admin: may run `/rebench`.
     pub fn can_write(self) -> bool {
         self >= Self::Write
+    }
+
+    /// GitHub's word for it, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Read => "read",
+            Self::Triage => "triage",
+            Self::Write => "write",
+            Self::Maintain => "maintain",
+            Self::Admin => "admin",
+        }
     }
 
     pub(super) fn from_api(name: &str) -> Self {

@@ -7,9 +7,9 @@ mod wire;
 use serde::de::DeserializeOwned;
 
 pub use types::{
-    AuthorAssociation, CheckRunRerequestedEvent, GitRef, IgnoredEvent, InstallationEvent,
-    InstallationRepositoriesEvent, PingEvent, PrCommentEvent, PullRequestAction, PullRequestEvent,
-    RepoRef, WebhookEvent,
+    AuthorAssociation, CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, GitRef, IgnoredEvent,
+    InstallationEvent, InstallationRepositoriesEvent, PingEvent, PrCommentEvent, PullRequestAction,
+    PullRequestEvent, RepoRef, WebhookEvent,
 };
 
 /// The header naming the event type of a delivery.
@@ -72,9 +72,18 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
         "pull_request" => {
             // Read the action first so that actions we ignore never fail on shape.
             let action = decode::<wire::ActionOnly>(event, body)?.action;
-            let Some(action) = action.as_deref().and_then(pull_request_action) else {
+            let Some(mut found) = action.as_deref().and_then(pull_request_action) else {
                 return ignored(action);
             };
+            if action.as_deref() == Some("edited") {
+                // A title or body edit changes nothing benchmarked; a new base does.
+                let changes = decode::<wire::Edited>(event, body)?.changes;
+                if changes.and_then(|c| c.base).is_none() {
+                    return ignored(action);
+                }
+                found = PullRequestAction::BaseChanged;
+            }
+            let action = found;
             let p: wire::PullRequest = decode(event, body)?;
             Ok(WebhookEvent::PullRequest(pull_request_event(action, p)))
         }
@@ -97,6 +106,7 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
                 commenter_is_bot: p.comment.user.kind.as_deref() == Some("Bot"),
                 commenter: p.comment.user.login,
                 author_association: p.comment.author_association,
+                created_at: p.comment.created_at,
             }))
         }
         "check_run" => {
@@ -122,6 +132,27 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
                 },
             ))
         }
+        "check_suite" => {
+            let action = decode::<wire::ActionOnly>(event, body)?.action;
+            if action.as_deref() != Some("rerequested") {
+                return ignored(action);
+            }
+            let p: wire::CheckSuite = decode(event, body)?;
+            Ok(WebhookEvent::CheckSuiteRerequested(
+                CheckSuiteRerequestedEvent {
+                    repo: repo_ref(p.repository),
+                    installation_id: p.installation.map(|i| i.id),
+                    app_id: p.check_suite.app.map(|a| a.id),
+                    head_sha: p.check_suite.head_sha,
+                    pr_numbers: p
+                        .check_suite
+                        .pull_requests
+                        .iter()
+                        .map(|pr| pr.number)
+                        .collect(),
+                },
+            ))
+        }
         _ => {
             // Not parsed at all: an event we do not handle must not fail on its shape.
             ignored(None)
@@ -136,6 +167,8 @@ fn pull_request_action(action: &str) -> Option<PullRequestAction> {
         "reopened" => PullRequestAction::Reopened,
         "ready_for_review" => PullRequestAction::ReadyForReview,
         "closed" => PullRequestAction::Closed,
+        "converted_to_draft" => PullRequestAction::ConvertedToDraft,
+        "edited" => PullRequestAction::BaseChanged,
         _ => return None,
     })
 }

@@ -128,3 +128,27 @@ fn null_comment_body_is_empty() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn an_edit_matters_only_when_the_base_changed() {
+    let base_changed =
+        pr_payload(r#"{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}"#).replacen(
+            r#""action": "opened","#,
+            r#""action": "edited", "changes": {"base": {"ref": {"from": "develop"}}},"#,
+            1,
+        );
+    assert_eq!(
+        parse_pr(&base_changed).action,
+        PullRequestAction::BaseChanged
+    );
+    let title_only =
+        pr_payload(r#"{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}"#).replacen(
+            r#""action": "opened","#,
+            r#""action": "edited", "changes": {"title": {"from": "old"}},"#,
+            1,
+        );
+    match parse_event("pull_request", title_only.as_bytes()).unwrap() {
+        WebhookEvent::Ignored(i) => assert_eq!(i.action.as_deref(), Some("edited")),
+        other => panic!("a title edit is ignored, got {other:?}"),
+    }
+}

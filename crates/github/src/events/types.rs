@@ -17,6 +17,8 @@ pub enum WebhookEvent {
     PrComment(PrCommentEvent),
     /// Someone pressed "Re-run" on a check run.
     CheckRunRerequested(CheckRunRerequestedEvent),
+    /// Someone pressed "Re-run all checks" on a commit's check suite of this App.
+    CheckSuiteRerequested(CheckSuiteRerequestedEvent),
     /// An event or action benchgate does not act on; answered 202 and logged at debug.
     Ignored(IgnoredEvent),
 }
@@ -82,6 +84,10 @@ pub enum PullRequestAction {
     ReadyForReview,
     /// Closed or merged: cancel.
     Closed,
+    /// Back to draft: cancel until ready again.
+    ConvertedToDraft,
+    /// Edited with a new base branch: compare against the new base.
+    BaseChanged,
 }
 
 /// A repository as benchgate refers to it.
@@ -158,6 +164,23 @@ pub struct PrCommentEvent {
     pub commenter_is_bot: bool,
     /// The commenter's relationship to the repository.
     pub author_association: AuthorAssociation,
+    /// When GitHub created the comment: a fork approval covers only heads pushed before it.
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// `check_suite` `rerequested`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSuiteRerequestedEvent {
+    /// The repository.
+    pub repo: RepoRef,
+    /// Absent for plain repository webhooks.
+    pub installation_id: Option<u64>,
+    /// The app that owns the suite.
+    pub app_id: Option<u64>,
+    /// The commit of the suite.
+    pub head_sha: String,
+    /// Open PRs in the same repository with that head (empty for fork PRs).
+    pub pr_numbers: Vec<u64>,
 }
 
 /// `check_run` `rerequested`.

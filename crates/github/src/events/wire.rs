@@ -129,6 +129,36 @@ pub(super) struct Comment {
     pub body: Option<String>,
     pub user: User,
     pub author_association: AuthorAssociation,
+    #[serde(default)]
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CheckSuite {
+    pub repository: Repository,
+    pub installation: Option<InstallationId>,
+    pub check_suite: CheckSuiteBody,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CheckSuiteBody {
+    pub head_sha: String,
+    pub app: Option<App>,
+    #[serde(default)]
+    pub pull_requests: Vec<PullRequestNumber>,
+}
+
+/// `pull_request` `edited`: only whether the base changed matters.
+#[derive(Deserialize)]
+pub(super) struct Edited {
+    #[serde(default)]
+    pub changes: Option<EditedChanges>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct EditedChanges {
+    #[serde(default)]
+    pub base: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

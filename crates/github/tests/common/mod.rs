@@ -69,3 +69,17 @@ pub fn app_auth() -> Auth {
 pub fn target(installation_id: Option<u64>) -> RepoTarget {
     RepoTarget::new(installation_id, REPO).unwrap()
 }
+
+/// The login the recorded comments were written by (hub4j-test-org PR #461).
+pub const COMMENTER: &str = "yrodiere";
+
+/// Answers `GET /user` (a token's identity) with the recorded user, logged in as `login`.
+pub async fn mount_user(server: &MockServer, login: &str) {
+    let mut user = rest_json("get-authenticated-user.200.json");
+    user["login"] = serde_json::json!(login);
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .and(wiremock::matchers::path("/user"))
+        .respond_with(json(200, user.to_string()))
+        .mount(server)
+        .await;
+}

@@ -1,23 +1,16 @@
-//! The outbox worker: claims due rows, carries out their [`Task`], and reports each as
-//! delivered, to retry (exponential backoff, never sooner than GitHub's `Retry-After` or
-//! rate-limit reset), or given up (a permanent error, logged with its reason). Rows live in
-//! the database, so a restart loses nothing; every write is safe to repeat (comments are found
-//! again by their hidden marker).
+//! The outbox runner: claims due rows, hands each to a [`Perform`]er, and records it as
+//! delivered, to retry (exponential backoff, never sooner than the error's own `Retry-After`), or
+//! given up (a permanent error, logged with its reason). Rows live in the database, so a restart
+//! loses nothing. The runner knows nothing of what rows do: that is [`crate::tasks`].
 
-mod deliver;
-pub mod task;
-
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchgate_github::client::{GitHubClient, GitHubError};
+use benchgate_store::Store;
 use benchgate_store::model::{OutboxId, OutboxMessage};
-use benchgate_store::{Store, StoreError};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
-
-use crate::github_app::GitHubArgs;
-pub use task::Task;
 
 /// Rows claimed per poll.
 const BATCH: i64 = 8;
@@ -30,46 +23,36 @@ pub const MAX_ATTEMPTS: i64 = 12;
 /// The longest backoff between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
 
-/// What a task needs to run.
-#[derive(Clone)]
-pub struct Worker {
-    pub app: crate::AppState,
+/// Why a row did not finish, as the runner needs to know it.
+pub trait RowError: std::fmt::Display {
+    /// Worth another attempt.
+    fn is_retryable(&self) -> bool;
+    /// The earliest the other side wants to be asked again.
+    fn retry_after(&self) -> Option<Duration>;
+}
+
+/// Carries out one claimed row. `row` keys work that must happen once however often the row
+/// runs (a retry after a lost answer, a second replica).
+pub trait Perform: Send + Sync {
+    type Error: RowError + Send;
+    fn perform(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        row: OutboxId,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
+
+/// The runner: the store its rows live in, the first retry delay, and what carries rows out.
+pub struct Runner<P> {
     pub store: Arc<dyn Store>,
-    pub github: GitHubClient,
-    pub args: Arc<GitHubArgs>,
-}
-
-/// Why a task did not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    #[error(transparent)]
-    GitHub(#[from] GitHubError),
-    #[error("store: {0}")]
-    Store(#[from] StoreError),
-    /// The row cannot succeed however often it is tried.
-    #[error("{0}")]
-    Permanent(String),
-}
-
-impl TaskError {
-    fn is_retryable(&self) -> bool {
-        match self {
-            TaskError::GitHub(e) => e.is_retryable(),
-            TaskError::Store(_) => true,
-            TaskError::Permanent(_) => false,
-        }
-    }
-
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            TaskError::GitHub(e) => e.retry_after(),
-            _ => None,
-        }
-    }
+    /// First retry delay in milliseconds; doubles per attempt.
+    pub backoff_ms: u64,
+    pub perform: P,
 }
 
 /// Runs until `cancel` fires; a row in flight is finished first.
-pub async fn run(worker: Worker, cancel: CancellationToken) {
+pub async fn run<P: Perform>(worker: Runner<P>, cancel: CancellationToken) {
     while !cancel.is_cancelled() {
         let claimed = match worker.store.claim_outbox(BATCH, LEASE).await {
             Ok(rows) => rows,
@@ -89,7 +72,7 @@ pub async fn run(worker: Worker, cancel: CancellationToken) {
     }
 }
 
-impl Worker {
+impl<P: Perform> Runner<P> {
     /// Carries out claimed rows in order until `cancel` fires; the rows not started then are
     /// released at once, so a restarted server sends them without waiting out the lease.
     async fn deliver_batch(&self, rows: Vec<OutboxMessage>, cancel: &CancellationToken) {
@@ -120,24 +103,21 @@ impl Worker {
 
     #[tracing::instrument(skip_all, fields(outbox = %row.id, kind = %row.kind, attempts = row.attempts))]
     async fn process(&self, row: OutboxMessage) {
-        let outcome = match Task::from_row(&row.kind, &row.payload) {
-            Ok(task) => self.execute(task, row.id).await,
-            Err(e) => Err(TaskError::Permanent(format!("unreadable payload: {e}"))),
-        };
+        let outcome = self.perform.perform(&row.kind, &row.payload, row.id).await;
         let report = match outcome {
             Ok(()) => self.store.outbox_delivered(row.id, &row.lease).await,
             Err(e) => {
                 let attempts = row.attempts + 1;
                 let retry_at = (e.is_retryable() && attempts < MAX_ATTEMPTS).then(|| {
-                    let wait = backoff(self.args.outbox_backoff_ms, attempts)
-                        .max(e.retry_after().unwrap_or_default());
+                    let wait =
+                        backoff(self.backoff_ms, attempts).max(e.retry_after().unwrap_or_default());
                     Utc::now() + wait
                 });
                 match retry_at {
                     Some(at) => {
-                        tracing::info!(error = %e, retry_at = %at, "GitHub write failed; will retry")
+                        tracing::info!(error = %e, retry_at = %at, "outbox row failed; will retry")
                     }
-                    None => tracing::warn!(error = %e, attempts, "GitHub write given up"),
+                    None => tracing::warn!(error = %e, attempts, "outbox row given up"),
                 }
                 let message = e.to_string();
                 self.store
@@ -149,28 +129,6 @@ impl Worker {
             // Lease lost: another worker has the row now; it will send it again, harmlessly.
             tracing::warn!(error = %e, "outbox: could not record the result");
         }
-    }
-
-    /// Carries out one task; `row` keys the work that must happen once however often the row
-    /// runs (the rounds a `/rebench` adds).
-    async fn execute(&self, task: Task, row: OutboxId) -> Result<(), TaskError> {
-        match task {
-            Task::SchedulePullRequest(t) => crate::scheduler::pull_request::schedule(self, t).await,
-            Task::CancelPullRequest(t) => crate::scheduler::pull_request::cancel(self, t).await,
-            Task::HandleCommand(t) => crate::scheduler::commands::handle(self, t, row).await,
-            Task::RerunCheck(t) => crate::scheduler::commands::rerun_check(self, t, row).await,
-            Task::ReportComment(c) => self.report_comment(c.comparison_id).await,
-            Task::ReportCheck(c) => self.report_check(c.comparison_id).await,
-            Task::UpsertComment(c) => self.upsert_comment(c).await,
-            Task::NeutralCheck(c) => self.neutral_check(c).await,
-            Task::AddReaction(r) => self.add_reaction(r).await,
-        }
-    }
-
-    /// Records a follow-up write.
-    pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
-        self.store.enqueue_outbox(&task.message()).await?;
-        Ok(())
     }
 }
 
@@ -224,16 +182,20 @@ mod tests {
         ])
         .unwrap();
         let app = crate::AppState::new(serve.args, store.clone());
-        let worker = Worker {
-            github: app.config.github.client().unwrap().expect("a token client"),
-            args: Arc::new(app.config.github.clone()),
+        let worker = Runner {
             store: store.clone(),
-            app,
+            backoff_ms: 2000,
+            perform: crate::tasks::Context {
+                github: app.config.github.client().unwrap().expect("a token client"),
+                args: Arc::new(app.config.github.clone()),
+                store: store.clone(),
+                app,
+            },
         };
         let mut ids = Vec::new();
         for comment_id in [11, 12, 13] {
-            let task = Task::AddReaction(task::Reaction {
-                repo: task::RepoName {
+            let task = crate::tasks::Task::AddReaction(crate::tasks::Reaction {
+                repo: crate::tasks::RepoName {
                     full_name: "acme/widgets".into(),
                     installation_id: None,
                 },

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use benchgate_api::agent::ComparisonConfig;
+use benchgate_api::agent::StoredComparisonConfig;
 use benchgate_store::model::{
     Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId, Sample,
 };
@@ -20,16 +20,6 @@ pub struct LoadedReport {
     pub input: CommentInput,
 }
 
-/// What the scheduler stores beside the benchmark config under `github` in a comparison's
-/// config, for the report.
-#[derive(Debug, Default, serde::Deserialize)]
-struct PrContext {
-    #[serde(default)]
-    benchmark_files_changed: Vec<String>,
-    #[serde(default)]
-    fork: bool,
-}
-
 /// The report of comparison `id`; `None` when it or its config is unknown.
 pub async fn load(
     store: &dyn Store,
@@ -42,15 +32,13 @@ pub async fn load(
     let Some(repository) = store.repository(comparison.repository_id).await? else {
         return Ok(None);
     };
-    let Ok(config) = serde_json::from_value::<ComparisonConfig>(comparison.config.clone()) else {
+    let Ok(stored) = serde_json::from_value::<StoredComparisonConfig>(comparison.config.clone())
+    else {
         tracing::warn!(comparison = %id, "comparison config is not a benchmark config");
         return Ok(None);
     };
-    let context: PrContext = comparison
-        .config
-        .get("github")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let config = stored.config;
+    let context = stored.github.unwrap_or_default();
     let jobs = store.comparison_jobs(id).await?;
     let rounds_planned = jobs
         .iter()

@@ -16,8 +16,12 @@ use chrono::{DateTime, Utc};
 
 pub use load::{LoadedReport, load};
 
-/// GitHub refuses comment bodies longer than this many characters.
+/// GitHub refuses comment bodies longer than 65,536 characters; counted in bytes here (never
+/// fewer than characters), so text full of `—·→±µ` stays under it too.
 pub const COMMENT_LIMIT: usize = 65_536;
+
+/// GitHub refuses a check run's `output.summary` over 65,535 bytes.
+pub const SUMMARY_LIMIT: usize = 65_535;
 
 /// At most this many diagnostic notes in a comment; the JSON has every one.
 pub const NOTES_SHOWN: usize = 10;
@@ -100,6 +104,7 @@ struct CommentTemplate<'a> {
     headline: String,
     status_line: String,
     awaiting_approval: bool,
+    head: String,
     failure: Option<String>,
     rows: &'a [Row],
     rows_cut: usize,
@@ -115,9 +120,20 @@ struct CommentTemplate<'a> {
     url: String,
 }
 
-/// The comment's Markdown, hidden marker included, under [`COMMENT_LIMIT`] characters (rows
-/// past the limit are cut and the dashboard link carries the rest).
+/// The comment's Markdown, hidden marker included, within [`COMMENT_LIMIT`] bytes (rows past
+/// the limit are cut and the dashboard link carries the rest).
 pub fn render_comment(input: &CommentInput) -> String {
+    render_within(input, COMMENT_LIMIT)
+}
+
+/// The check run's summary: the same report within [`SUMMARY_LIMIT`] bytes.
+pub fn render_check_summary(input: &CommentInput) -> String {
+    render_within(input, SUMMARY_LIMIT)
+}
+
+/// The report cut to `max_bytes`: whole rows first, then (only if the rest alone is too long)
+/// the text at a UTF-8 boundary.
+fn render_within(input: &CommentInput, max_bytes: usize) -> String {
     let rows: Vec<Row> = input
         .results
         .iter()
@@ -139,16 +155,32 @@ pub fn render_comment(input: &CommentInput) -> String {
     let mut shown = rows.len();
     loop {
         let body = render_rows(input, &rows[..shown], rows.len() - shown, &notes);
-        if body.chars().count() <= COMMENT_LIMIT {
+        if body.len() <= max_bytes {
             return body;
         }
         if shown == 0 {
             // Notes are capped, but ten of them with 512-byte names could still tip it over.
-            return render_rows(input, &[], rows.len(), &[]);
+            let bare = render_rows(input, &[], rows.len(), &[]);
+            return fit_bytes(bare, max_bytes);
         }
         // Cut a quarter of what is left each time: few renders even for thousands of rows.
         shown -= (shown / 4).max(1);
     }
+}
+
+/// `text` cut to at most `max_bytes` at a character boundary, ending in `…` when cut.
+pub fn fit_bytes(mut text: String, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let ellipsis = '…';
+    let mut end = max_bytes.saturating_sub(ellipsis.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push(ellipsis);
+    text
 }
 
 /// The line under the table: the geomean of the gated time rows, a summary and never a gate.
@@ -196,6 +228,7 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
         headline: headline(&input.results),
         status_line: status_line(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
+        head: short(&input.head_sha).to_owned(),
         failure: input.failure.as_deref().map(format::cell),
         rows,
         rows_cut,
@@ -246,7 +279,7 @@ fn status_line(input: &CommentInput) -> String {
         ComparisonState::Done => format!("done, {progress}"),
         ComparisonState::Failed => format!("failed, {progress}"),
         ComparisonState::Superseded => "superseded by a newer push".to_owned(),
-        ComparisonState::Cancelled => "cancelled (the PR was closed)".to_owned(),
+        ComparisonState::Cancelled => "cancelled (the PR was closed or made a draft)".to_owned(),
     };
     format!(
         "**{state}** · base `{}` → head `{}`",
@@ -305,7 +338,10 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
             CheckConclusion::Cancelled,
             "superseded by a newer push".to_owned(),
         ),
-        ComparisonState::Cancelled => done(CheckConclusion::Cancelled, "PR closed".to_owned()),
+        ComparisonState::Cancelled => done(
+            CheckConclusion::Cancelled,
+            "PR closed or made a draft".to_owned(),
+        ),
         ComparisonState::Failed => done(
             CheckConclusion::Neutral,
             "the benchmark jobs failed".to_owned(),

@@ -171,7 +171,7 @@ fn notes_are_capped_and_keep_the_comment_under_the_limit() {
         })
         .collect();
     let body = render_comment(&input);
-    assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+    assert!(body.len() <= COMMENT_LIMIT, "{}", body.len());
     let notes: Vec<&str> = body.lines().filter(|l| l.contains(": drift: ")).collect();
     assert_eq!(notes.len(), NOTES_SHOWN, "{body}");
     assert!(body.contains("- … and 2990 more not shown here"), "{body}");
@@ -207,11 +207,61 @@ fn a_huge_report_is_cut_below_the_limit_with_a_link() {
         })
         .collect();
     let body = render_comment(&input);
-    assert!(body.chars().count() <= COMMENT_LIMIT, "{}", body.len());
+    assert!(body.len() <= COMMENT_LIMIT, "{}", body.len());
     assert!(
         body.contains("more rows did not fit"),
         "cut rows are announced"
     );
+}
+
+/// 1,000 benchmarks whose names and words are full of multi-byte characters: the comment and
+/// the check run's summary stay within GitHub's limits in bytes, cut at whole rows, with a
+/// link to the rest, and the text stays valid UTF-8 (a `String`).
+#[test]
+fn a_thousand_benchmark_report_stays_within_the_byte_limits() {
+    let mut input = example();
+    input.results = (0..1000)
+        .map(|i| {
+            result(
+                &format!("µ→±—·…-{}-{i:04}", "é".repeat(40)),
+                VerdictKind::Slower,
+                4.2,
+                [1.0, 7.5],
+            )
+        })
+        .collect();
+    let comment = render_comment(&input);
+    let summary = render_check_summary(&input);
+    assert!(comment.len() <= COMMENT_LIMIT, "{} bytes", comment.len());
+    assert!(summary.len() <= SUMMARY_LIMIT, "{} bytes", summary.len());
+    // The character count alone would have let it through at several times the byte limit.
+    assert!(comment.chars().count() < comment.len());
+    for text in [&comment, &summary] {
+        let cut = text
+            .lines()
+            .find(|l| l.contains("more rows did not fit"))
+            .expect("cut rows are announced");
+        assert!(cut.contains(&input.comparison_url), "{cut}");
+    }
+}
+
+#[test]
+fn text_is_cut_at_a_character_boundary() {
+    let text = "→".repeat(10);
+    let cut = fit_bytes(text.clone(), 8);
+    assert!(cut.len() <= 8 && cut.ends_with('…'), "{cut}");
+    assert_eq!(fit_bytes(text.clone(), 100), text);
+}
+
+#[test]
+fn mentions_and_code_fences_in_names_stay_inert() {
+    let mut input = example();
+    input.results[0].name = "x```<img src=x> @octocat".into();
+    input.benchmark_files_changed = vec!["benches/``a``.rs".into()];
+    let body = render_comment(&input);
+    let row = body.lines().find(|l| l.contains("img")).unwrap();
+    assert!(row.contains("```` x```<img src=x> @octocat ````"), "{row}");
+    assert!(body.contains("``` benches/``a``.rs ```"), "{body}");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 
-use crate::outbox::task::{ComparisonRef, Task};
+use crate::tasks::{ComparisonRef, Task};
 
 /// Finished comparisons are reported again if they changed within this window (covers a
 /// restart between a job's completion and its report).

@@ -1,28 +1,22 @@
-//! The scheduler: what a webhook asks for, in two halves. [`plan`] runs inside the webhook
-//! request and only reads the store: it turns an event into effects recorded with the delivery
-//! (repository rows, cancellations, outbox tasks). The tasks that need GitHub (reading
-//! `.benchgate.toml`, checking permissions, listing PR files) run later in the outbox worker
-//! ([`pull_request`], [`commands`]), so no GitHub call ever happens inside a request.
-
-pub mod commands;
-pub mod pull_request;
+//! What a webhook asks for. [`plan`] runs inside the webhook request and only reads the store:
+//! it turns an event into effects recorded with the delivery (repository rows, the PR's newest
+//! head, cancellations, outbox tasks). The tasks that need GitHub (reading `.benchgate.toml`,
+//! checking permissions, writing comments and checks) run later in the outbox
+//! ([`crate::tasks`]), so no GitHub call ever happens inside a request.
 
 use benchgate_github::commands::USAGE;
 use benchgate_github::events::{
-    CheckRunRerequestedEvent, InstallationEvent, InstallationRepositoriesEvent, PrCommentEvent,
-    PullRequestAction, PullRequestEvent,
+    CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, InstallationEvent,
+    InstallationRepositoriesEvent, PrCommentEvent, PullRequestAction, PullRequestEvent,
 };
 use benchgate_github::{Command, WebhookEvent, parse_command};
 use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
-use crate::outbox::task::{
-    CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
-    SchedulePullRequest, Task,
+use crate::tasks::{
+    CHECK_NAME, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
+    RerunCheck, SchedulePullRequest, Task, reply_label,
 };
-
-/// The check run's name on GitHub.
-pub const CHECK_NAME: &str = "benchgate";
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
 #[derive(Debug, Default)]
@@ -59,6 +53,7 @@ pub async fn plan(store: &dyn Store, event: &WebhookEvent) -> Result<Plan, Store
         WebhookEvent::PullRequest(e) => pull_request_event(store, e).await?,
         WebhookEvent::PrComment(e) => pr_comment(e),
         WebhookEvent::CheckRunRerequested(e) => check_run_rerequested(e),
+        WebhookEvent::CheckSuiteRerequested(e) => check_suite_rerequested(e),
         WebhookEvent::Ignored(e) => {
             tracing::debug!(event = %e.event, action = ?e.action, "event ignored");
             Plan::new("ignored")
@@ -70,6 +65,11 @@ fn installation(e: &InstallationEvent) -> Plan {
     let id = e.installation_id as i64;
     match e.action.as_str() {
         "deleted" => Plan::new("uninstalled").with(DeliveryEffect::RemoveInstallation {
+            installation_id: id,
+        }),
+        // No token can be minted while suspended: stop the runners' work, whose results could
+        // not be posted. The next push after `unsuspend` schedules again.
+        "suspend" => Plan::new("suspended").with(DeliveryEffect::SuspendInstallation {
             installation_id: id,
         }),
         "created" | "new_permissions_accepted" | "unsuspend" => {
@@ -121,13 +121,21 @@ fn installation_repositories(e: &InstallationRepositoriesEvent) -> Plan {
 
 async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<Plan, StoreError> {
     let installation_id = e.installation_id.map(|i| i as i64);
-    if e.action == PullRequestAction::Closed {
+    if matches!(
+        e.action,
+        PullRequestAction::Closed | PullRequestAction::ConvertedToDraft
+    ) {
         let Some(repo) = store.repository_by_name(&e.repo.full_name).await? else {
             return Ok(Plan::new("ignored"));
         };
+        let outcome = if e.action == PullRequestAction::Closed {
+            "cancelled"
+        } else {
+            "draft_cancelled"
+        };
         // Cancel now, and once more after a schedule of this PR still pending or in flight:
         // the row takes the schedule's key, so it replaces a pending one or runs after it.
-        return Ok(Plan::new("cancelled")
+        return Ok(Plan::new(outcome)
             .with(DeliveryEffect::CancelPullRequest {
                 repository_id: repo.id,
                 pr_number: e.number as i64,
@@ -150,6 +158,13 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
         &e.repo.full_name,
         &e.repo.clone_url,
     )));
+    // Recorded with the delivery: a schedule of an older head that outlives its lease cannot
+    // supersede this one, and a fork approval given before this push does not cover it.
+    plan = plan.with(DeliveryEffect::RecordPullRequestHead {
+        full_name: e.repo.full_name.clone(),
+        pr_number: e.number as i64,
+        head_sha: e.head.sha.clone(),
+    });
     if e.draft {
         return Ok(plan);
     }
@@ -175,7 +190,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         Task::UpsertComment(MarkedComment {
             repo: repo.clone(),
             pr: e.pr_number,
-            label: commands::reply_label(e.comment_id),
+            label: reply_label(e.comment_id),
             body,
         })
     };
@@ -205,6 +220,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         commenter: e.commenter.clone(),
         association: e.author_association.as_str().to_owned(),
         command: guarded,
+        commented_at: e.created_at,
     }))
 }
 
@@ -212,6 +228,15 @@ fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
     if e.name != CHECK_NAME {
         return Plan::new("ignored");
     }
+    Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
+        repo: repo_name(&e.repo.full_name, e.installation_id),
+        head_sha: e.head_sha.clone(),
+        prs: e.pr_numbers.clone(),
+    }))
+}
+
+/// "Re-run all checks": GitHub sends it only to the App that owns the suite.
+fn check_suite_rerequested(e: &CheckSuiteRerequestedEvent) -> Plan {
     Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),

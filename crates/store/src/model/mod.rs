@@ -1,6 +1,7 @@
 //! The domain types the store reads and writes.
 
 mod floor;
+mod github_app;
 mod ids;
 mod job;
 mod outbox;
@@ -10,6 +11,7 @@ mod webhook;
 mod work;
 
 pub use floor::{AaSession, FloorKey, NoiseFloor};
+pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
 pub use job::{
     ClaimedJob, Heartbeat, Job, JobKind, JobOutcome, JobState, NewCalibration, NewJob, Priority,
@@ -20,6 +22,6 @@ pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
 pub use work::{
-    Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation, NewComparison,
-    NewRepository, Repository, StoredResult,
+    CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation,
+    NewComparison, NewRepository, PullRequestHead, Repository, StoredResult,
 };

@@ -26,6 +26,16 @@ pub enum DeliveryEffect {
         installation_id: i64,
     },
     UpsertRepository(NewRepository),
+    /// The App's installation was suspended: its repositories' PR comparisons are cancelled.
+    SuspendInstallation {
+        installation_id: i64,
+    },
+    /// A PR's newest head (opened, pushed, reopened); the repository is upserted before.
+    RecordPullRequestHead {
+        full_name: String,
+        pr_number: i64,
+        head_sha: String,
+    },
     /// A new comparison with its jobs; supersedes older heads of the same PR.
     CreateComparison(NewComparison),
     /// More rounds for an existing comparison (`/rebench`).

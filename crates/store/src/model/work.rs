@@ -128,6 +128,13 @@ pub struct Comparison {
     pub planned_rounds: Option<i64>,
     pub state: ComparisonState,
     pub check_run_id: Option<i64>,
+    /// Bumped each time rounds are added; a completed check run of an older generation is
+    /// final, so the new rounds are reported on a new run.
+    pub rounds_generation: i64,
+    /// The generation `check_run_id` reports.
+    pub check_run_generation: i64,
+    /// benchgate has written `check_run_id` as completed.
+    pub check_run_completed: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -142,6 +149,22 @@ pub struct ComparisonFilter {
     pub runner: Option<String>,
     /// At least one stored result has this verdict.
     pub verdict: Option<benchgate_api::VerdictKind>,
+}
+
+/// A check run written for a comparison: which run, of which generation, and whether it was
+/// written as completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRunRecord {
+    pub check_run_id: i64,
+    pub generation: i64,
+    pub completed: bool,
+}
+
+/// The newest head GitHub announced for a PR, and when it arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestHead {
+    pub head_sha: String,
+    pub received_at: DateTime<Utc>,
 }
 
 /// One benchmark's computed result for a comparison on one runner, as stored.

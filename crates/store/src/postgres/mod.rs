@@ -17,6 +17,8 @@ const BACKEND: &str = "postgres";
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// Serialises refreshes of one comparison's state (see `comparisons::refresh_state`).
+/// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
+const LOCK_PULL_REQUEST_HEAD: &str = "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2 FOR UPDATE";
 const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1 FOR UPDATE";
 
 /// Starts a transaction (READ COMMITTED; row locks do the rest).
@@ -56,6 +58,9 @@ mod webhooks {
 }
 mod outbox {
     crate::shared::outbox::outbox_sql!();
+}
+mod github_app {
+    crate::shared::github_app::github_app_sql!();
 }
 
 /// The store on a Postgres database.

@@ -17,6 +17,9 @@ macro_rules! comparisons_sql {
             new: &NewComparison,
         ) -> Result<CreatedComparison, StoreError> {
             let now = crate::shared::now();
+            if let Some(pr) = new.pr_number {
+                refuse_stale_head(conn, new, pr).await?;
+            }
             let superseded = match new.pr_number {
                 Some(pr) => supersede(conn, new, pr, now).await?,
                 None => Vec::new(),
@@ -55,7 +58,73 @@ macro_rules! comparisons_sql {
             })
         }
 
-        /// Stops the active comparisons of other heads of the same PR and runner label.
+        /// A schedule of a head older than the PR's newest (recorded by its webhook) would
+        /// supersede the newer head's comparison; the row lock orders it with that webhook.
+        async fn refuse_stale_head(
+            conn: &mut Conn,
+            new: &NewComparison,
+            pr: i64,
+        ) -> Result<(), StoreError> {
+            let newest: Option<String> = sqlx::query_scalar(super::LOCK_PULL_REQUEST_HEAD)
+                .bind(new.repository_id)
+                .bind(pr)
+                .fetch_optional(&mut *conn)
+                .await?;
+            match newest {
+                Some(newest) if newest != new.head_sha => Err(StoreError::StaleHead {
+                    head: new.head_sha.clone(),
+                    newest,
+                }),
+                _ => Ok(()),
+            }
+        }
+
+        /// Records a PR's newest head, in the transaction of the webhook that announced it.
+        pub(super) async fn record_head(
+            conn: &mut Conn,
+            full_name: &str,
+            pr_number: i64,
+            head_sha: &str,
+        ) -> Result<(), StoreError> {
+            sqlx::query(
+                "INSERT INTO pull_request_heads (repository_id, pr_number, head_sha, received_at) \
+                 SELECT id, $2, $3, $4 FROM repositories WHERE full_name = $1 \
+                 ON CONFLICT (repository_id, pr_number) DO UPDATE \
+                 SET head_sha = excluded.head_sha, received_at = excluded.received_at",
+            )
+            .bind(full_name)
+            .bind(pr_number)
+            .bind(head_sha)
+            .bind(crate::shared::now())
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        }
+
+        pub(super) async fn head(
+            pool: &Pool,
+            repository_id: RepositoryId,
+            pr_number: i64,
+        ) -> Result<Option<PullRequestHead>, StoreError> {
+            sqlx::query(
+                "SELECT head_sha, received_at FROM pull_request_heads \
+                 WHERE repository_id = $1 AND pr_number = $2",
+            )
+            .bind(repository_id)
+            .bind(pr_number)
+            .fetch_optional(pool)
+            .await?
+            .map(|row| {
+                Ok(PullRequestHead {
+                    head_sha: row.try_get("head_sha")?,
+                    received_at: row.try_get("received_at")?,
+                })
+            })
+            .transpose()
+        }
+
+        /// Stops the active comparisons of other heads (or another base, after the PR's base branch
+        /// changed) of the same PR and runner label.
         async fn supersede(
             conn: &mut Conn,
             new: &NewComparison,
@@ -66,38 +135,41 @@ macro_rules! comparisons_sql {
                 "UPDATE jobs SET state = 'cancelled', finished_at = $5, updated_at = $5 \
                  WHERE state = 'queued' AND comparison_id IN (SELECT id FROM comparisons \
                  WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
-                 AND head_sha <> $4 AND state IN ('queued', 'running'))",
+                 AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running'))",
             )
             .bind(new.repository_id)
             .bind(pr)
             .bind(&new.runner_label)
             .bind(&new.head_sha)
             .bind(now)
+            .bind(&new.base_sha)
             .execute(&mut *conn)
             .await?;
             sqlx::query(
                 "UPDATE jobs SET cancel_requested = TRUE, updated_at = $5 \
                  WHERE state = 'running' AND comparison_id IN (SELECT id FROM comparisons \
                  WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
-                 AND head_sha <> $4 AND state IN ('queued', 'running'))",
+                 AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running'))",
             )
             .bind(new.repository_id)
             .bind(pr)
             .bind(&new.runner_label)
             .bind(&new.head_sha)
             .bind(now)
+            .bind(&new.base_sha)
             .execute(&mut *conn)
             .await?;
             let rows = sqlx::query(
                 "UPDATE comparisons SET state = 'superseded', updated_at = $5 \
                  WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
-                 AND head_sha <> $4 AND state IN ('queued', 'running') RETURNING id",
+                 AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running') RETURNING id",
             )
             .bind(new.repository_id)
             .bind(pr)
             .bind(&new.runner_label)
             .bind(&new.head_sha)
             .bind(now)
+            .bind(&new.base_sha)
             .fetch_all(&mut *conn)
             .await?;
             let mut ids = Vec::with_capacity(rows.len());
@@ -188,6 +260,12 @@ macro_rules! comparisons_sql {
                 }
             }
             let ids = insert_jobs(conn, comparison_id, jobs).await?;
+            sqlx::query(
+                "UPDATE comparisons SET rounds_generation = rounds_generation + 1 WHERE id = $1",
+            )
+            .bind(comparison_id)
+            .execute(&mut *conn)
+            .await?;
             refresh_state(conn, comparison_id).await?;
             Ok(ids)
         }
@@ -233,6 +311,28 @@ macro_rules! comparisons_sql {
                 report_state_change(conn, row.try_get("id")?, ComparisonState::Cancelled).await?;
             }
             Ok(queued.rows_affected() + running.rows_affected())
+        }
+
+        /// Cancels the active PR comparisons of every repository of an installation.
+        pub(super) async fn cancel_installation(
+            conn: &mut Conn,
+            installation_id: i64,
+        ) -> Result<u64, StoreError> {
+            let prs = sqlx::query(
+                "SELECT DISTINCT c.repository_id, c.pr_number FROM comparisons c \
+                 JOIN repositories r ON r.id = c.repository_id \
+                 WHERE r.installation_id = $1 AND c.pr_number IS NOT NULL \
+                 AND c.state IN ('queued', 'running')",
+            )
+            .bind(installation_id)
+            .fetch_all(&mut *conn)
+            .await?;
+            let mut jobs = 0;
+            for row in &prs {
+                jobs += cancel_pull_request(conn, row.try_get("repository_id")?, row.try_get("pr_number")?)
+                    .await?;
+            }
+            Ok(jobs)
         }
 
         /// Recomputes a comparison's state from its jobs (superseded and cancelled stay so).
@@ -356,23 +456,49 @@ macro_rules! comparisons_sql {
             .collect()
         }
 
-        pub(super) async fn set_check_run_id(
+        pub(super) async fn record_check_run(
             pool: &Pool,
             id: ComparisonId,
-            check_run_id: i64,
+            run: CheckRunRecord,
         ) -> Result<(), StoreError> {
+            // A slower writer of an older generation leaves the newer run in place.
             let done = sqlx::query(
-                "UPDATE comparisons SET check_run_id = $2, updated_at = $3 WHERE id = $1",
+                "UPDATE comparisons SET check_run_id = $2, check_run_generation = $3, \
+                 check_run_completed = $4, updated_at = $5 \
+                 WHERE id = $1 AND check_run_generation <= $3",
             )
             .bind(id)
-            .bind(check_run_id)
+            .bind(run.check_run_id)
+            .bind(run.generation)
+            .bind(run.completed)
             .bind(crate::shared::now())
             .execute(pool)
             .await?;
-            if done.rows_affected() == 0 {
+            if done.rows_affected() == 0 && by_id(pool, id).await?.is_none() {
                 return Err(StoreError::NotFound(format!("comparison {id}")));
             }
             Ok(())
+        }
+
+        pub(super) async fn of_head(
+            pool: &Pool,
+            repository_id: RepositoryId,
+            head_sha: &str,
+        ) -> Result<Vec<Comparison>, StoreError> {
+            sqlx::query(concat!(
+                "SELECT ",
+                comparison_columns!(),
+                " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+                 WHERE c.repository_id = $1 AND c.head_sha = $2 \
+                 ORDER BY c.created_at DESC, c.id DESC"
+            ))
+            .bind(repository_id)
+            .bind(head_sha)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(rows::comparison)
+            .collect()
         }
 
         pub(super) async fn comment_id(

@@ -130,12 +130,26 @@ macro_rules! impl_store {
                 tx.commit().await?;
                 Ok(n)
             }
-            async fn set_check_run_id(
+            async fn record_check_run(
                 &self,
                 id: ComparisonId,
-                check_run_id: i64,
+                run: CheckRunRecord,
             ) -> Result<(), StoreError> {
-                comparisons::set_check_run_id(&self.pool, id, check_run_id).await
+                comparisons::record_check_run(&self.pool, id, run).await
+            }
+            async fn head_comparisons(
+                &self,
+                repository_id: RepositoryId,
+                head_sha: &str,
+            ) -> Result<Vec<Comparison>, StoreError> {
+                comparisons::of_head(&self.pool, repository_id, head_sha).await
+            }
+            async fn pull_request_head(
+                &self,
+                repository_id: RepositoryId,
+                pr_number: i64,
+            ) -> Result<Option<PullRequestHead>, StoreError> {
+                comparisons::head(&self.pool, repository_id, pr_number).await
             }
             async fn pull_request_comment_id(
                 &self,
@@ -351,6 +365,30 @@ macro_rules! impl_store {
             }
             async fn outbox_backlog(&self) -> Result<i64, StoreError> {
                 outbox::backlog(&self.pool).await
+            }
+
+            async fn create_setup_state(
+                &self,
+                ttl: std::time::Duration,
+            ) -> Result<SetupState, StoreError> {
+                github_app::create_state(&self.pool, ttl).await
+            }
+            async fn consume_setup_state(
+                &self,
+                state: &str,
+            ) -> Result<SetupStateCheck, StoreError> {
+                github_app::consume_state(&self.pool, state).await
+            }
+            async fn save_github_app_credentials(
+                &self,
+                credentials: &GitHubAppCredentials,
+            ) -> Result<(), StoreError> {
+                github_app::save_credentials(&self.pool, credentials).await
+            }
+            async fn github_app_credentials(
+                &self,
+            ) -> Result<Option<GitHubAppCredentials>, StoreError> {
+                github_app::credentials(&self.pool).await
             }
         }
     };

@@ -13,6 +13,7 @@
 pub(crate) mod columns;
 pub(crate) mod comparisons;
 pub(crate) mod floors;
+pub(crate) mod github_app;
 pub(crate) mod impl_store;
 pub(crate) mod outbox;
 pub(crate) mod queue;

@@ -54,6 +54,9 @@ macro_rules! rows_sql {
                 state: ComparisonState::parse(&state)
                     .ok_or_else(|| corrupt("comparison state", &state))?,
                 check_run_id: row.try_get("check_run_id")?,
+                rounds_generation: row.try_get("rounds_generation")?,
+                check_run_generation: row.try_get("check_run_generation")?,
+                check_run_completed: row.try_get("check_run_completed")?,
                 created_at: row.try_get("created_at")?,
                 updated_at: row.try_get("updated_at")?,
             })

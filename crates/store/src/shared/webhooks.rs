@@ -44,6 +44,17 @@ macro_rules! webhooks_sql {
                     DeliveryEffect::UpsertRepository(r) => {
                         repositories::upsert(&mut tx, r).await?;
                     }
+                    DeliveryEffect::SuspendInstallation { installation_id } => {
+                        cancelled_jobs +=
+                            comparisons::cancel_installation(&mut tx, *installation_id).await?;
+                    }
+                    DeliveryEffect::RecordPullRequestHead {
+                        full_name,
+                        pr_number,
+                        head_sha,
+                    } => {
+                        comparisons::record_head(&mut tx, full_name, *pr_number, head_sha).await?;
+                    }
                     DeliveryEffect::CreateComparison(c) => {
                         let created = comparisons::create(&mut tx, c).await?;
                         created_comparisons.push(created.id);

@@ -17,6 +17,9 @@ const BACKEND: &str = "sqlite";
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// SQLite transactions already run one at a time, so reading the row is enough.
+/// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
+const LOCK_PULL_REQUEST_HEAD: &str =
+    "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2";
 const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1";
 
 /// Starts a transaction holding the write lock from the start: a deferred transaction that
@@ -57,6 +60,9 @@ mod webhooks {
 }
 mod outbox {
     crate::shared::outbox::outbox_sql!();
+}
+mod github_app {
+    crate::shared::github_app::github_app_sql!();
 }
 
 /// The store on a SQLite file.

@@ -57,4 +57,9 @@ contract_tests!(
     replacing_results_drops_those_no_longer_computed,
     calibrations_without_session_are_found_again,
     outbox_release_gives_unsent_rows_back_at_once,
+    a_stale_head_cannot_supersede_the_newest,
+    check_runs_follow_rounds_generations,
+    setup_states_are_single_use_and_expire,
+    a_setup_state_is_accepted_once_under_concurrent_callbacks,
+    github_app_credentials_are_kept_and_replaced,
 );

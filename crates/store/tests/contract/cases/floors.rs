@@ -104,7 +104,12 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         (r1.id, &result(20, Slower))
     );
 
-    store.set_check_run_id(c.id, 123456789012).await.unwrap();
+    let run = CheckRunRecord {
+        check_run_id: 123456789012,
+        generation: 0,
+        completed: false,
+    };
+    store.record_check_run(c.id, run).await.unwrap();
     assert_eq!(
         store.comparison(c.id).await.unwrap().unwrap().check_run_id,
         Some(123456789012)

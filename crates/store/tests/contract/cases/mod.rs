@@ -1,6 +1,8 @@
 //! Contract cases: each takes a fresh, migrated store.
 
 mod floors;
+mod github_app;
+mod github_lifecycle;
 mod lifecycle;
 mod outbox;
 mod queue;
@@ -9,6 +11,8 @@ mod samples;
 mod webhooks;
 
 pub use floors::*;
+pub use github_app::*;
+pub use github_lifecycle::*;
 pub use lifecycle::*;
 pub use outbox::*;
 pub use queue::*;

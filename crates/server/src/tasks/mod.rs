@@ -1,9 +1,148 @@
-//! What an outbox row asks for. Every GitHub call the server makes starts as one of these rows:
-//! the webhook records them in the delivery's transaction, and the worker carries them out.
+//! What the outbox runs: every GitHub call the server makes, and the scheduling that needs
+//! GitHub, starts as one of these tasks. The webhook records them in the delivery's
+//! transaction ([`crate::scheduler::plan`]); the outbox runner carries them out through
+//! [`Context`]. One file per task, each with its payload and what it does.
 
-use benchgate_github::client::{GitHubError, RepoTarget};
-use benchgate_store::model::NewOutboxMessage;
+mod add_reaction;
+mod cancel_pull_request;
+mod check_run;
+mod handle_command;
+mod neutral_check;
+mod report_check;
+mod report_comment;
+mod rerun_check;
+mod schedule_pull_request;
+mod upsert_comment;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchgate_api::agent::StoredComparisonConfig;
+use benchgate_github::client::{GitHubClient, GitHubError, RepoTarget};
+use benchgate_store::model::{
+    Comparison, ComparisonId, NewJob, NewOutboxMessage, OutboxId, Priority,
+};
+use benchgate_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
+
+use crate::github_app::GitHubArgs;
+use crate::report::{self, LoadedReport};
+
+pub use add_reaction::Reaction;
+pub use cancel_pull_request::CancelPullRequest;
+pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
+pub use neutral_check::NeutralCheck;
+pub use rerun_check::RerunCheck;
+pub use schedule_pull_request::{SchedulePullRequest, comparison_config};
+pub use upsert_comment::MarkedComment;
+
+/// The check run's (and commit status's) name on GitHub.
+pub const CHECK_NAME: &str = "benchgate";
+
+/// What a task needs to run.
+#[derive(Clone)]
+pub struct Context {
+    pub app: crate::AppState,
+    pub store: Arc<dyn Store>,
+    pub github: GitHubClient,
+    pub args: Arc<GitHubArgs>,
+}
+
+/// Why a task did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The row cannot succeed however often it is tried.
+    #[error("{0}")]
+    Permanent(String),
+}
+
+impl crate::outbox::RowError for TaskError {
+    fn is_retryable(&self) -> bool {
+        match self {
+            TaskError::GitHub(e) => e.is_retryable(),
+            TaskError::Store(_) => true,
+            TaskError::Permanent(_) => false,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            TaskError::GitHub(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+}
+
+impl crate::outbox::Perform for Context {
+    type Error = TaskError;
+
+    async fn perform(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        row: OutboxId,
+    ) -> Result<(), TaskError> {
+        let task = Task::from_row(kind, payload)
+            .map_err(|e| TaskError::Permanent(format!("unreadable payload: {e}")))?;
+        match task {
+            Task::SchedulePullRequest(t) => t.run(self).await,
+            Task::CancelPullRequest(t) => t.run(self).await,
+            Task::HandleCommand(t) => t.run(self, row).await,
+            Task::RerunCheck(t) => t.run(self, row).await,
+            Task::ReportComment(c) => report_comment::run(self, c.comparison_id).await,
+            Task::ReportCheck(c) => report_check::run(self, c.comparison_id).await,
+            Task::UpsertComment(t) => t.run(self).await,
+            Task::NeutralCheck(t) => t.run(self).await,
+            Task::AddReaction(t) => t.run(self).await,
+        }
+    }
+}
+
+impl Context {
+    /// Records a follow-up task.
+    pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
+        self.store.enqueue_outbox(&task.message()).await?;
+        Ok(())
+    }
+
+    /// The report of comparison `id` and the repository it is posted to.
+    async fn loaded(&self, id: i64) -> Result<Option<(LoadedReport, RepoTarget)>, TaskError> {
+        let url = self.args.comparison_url(id);
+        let Some(loaded) = report::load(self.store.as_ref(), ComparisonId(id), url).await? else {
+            return Ok(None);
+        };
+        let installation = loaded.repository.installation_id.map(|i| i as u64);
+        let target = RepoTarget::new(installation, &loaded.repository.full_name)?;
+        Ok(Some((loaded, target)))
+    }
+
+    /// A job of `rounds`, keyed by the outbox row that asked for it: the row carried out again
+    /// (its answer lost, or on a second replica) adds nothing.
+    fn job(
+        &self,
+        rounds: u32,
+        priority: Priority,
+        row: OutboxId,
+        comparison: ComparisonId,
+    ) -> NewJob {
+        NewJob {
+            rounds: i64::from(rounds),
+            priority,
+            max_attempts: self.app.config.max_attempts,
+            origin: Some(format!("outbox:{}:comparison:{}", row.0, comparison.0)),
+        }
+    }
+}
+
+/// A comparison's stored config, typed.
+fn stored_config(c: &Comparison) -> Result<StoredComparisonConfig, TaskError> {
+    serde_json::from_value(c.config.clone())
+        .map_err(|e| TaskError::Permanent(format!("comparison {} config: {e}", c.id)))
+}
 
 /// The repository a task acts on, as GitHub names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,86 +160,10 @@ impl RepoName {
     }
 }
 
-/// Read `.benchgate.toml` from the base branch and create the PR's comparison.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchedulePullRequest {
-    pub repo: RepoName,
-    pub clone_url: String,
-    pub pr: u64,
-    pub base_ref: String,
-    pub base_sha: String,
-    pub head_sha: String,
-    /// Head commits come from another repository: wait for a maintainer's `/rebench`.
-    pub fork: bool,
-}
-
-/// The PR was closed: cancel its comparisons again, after a schedule that was being carried out
-/// when it closed (the row shares the schedule's dedupe key, so it runs after it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CancelPullRequest {
-    pub repo: RepoName,
-    pub pr: u64,
-}
-
-/// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "command")]
-pub enum GuardedCommand {
-    /// `/rebench` or `/rebench N`.
-    Rebench { rounds: Option<u32> },
-    /// `/rebench aa`.
-    RebenchAa,
-}
-
-/// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HandleCommand {
-    pub repo: RepoName,
-    pub pr: u64,
-    pub comment_id: u64,
-    pub commenter: String,
-    /// GitHub's `author_association` of the commenter (`OWNER`, `MEMBER`, ...).
-    pub association: String,
-    pub command: GuardedCommand,
-}
-
-/// Someone pressed "Re-run" on benchgate's check run: run the comparison of that head again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RerunCheck {
-    pub repo: RepoName,
-    pub head_sha: String,
-    pub prs: Vec<u64>,
-}
-
 /// Render a comparison now and write it to the PR's comment (or its check run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComparisonRef {
     pub comparison_id: i64,
-}
-
-/// Create or edit the comment carrying `label`'s hidden marker; exactly one exists per label.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MarkedComment {
-    pub repo: RepoName,
-    pub pr: u64,
-    pub label: String,
-    pub body: String,
-}
-
-/// A completed check run that needs no comparison (no config, invalid config).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NeutralCheck {
-    pub repo: RepoName,
-    pub head_sha: String,
-    pub title: String,
-    pub summary: String,
-}
-
-/// A 👀 reaction on a comment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reaction {
-    pub repo: RepoName,
-    pub comment_id: u64,
 }
 
 /// One outbox row's work; `kind` is the row's kind, the rest its payload.

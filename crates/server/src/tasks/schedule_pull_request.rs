@@ -1,40 +1,56 @@
-//! Scheduling a pull request (in the outbox worker, where GitHub may be called): read
+//! Scheduling a pull request (in the outbox, where GitHub may be called): read
 //! `.benchgate.toml` from the base branch, note which benchmark files the PR changes, and
 //! create the comparison with its jobs and its first check-run row in one transaction.
 
 use benchgate_api::agent::{
-    BenchmarkSpec, ComparisonConfig, GateSpec, ScheduleKind, StoredComparisonConfig,
+    BenchmarkSpec, ComparisonConfig, GateSpec, PullRequestContext, ScheduleKind,
+    StoredComparisonConfig,
 };
 use benchgate_github::repo_config::FILE_NAME;
 use benchgate_github::{RepoConfig, parse_repo_config};
+use benchgate_store::StoreError;
 use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority};
 
-use crate::outbox::task::{
-    CancelPullRequest, MarkedComment, NeutralCheck, SchedulePullRequest, Task,
-};
-use crate::outbox::{TaskError, Worker};
+use serde::{Deserialize, Serialize};
+
+use super::{Context, MarkedComment, NeutralCheck, RepoName, Task, TaskError};
 
 /// The label of the comment that quotes an invalid `.benchgate.toml`.
 const CONFIG_LABEL: &str = "config";
 
-/// Reads the repository config and creates the PR's comparison (with no jobs for a fork PR,
-/// which waits for a maintainer's `/rebench`).
+/// Read `.benchgate.toml` from the base branch and create the PR's comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedulePullRequest {
+    pub repo: RepoName,
+    pub clone_url: String,
+    pub pr: u64,
+    pub base_ref: String,
+    pub base_sha: String,
+    pub head_sha: String,
+    /// Head commits come from another repository: wait for a maintainer's `/rebench`.
+    pub fork: bool,
+}
+
+impl SchedulePullRequest {
+    /// Reads the repository config and creates the PR's comparison (with no jobs for a fork
+    /// PR, which waits for a maintainer's `/rebench`).
+    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+        schedule(cx, self).await
+    }
+}
+
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, head = %t.head_sha))]
-pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), TaskError> {
+async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError> {
     let target = t.repo.target()?;
-    let Some(repository) = worker.store.repository_by_name(&t.repo.full_name).await? else {
+    let Some(repository) = cx.store.repository_by_name(&t.repo.full_name).await? else {
         return Err(TaskError::Permanent(format!(
             "repository {} is not recorded",
             t.repo.full_name
         )));
     };
-    let Some(text) = worker
-        .github
-        .read_file(&target, FILE_NAME, &t.base_ref)
-        .await?
-    else {
+    let Some(text) = cx.github.read_file(&target, FILE_NAME, &t.base_ref).await? else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
-        return worker
+        return cx
             .enqueue(Task::NeutralCheck(NeutralCheck {
                 repo: t.repo,
                 head_sha: t.head_sha,
@@ -56,15 +72,14 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
                  Nothing was benchmarked. Fix the file on the base branch and push again.",
                 t.base_ref
             );
-            worker
-                .enqueue(Task::UpsertComment(MarkedComment {
-                    repo: t.repo.clone(),
-                    pr: t.pr,
-                    label: CONFIG_LABEL.to_owned(),
-                    body,
-                }))
-                .await?;
-            return worker
+            cx.enqueue(Task::UpsertComment(MarkedComment {
+                repo: t.repo.clone(),
+                pr: t.pr,
+                label: CONFIG_LABEL.to_owned(),
+                body,
+            }))
+            .await?;
+            return cx
                 .enqueue(Task::NeutralCheck(NeutralCheck {
                     repo: t.repo,
                     head_sha: t.head_sha,
@@ -76,12 +91,13 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
     };
     let label = config.benchmark.runner.as_str().to_owned();
     // A retry of this row after the comparison was created must not create a second one.
-    let existing = worker
+    let existing = cx
         .store
         .pull_request_comparisons(repository.id, t.pr as i64)
         .await?;
     if existing.iter().any(|c| {
         c.head_sha == t.head_sha
+            && c.base_sha == t.base_sha
             && c.runner_label == label
             && !matches!(
                 c.state,
@@ -94,7 +110,7 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
     let changed = if config.benchmark.paths.patterns().is_empty() {
         Vec::new()
     } else {
-        let files = worker.github.list_pr_files(&target, t.pr).await?;
+        let files = cx.github.list_pr_files(&target, t.pr).await?;
         let names = files.iter().map(|f| f.filename.as_str());
         config
             .benchmark
@@ -105,25 +121,24 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
             .collect()
     };
     let min_effect = config.gate.min_effect.fraction();
-    let plan =
-        crate::analysis::plan_rounds(&worker.store, repository.id, &label, min_effect).await?;
+    let plan = crate::analysis::plan_rounds(&cx.store, repository.id, &label, min_effect).await?;
     let planned_rounds = plan.planned_rounds;
-    let mut stored = serde_json::to_value(StoredComparisonConfig {
+    let stored = serde_json::to_value(StoredComparisonConfig {
         config: comparison_config(&config),
         n_star: plan.per_benchmark,
+        github: Some(PullRequestContext {
+            fork: t.fork,
+            benchmark_files_changed: changed,
+        }),
     })
     .map_err(|e| TaskError::Permanent(e.to_string()))?;
-    stored["github"] = serde_json::json!({
-        "fork": t.fork,
-        "benchmark_files_changed": changed,
-    });
     let jobs = if t.fork {
         Vec::new()
     } else {
         vec![NewJob {
             rounds: i64::from(config.benchmark.rounds.get()),
             priority: Priority::NORMAL,
-            max_attempts: worker.app.config.max_attempts,
+            max_attempts: cx.app.config.max_attempts,
             origin: None,
         }]
     };
@@ -131,7 +146,7 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
     if t.fork {
         notify.push(Task::for_new_comparison("report.comment"));
     }
-    let created = worker
+    let created = match cx
         .store
         .create_comparison(&NewComparison {
             repository_id: repository.id,
@@ -144,25 +159,17 @@ pub async fn schedule(worker: &Worker, t: SchedulePullRequest) -> Result<(), Tas
             jobs,
             notify,
         })
-        .await?;
-    tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
-    Ok(())
-}
-
-/// Cancels a closed PR's comparisons again. The webhook cancelled them already; this row runs
-/// after any schedule of the PR that was being carried out meanwhile, and undoes it.
-#[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr))]
-pub async fn cancel(worker: &Worker, t: CancelPullRequest) -> Result<(), TaskError> {
-    let Some(repository) = worker.store.repository_by_name(&t.repo.full_name).await? else {
-        return Ok(());
+        .await
+    {
+        Ok(created) => created,
+        // This row outlived its lease while a newer push was recorded: the newer one decides.
+        Err(StoreError::StaleHead { newest, .. }) => {
+            tracing::info!(newest = %newest, "a newer head was pushed; this schedule is dropped");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
     };
-    let jobs = worker
-        .store
-        .cancel_pull_request(repository.id, t.pr as i64)
-        .await?;
-    if jobs > 0 {
-        tracing::info!(jobs, "comparison scheduled while the PR closed; cancelled");
-    }
+    tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
     Ok(())
 }
 

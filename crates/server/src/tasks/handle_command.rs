@@ -1,0 +1,213 @@
+//! `/rebench` and `/rebench aa`: check the commenter may write to the repository, then react 👀
+//! and add the rounds, or reply why not. On a fork PR the command is also the approval to run
+//! its code, and covers only the heads pushed before the comment.
+
+use benchgate_store::model::{ComparisonState, OutboxId, Priority};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{Context, MarkedComment, Reaction, RepoName, Task, TaskError, stored_config};
+
+/// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "command")]
+pub enum GuardedCommand {
+    /// `/rebench` or `/rebench N`.
+    Rebench { rounds: Option<u32> },
+    /// `/rebench aa`.
+    RebenchAa,
+}
+
+/// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandleCommand {
+    pub repo: RepoName,
+    pub pr: u64,
+    pub comment_id: u64,
+    pub commenter: String,
+    /// GitHub's `author_association` of the commenter (`OWNER`, `MEMBER`, ...).
+    pub association: String,
+    pub command: GuardedCommand,
+    /// When GitHub created the comment; a fork head pushed after it is not approved by it.
+    #[serde(default)]
+    pub commented_at: Option<DateTime<Utc>>,
+}
+
+/// The label of the reply to comment `comment_id`: one reply per command, however often the
+/// write is retried.
+pub fn reply_label(comment_id: u64) -> String {
+    format!("reply-{comment_id}")
+}
+
+/// Associations trusted without asking GitHub for the commenter's permission. Only the owner:
+/// an org member or a collaborator may have read access only, and a command can run a fork's code.
+const TRUSTED: [&str; 1] = ["OWNER"];
+
+impl HandleCommand {
+    /// Carries out an allowed command; a denied one gets a reply that says why.
+    #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr, commenter = %self.commenter))]
+    pub async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
+        let t = self;
+        let reply = |body: String| {
+            Task::UpsertComment(MarkedComment {
+                repo: t.repo.clone(),
+                pr: t.pr,
+                label: reply_label(t.comment_id),
+                body: format!("@{} {body}", t.commenter),
+            })
+        };
+        if let Err(why) = permitted(cx, &t).await? {
+            tracing::info!(why = %why, "command denied");
+            return cx.enqueue(reply(why)).await;
+        }
+        let Some(repository) = cx.store.repository_by_name(&t.repo.full_name).await? else {
+            return cx
+                .enqueue(reply(
+                    "benchgate has not seen this repository's pull requests yet.".into(),
+                ))
+                .await;
+        };
+        let comparisons = cx
+            .store
+            .pull_request_comparisons(repository.id, t.pr as i64)
+            .await?;
+        let Some(comparison) = comparisons.into_iter().next() else {
+            return cx
+                .enqueue(reply(
+                    "there is nothing to rebench: this PR has no comparison \
+                     (is there a `.benchgate.toml` on the base branch?)."
+                        .into(),
+                ))
+                .await;
+        };
+        if comparison.state == ComparisonState::Cancelled {
+            return cx
+                .enqueue(reply(
+                    "this PR is closed or a draft; reopen it or mark it ready for review to \
+                     benchmark again."
+                        .into(),
+                ))
+                .await;
+        }
+        let stored = stored_config(&comparison)?;
+        if stored.github.as_ref().is_some_and(|g| g.fork) {
+            let newest = cx
+                .store
+                .pull_request_head(repository.id, t.pr as i64)
+                .await?;
+            if let Some(why) =
+                unapproved_head(&comparison.head_sha, newest.as_ref(), t.commented_at)
+            {
+                tracing::info!(why = %why, "fork approval refused");
+                return cx.enqueue(reply(why)).await;
+            }
+        }
+        cx.enqueue(Task::AddReaction(Reaction {
+            repo: t.repo.clone(),
+            comment_id: t.comment_id,
+        }))
+        .await?;
+        let config = stored.config;
+        let rounds = match t.command {
+            GuardedCommand::Rebench { rounds } => rounds.unwrap_or(config.benchmark.rounds),
+            GuardedCommand::RebenchAa => {
+                let jobs = crate::calibration::calibrate_comparison(&cx.app, comparison.id).await?;
+                tracing::info!(comparison = %comparison.id, jobs = jobs.len(), "A/A sessions enqueued");
+                config.benchmark.rounds
+            }
+        };
+        let job = cx.job(rounds, Priority::INTERACTIVE, row, comparison.id);
+        let jobs = cx.store.add_rounds(comparison.id, &[job]).await?;
+        tracing::info!(comparison = %comparison.id, rounds, jobs = jobs.len(), "rounds added");
+        Ok(())
+    }
+}
+
+/// Why a maintainer's command does not approve the fork head it would run, if it does not: a
+/// head that arrived after the comment (or one not scheduled yet) is code nobody approved.
+fn unapproved_head(
+    scheduled: &str,
+    newest: Option<&benchgate_store::model::PullRequestHead>,
+    commented_at: Option<DateTime<Utc>>,
+) -> Option<String> {
+    let newest = newest?;
+    let short = |sha: &str| sha.get(..7).unwrap_or(sha).to_owned();
+    if newest.head_sha != scheduled {
+        return Some(format!(
+            "commit {} was pushed and is not scheduled yet, so nothing ran. Review it and \
+             comment `/rebench` again in a minute.",
+            short(&newest.head_sha)
+        ));
+    }
+    match commented_at {
+        Some(at) if newest.received_at > at => Some(format!(
+            "commit {} was pushed at {} UTC, after your comment, so nothing ran: an approval \
+             covers only the commits you could see. Review it and comment `/rebench` again.",
+            short(&newest.head_sha),
+            newest.received_at.format("%H:%M:%S")
+        )),
+        _ => None,
+    }
+}
+
+/// `Ok(Ok(()))` when allowed, `Ok(Err(reason))` when denied. A failed lookup is a denial.
+async fn permitted(cx: &Context, t: &HandleCommand) -> Result<Result<(), String>, TaskError> {
+    if TRUSTED.contains(&t.association.as_str()) {
+        return Ok(Ok(()));
+    }
+    let target = t.repo.target()?;
+    Ok(
+        match cx
+            .github
+            .collaborator_permission(&target, &t.commenter)
+            .await
+        {
+            Ok(p) if p.can_write() => Ok(()),
+            Ok(p) => Err(format!(
+                "only people with write, maintain or admin permission on {} can run benchmark \
+                 commands; your permission is {}.",
+                t.repo.full_name,
+                p.name()
+            )),
+            Err(e) => {
+                tracing::warn!(error = %e, "permission lookup failed; denying");
+                Err(format!(
+                    "benchgate could not check your permission on {} (GitHub answered: {e}), \
+                     so the command was not run. Please try again later.",
+                    t.repo.full_name
+                ))
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_store::model::PullRequestHead;
+    use chrono::TimeZone;
+
+    fn head(sha: &str, secs: i64) -> PullRequestHead {
+        PullRequestHead {
+            head_sha: sha.into(),
+            received_at: Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn an_approval_covers_only_heads_pushed_before_the_comment() {
+        let at = Some(Utc.timestamp_opt(1_700_000_010, 0).unwrap());
+        let a = "a".repeat(40);
+        assert_eq!(unapproved_head(&a, Some(&head(&a, 0)), at), None);
+        let late = unapproved_head(&a, Some(&head(&a, 20)), at).unwrap();
+        assert!(late.contains("after your comment"), "{late}");
+        assert!(late.contains("aaaaaaa"), "{late}");
+        let pending = unapproved_head(&a, Some(&head(&"b".repeat(40), 0)), at).unwrap();
+        assert!(
+            pending.contains("bbbbbbb") && pending.contains("not scheduled"),
+            "{pending}"
+        );
+        // No recorded head (a comparison from before heads were recorded): nothing to compare.
+        assert_eq!(unapproved_head(&a, None, at), None);
+    }
+}

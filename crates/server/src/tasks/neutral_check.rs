@@ -1,0 +1,33 @@
+//! A completed check that needs no comparison (no `.benchgate.toml`, an invalid one).
+
+use benchgate_github::client::{CheckConclusion, CheckStatus};
+use serde::{Deserialize, Serialize};
+
+use super::check_run::{self, CheckWrite};
+use super::{Context, RepoName, TaskError};
+
+/// A completed, neutral check on a head that has nothing to compare.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeutralCheck {
+    pub repo: RepoName,
+    pub head_sha: String,
+    pub title: String,
+    pub summary: String,
+}
+
+impl NeutralCheck {
+    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+        let target = self.repo.target()?;
+        let write = CheckWrite {
+            external_id: format!("benchgate-neutral-{}", self.head_sha),
+            head_sha: self.head_sha,
+            status: CheckStatus::Completed,
+            conclusion: Some(CheckConclusion::Neutral),
+            title: self.title,
+            summary: check_run::summary(self.summary),
+            details_url: None,
+        };
+        check_run::write(cx, &target, &write, None).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! The check of a comparison: its state, conclusion and summary, written to the check run of
+//! the comparison's current generation. A completed run is final on GitHub, so rounds added
+//! after it (a re-run, `/rebench`, a fork approval) are reported on a new run.
+
+use benchgate_github::client::CheckStatus;
+use benchgate_store::model::{CheckRunRecord, Comparison};
+
+use super::check_run::{self, CheckWrite};
+use super::{Context, TaskError};
+use crate::report;
+
+/// Renders comparison `id` and writes its check.
+pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
+    let Some((loaded, target)) = cx.loaded(id).await? else {
+        return Ok(());
+    };
+    let c = &loaded.comparison;
+    let outcome = report::check_outcome(&loaded.input);
+    let completed = outcome.status == CheckStatus::Completed;
+    let existing = run_to_write(c, completed);
+    let write = CheckWrite {
+        head_sha: c.head_sha.clone(),
+        status: outcome.status,
+        conclusion: outcome.conclusion,
+        title: outcome.title.clone(),
+        summary: report::render_check_summary(&loaded.input),
+        details_url: Some(cx.args.comparison_url(id)),
+        external_id: external_id(c),
+    };
+    if let Some(check_run_id) = check_run::write(cx, &target, &write, existing).await? {
+        let record = CheckRunRecord {
+            check_run_id,
+            generation: c.rounds_generation,
+            completed,
+        };
+        cx.store.record_check_run(c.id, record).await?;
+    }
+    tracing::info!(comparison = id, generation = c.rounds_generation, new_run = existing.is_none(), status = ?outcome.status, conclusion = ?outcome.conclusion, "check written");
+    Ok(())
+}
+
+/// The stored check run to edit, or `None` for a new one: a run not yet completed is edited
+/// (rounds added meanwhile join it); a completed one only to restate a completed outcome of
+/// its own generation, never to move it back.
+fn run_to_write(c: &Comparison, completed: bool) -> Option<i64> {
+    let id = c.check_run_id?;
+    let same_generation = c.check_run_generation >= c.rounds_generation;
+    (!c.check_run_completed || (completed && same_generation)).then_some(id)
+}
+
+/// Unique per comparison and generation: a create retried after a lost answer finds its run.
+fn external_id(c: &Comparison) -> String {
+    format!("benchgate-comparison-{}-{}", c.id, c.rounds_generation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_store::model::{ComparisonId, ComparisonState, RepositoryId};
+
+    fn comparison(
+        run: Option<i64>,
+        run_generation: i64,
+        completed: bool,
+        generation: i64,
+    ) -> Comparison {
+        Comparison {
+            id: ComparisonId(1),
+            repository_id: RepositoryId(1),
+            repository: "acme/widgets".into(),
+            pr_number: Some(7),
+            base_sha: "b".repeat(40),
+            head_sha: "h".repeat(40),
+            runner_label: "x".into(),
+            config: serde_json::Value::Null,
+            planned_rounds: None,
+            state: ComparisonState::Running,
+            check_run_id: run,
+            rounds_generation: generation,
+            check_run_generation: run_generation,
+            check_run_completed: completed,
+            created_at: chrono::Utc::now(),
+            updated_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn a_completed_run_is_never_moved_back() {
+        // First write: a new run.
+        assert_eq!(run_to_write(&comparison(None, 0, false, 0), false), None);
+        // In progress: the same run, also once rounds were added meanwhile.
+        assert_eq!(
+            run_to_write(&comparison(Some(5), 0, false, 0), false),
+            Some(5)
+        );
+        assert_eq!(
+            run_to_write(&comparison(Some(5), 0, false, 1), true),
+            Some(5)
+        );
+        // Completed, then restated completed in the same generation: the same run.
+        assert_eq!(
+            run_to_write(&comparison(Some(5), 0, true, 0), true),
+            Some(5)
+        );
+        // Completed, then more rounds: a new run, whether they are running or already done.
+        assert_eq!(run_to_write(&comparison(Some(5), 0, true, 1), false), None);
+        assert_eq!(run_to_write(&comparison(Some(5), 0, true, 1), true), None);
+        // Completed, and the comparison went back to running without new rounds (a job
+        // requeued): GitHub would refuse the move back, so a new run.
+        assert_eq!(run_to_write(&comparison(Some(5), 0, true, 0), false), None);
+    }
+
+    #[test]
+    fn external_ids_differ_per_generation() {
+        let a = external_id(&comparison(None, 0, false, 0));
+        let b = external_id(&comparison(None, 0, false, 1));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,44 @@
+//! The PR comment of a comparison: rendered when sent, so the newest numbers go out, and
+//! written to the one comment benchgate keeps per PR and runner label.
+
+use super::{Context, TaskError};
+use crate::report;
+
+/// Renders comparison `id` and writes its PR comment, unless a newer comparison of the same
+/// PR and label speaks there now.
+pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
+    let Some((loaded, target)) = cx.loaded(id).await? else {
+        return Ok(());
+    };
+    let c = &loaded.comparison;
+    let Some(pr) = c.pr_number else { return Ok(()) };
+    let newest = cx
+        .store
+        .pull_request_comparisons(c.repository_id, pr)
+        .await?
+        .into_iter()
+        .find(|other| other.runner_label == c.runner_label);
+    if newest.is_some_and(|n| n.id != c.id) {
+        tracing::debug!(comparison = id, "superseded; its comment is not edited");
+        return Ok(());
+    }
+    let body = report::render_comment(&loaded.input);
+    let upsert = cx
+        .github
+        .upsert_marked_comment(&target, pr as u64, &c.runner_label, &body)
+        .await?;
+    cx.store
+        .set_pull_request_comment_id(
+            c.repository_id,
+            pr,
+            &c.runner_label,
+            upsert.comment.id as i64,
+        )
+        .await?;
+    tracing::info!(
+        comparison = id,
+        created = upsert.created,
+        "PR comment written"
+    );
+    Ok(())
+}

@@ -1,0 +1,26 @@
+//! A comment that is not a report (a reply to a command, an invalid config): created once per
+//! label, edited after.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Context, RepoName, TaskError};
+
+/// Create or edit the comment carrying `label`'s hidden marker; exactly one exists per label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarkedComment {
+    pub repo: RepoName,
+    pub pr: u64,
+    pub label: String,
+    pub body: String,
+}
+
+impl MarkedComment {
+    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+        let target = self.repo.target()?;
+        let body = crate::report::fit_bytes(self.body, crate::report::COMMENT_LIMIT);
+        cx.github
+            .upsert_marked_comment(&target, self.pr, &self.label, &body)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,128 @@
+//! What the GitHub side needs to be right under retries and replicas: a PR's newest head
+//! (a late schedule of an older push cannot win) and check-run generations (a completed run
+//! is final; rounds added after it are reported on a new run).
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+async fn push(store: &Arc<dyn Store>, delivery: &str, pr: i64, head: &str) {
+    let effects = vec![DeliveryEffect::RecordPullRequestHead {
+        full_name: "acme/widgets".into(),
+        pr_number: pr,
+        head_sha: head.into(),
+    }];
+    let d = Delivery {
+        delivery_id: delivery.into(),
+        event: "pull_request".into(),
+        action: Some("synchronize".into()),
+        outcome: "scheduled".into(),
+    };
+    store.record_delivery(&d, &effects).await.unwrap();
+}
+
+pub async fn a_stale_head_cannot_supersede_the_newest(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    push(&store, "d-1", 7, "h1").await;
+    let first = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    push(&store, "d-2", 7, "h2").await;
+    let newest = store.pull_request_head(repo.id, 7).await.unwrap().unwrap();
+    assert_eq!(newest.head_sha, "h2");
+
+    let newer = store
+        .create_comparison(&comparison(&repo, Some(7), "h2", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    assert_eq!(newer.superseded, vec![first.id]);
+    // The schedule of h1 carried out again after its lease ran out must not undo that.
+    let late = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await;
+    match late {
+        Err(StoreError::StaleHead { head, newest }) => {
+            assert_eq!((head.as_str(), newest.as_str()), ("h1", "h2"))
+        }
+        other => panic!("expected StaleHead, got {other:?}"),
+    }
+    let kept = store.comparison(newer.id).await.unwrap().unwrap();
+    assert_eq!(kept.state, ComparisonState::Queued);
+    // Another PR, and comparisons without a recorded head, are not affected.
+    store
+        .create_comparison(&comparison(&repo, Some(8), "h9", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    assert!(store.pull_request_head(repo.id, 8).await.unwrap().is_none());
+}
+
+pub async fn check_runs_follow_rounds_generations(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let fresh = store.comparison(c.id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            fresh.check_run_id,
+            fresh.rounds_generation,
+            fresh.check_run_completed
+        ),
+        (None, 0, false)
+    );
+    let first = CheckRunRecord {
+        check_run_id: 123456789012,
+        generation: 0,
+        completed: true,
+    };
+    store.record_check_run(c.id, first).await.unwrap();
+
+    let more = vec![NewJob {
+        rounds: 4,
+        priority: Priority::INTERACTIVE,
+        max_attempts: 3,
+        origin: Some("outbox:9:comparison:1".into()),
+    }];
+    store.add_rounds(c.id, &more).await.unwrap();
+    // Carried out twice, the same request bumps the generation once.
+    store.add_rounds(c.id, &more).await.unwrap();
+    let after = store.comparison(c.id).await.unwrap().unwrap();
+    assert_eq!(after.rounds_generation, 1);
+    assert_eq!(after.check_run_id, Some(123456789012));
+    assert!(after.check_run_completed);
+
+    let second = CheckRunRecord {
+        check_run_id: 555,
+        generation: 1,
+        completed: false,
+    };
+    store.record_check_run(c.id, second).await.unwrap();
+    // A slow writer of generation 0 finishing late leaves the newer run in place.
+    store.record_check_run(c.id, first).await.unwrap();
+    let now = store.comparison(c.id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            now.check_run_id,
+            now.check_run_generation,
+            now.check_run_completed
+        ),
+        (Some(555), 1, false)
+    );
+    let missing = store.record_check_run(ComparisonId(999_999), second).await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
+    );
+
+    let of_head = store.head_comparisons(repo.id, "h1").await.unwrap();
+    assert_eq!(of_head.iter().map(|c| c.id).collect::<Vec<_>>(), vec![c.id]);
+    assert!(
+        store
+            .head_comparisons(repo.id, "h2")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
