@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod demo;
 
@@ -29,7 +29,7 @@ enum Command {
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
     /// Run a benchmark runner: claim jobs from the server, build both sides, run and upload rounds.
-    Agent(benchgate_agent::AgentArgs),
+    Agent(AgentCommand),
     /// A deterministic CPU-bound workload (time proportional to --iterations), for tests and demos.
     #[command(hide = true)]
     Spin(benchgate_agent::SpinArgs),
@@ -38,6 +38,16 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
     Runner(benchgate_server::runner_cli::RunnerArgs),
+}
+
+/// `benchgate agent`: the agent's own flags and how it logs.
+#[derive(clap::Args)]
+struct AgentCommand {
+    #[command(flatten)]
+    args: benchgate_agent::AgentArgs,
+    /// Log format: `pretty` for a terminal, `json` (one object per line) for a log shipper.
+    #[arg(long, env = "BENCHGATE_LOG_FORMAT", value_enum, default_value_t = benchgate_server::LogFormat::Pretty)]
+    log_format: benchgate_server::LogFormat,
 }
 
 #[derive(clap::Args)]
@@ -52,7 +62,8 @@ struct MigrateArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = empty_env_is_unset(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
     let cli = match cli.command {
         Command::Compare(args) => return benchgate_harness::cli::run_compare(args),
@@ -94,8 +105,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) => {
             unreachable!("handled before the runtime")
         }
-        Command::Agent(args) => {
-            init_tracing(benchgate_server::LogFormat::Pretty);
+        Command::Agent(AgentCommand { args, log_format }) => {
+            init_tracing(log_format);
             match benchgate_agent::run(args).await {
                 Ok(()) => Ok(ExitCode::SUCCESS),
                 Err(e) => {
@@ -129,6 +140,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// An empty `BENCHGATE_*` variable counts as unset: compose files and env files write
+/// `BENCHGATE_GITHUB_APP_ID=` for "no App", which would otherwise be an invalid value.
+fn empty_env_is_unset(cmd: clap::Command) -> clap::Command {
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    let cmd = cmd.mut_args(|arg| match arg.get_env() {
+        Some(name) if std::env::var_os(name).is_some_and(|v| v.is_empty()) => arg.env(None),
+        _ => arg,
+    });
+    subcommands.iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(name, empty_env_is_unset)
+    })
+}
+
 /// Logs to stderr; `RUST_LOG` overrides the default `info` level.
 fn init_tracing(format: benchgate_server::LogFormat) {
     init_tracing_at(format, "info")
@@ -141,9 +168,18 @@ fn init_tracing_at(format: benchgate_server::LogFormat, default_level: &str) {
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour_logs())
         .with_writer(std::io::stderr);
     let _ = match format {
         benchgate_server::LogFormat::Json => builder.json().try_init(),
         benchgate_server::LogFormat::Pretty => builder.try_init(),
     };
+}
+
+/// Colour only for a person at a terminal: a log file, a pipe or journald gets plain text, and
+/// `NO_COLOR` (any non-empty value, no-color.org) turns it off everywhere.
+fn colour_logs() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    std::io::stderr().is_terminal() && !no_color
 }

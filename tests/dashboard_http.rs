@@ -6,7 +6,7 @@ mod support;
 #[path = "support/dashboard_seed.rs"]
 mod dashboard_seed;
 
-use dashboard_seed::{Seeded, seed_small};
+use dashboard_seed::{Seeded, seed_second_repository, seed_small};
 use support::{Server, http, spawn_server};
 
 /// A server on a fresh SQLite file holding `seed_small`'s data.
@@ -59,6 +59,17 @@ async fn pages_show_runners_floors_results_and_the_queue() {
         &runner,
         &["AMD EPYC 7B13", "performance", "parse/json", "render/html"],
     );
+    // The fingerprint in words and units, never raw JSON.
+    assert_contains(
+        &runner,
+        &[
+            "<dt>boost (turbo)</dt><dd>unknown</dd>",
+            "<dt>memory</dt><dd>23.54 GiB</dd>",
+            "load 0.52 / 0.61 / 0.70",
+        ],
+    );
+    assert!(!runner.contains("null"), "{runner}");
+    assert!(!runner.contains("25276502016"), "{runner}");
     // parse/json's current floor: s_aa = 0.012 → 1.21% per pair; 7 sessions.
     assert_contains(&runner, &["1.21%", "in ~", "rounds", "<svg class=\"plot\""]);
 
@@ -325,4 +336,107 @@ async fn names_from_outside_are_escaped() {
     assert_eq!(status, 200);
     assert!(!home.contains(evil) && !home.contains("<b>label"), "{home}");
     assert!(home.contains("&#60;script&#62;alert(1)"), "{home}");
+}
+
+/// The comparison list filtered by repository, PR, runner and verdict (page and JSON), and a
+/// repository's own page.
+#[tokio::test]
+async fn comparisons_are_filtered_and_a_repository_lists_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    let s = seed_small(store.as_ref()).await;
+    let gears = seed_second_repository(store.as_ref()).await;
+    drop(store);
+    let server = spawn_server(&url, &[]);
+    let row = |id: i64| format!("<a href=\"/comparisons/{id}\">{id}</a>");
+
+    let (status, all) = get(&server.url("/comparisons")).await;
+    assert_eq!(status, 200);
+    assert_contains(
+        &all,
+        &[
+            &row(s.comparison_id),
+            &row(s.running_comparison_id),
+            &row(gears),
+        ],
+    );
+    assert_contains(
+        &all,
+        &[
+            "<form class=\"filters\"",
+            "name=\"verdict\"",
+            ">quiet-1</option>",
+        ],
+    );
+
+    let cases = [
+        ("?repository=acme/gears", vec![gears], vec![s.comparison_id]),
+        (
+            "?pr=42",
+            vec![s.comparison_id],
+            vec![gears, s.running_comparison_id],
+        ),
+        (
+            "?runner=quiet-1",
+            vec![s.comparison_id, s.running_comparison_id],
+            vec![gears],
+        ),
+        (
+            "?verdict=slower",
+            vec![s.comparison_id],
+            vec![gears, s.running_comparison_id],
+        ),
+        // What the form sends when only some fields are filled.
+        (
+            "?repository=&pr=&runner=&verdict=equivalent",
+            vec![s.comparison_id],
+            vec![gears],
+        ),
+    ];
+    for (query, shown, hidden) in cases {
+        let (status, page) = get(&server.url(&format!("/comparisons{query}"))).await;
+        assert_eq!(status, 200, "{query}: {page}");
+        for id in shown {
+            assert!(page.contains(&row(id)), "{query} hides {id}:\n{page}");
+        }
+        for id in hidden {
+            assert!(!page.contains(&row(id)), "{query} shows {id}:\n{page}");
+        }
+    }
+    let (_, none) = get(&server.url("/comparisons?runner=old-box")).await;
+    assert_contains(&none, &["No comparison matches"]);
+    let (status, bad) = get(&server.url("/comparisons?verdict=worse")).await;
+    assert_eq!(status, 400, "{bad}");
+    assert_contains(&bad, &["unknown verdict", "no_result_yet"]);
+
+    let (status, json) =
+        get(&server.url("/api/v1/comparisons?repository=acme/widgets&verdict=slower")).await;
+    assert_eq!(status, 200, "{json}");
+    let list: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let ids: Vec<i64> = list.iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [s.comparison_id]);
+
+    let (status, repo) = get(&server.url("/repositories/acme/widgets")).await;
+    assert_eq!(status, 200);
+    assert_contains(
+        &repo,
+        &[
+            "Repository acme/widgets",
+            &row(s.comparison_id),
+            &row(s.running_comparison_id),
+        ],
+    );
+    assert!(!repo.contains(&row(gears)), "{repo}");
+    let (_, repo_pr) = get(&server.url("/repositories/acme/widgets?pr=43")).await;
+    assert!(
+        repo_pr.contains(&row(s.running_comparison_id)) && !repo_pr.contains(&row(s.comparison_id)),
+        "{repo_pr}"
+    );
+    let (_, home) = get(&server.url("/")).await;
+    assert_contains(
+        &home,
+        &["href=\"/repositories/acme/gears\"", "href=\"/comparisons\""],
+    );
 }

@@ -203,3 +203,22 @@ async fn errors_are_json_and_pages_carry_safe_headers() {
         "{cookie}"
     );
 }
+
+/// An env file or compose file writes `BENCHGATE_GITHUB_APP_ID=` for "no App": empty settings
+/// count as unset, so the server starts without GitHub credentials.
+#[tokio::test]
+async fn empty_settings_in_the_environment_count_as_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let server = spawn_server(
+        &url,
+        &[
+            ("BENCHGATE_GITHUB_APP_ID", ""),
+            ("BENCHGATE_GITHUB_PRIVATE_KEY_FILE", ""),
+            ("BENCHGATE_ADMIN_TOKEN", ""),
+        ],
+    );
+    let (status, body) = get(&server.url("/readyz")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(server.terminate().success());
+}

@@ -29,8 +29,11 @@ pub struct Seeded {
 }
 
 fn fingerprint() -> serde_json::Value {
-    json!({"cpu": "AMD EPYC 7B13", "cores": 8, "kernel": "6.1.0-18-amd64",
-           "governor": "performance", "smt": "off"})
+    // The shape an agent sends (the harness's MachineFingerprint); this VM hides its boost.
+    json!({"cpu_model": "AMD EPYC 7B13", "logical_cores": 8, "physical_cores": 4,
+           "kernel": "Linux 6.1.0-18-amd64", "governor": "performance", "boost": null,
+           "memory_bytes": 25276502016u64, "load_average": [0.52, 0.61, 0.7],
+           "isolation": "bwrap"})
 }
 
 async fn repository(store: &dyn Store, name: &str, github_id: i64) -> RepositoryId {
@@ -406,4 +409,15 @@ pub async fn seed_bulk(store: &dyn Store, samples: usize) -> i64 {
         }
     }
     last
+}
+
+/// A second repository with one queued comparison (PR 7, no results), for the list filters.
+pub async fn seed_second_repository(store: &dyn Store) -> i64 {
+    let repo = repository(store, "acme/gears", 1002).await;
+    store
+        .create_comparison(&comparison(repo, 7, 1, 10))
+        .await
+        .unwrap()
+        .id
+        .0
 }

@@ -178,7 +178,7 @@ fn significant(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// `1 slower, 2 no change · 2 more not gated`: the gated rows' verdicts counted, for headings
+/// `1 slower, 2 no change; 2 other metrics are not gated`: the gated rows' verdicts counted, for headings
 /// and the check's title (a slower peak memory must not read like a failed gate).
 pub fn headline(results: &[BenchmarkResult]) -> String {
     if results.is_empty() {
@@ -239,10 +239,15 @@ pub fn headline(results: &[BenchmarkResult]) -> String {
         .iter()
         .filter(|r| !r.gated && r.verdict.is_analysed())
         .count();
+    let metrics = |n: usize| if n == 1 { "metric" } else { "metrics" };
     match not_gated {
         0 => parts,
-        n if parts.is_empty() => format!("{n} not gated"),
-        n => format!("{parts} · {n} more not gated"),
+        1 if parts.is_empty() => "1 metric, not gated".to_owned(),
+        n if parts.is_empty() => format!("{n} metrics, none gated"),
+        n => {
+            let verb = if n == 1 { "is" } else { "are" };
+            format!("{parts}; {n} other {} {verb} not gated", metrics(n))
+        }
     }
 }
 
@@ -332,9 +337,17 @@ mod tests {
         cpu.gated = false;
         let new = row(VerdictKind::OnlyInHead, Direction::LowerIsBetter, None);
         assert_eq!(
-            headline(&[slower, cpu, new]),
-            "1 slower, 1 on one side only · 1 more not gated"
+            headline(&[slower.clone(), cpu.clone(), new]),
+            "1 slower, 1 on one side only; 1 other metric is not gated"
         );
+        let mut peak = cpu.clone();
+        peak.metric = "peak_rss".into();
+        assert_eq!(
+            headline(&[slower, cpu.clone(), peak.clone()]),
+            "1 slower; 2 other metrics are not gated"
+        );
+        assert_eq!(headline(&[cpu.clone()]), "1 metric, not gated");
+        assert_eq!(headline(&[cpu, peak]), "2 metrics, none gated");
         assert_eq!(age(7200), "2 hours ago");
     }
 }

@@ -63,6 +63,12 @@ pub trait Store: Send + Sync + 'static {
     async fn comparison(&self, id: ComparisonId) -> Result<Option<Comparison>, StoreError>;
     /// The newest comparisons first.
     async fn recent_comparisons(&self, limit: i64) -> Result<Vec<Comparison>, StoreError>;
+    /// The newest comparisons that match `filter`, at most `limit`.
+    async fn find_comparisons(
+        &self,
+        filter: &ComparisonFilter,
+        limit: i64,
+    ) -> Result<Vec<Comparison>, StoreError>;
     /// A PR's comparisons, newest first.
     async fn pull_request_comparisons(
         &self,

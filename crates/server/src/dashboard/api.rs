@@ -11,7 +11,8 @@ use benchgate_store::{ComparisonId, RunnerSeries};
 use chrono::Utc;
 use serde::Deserialize;
 
-use super::overview::{ComparisonSummary, RunnerSummary, recent_comparisons, runner_summaries};
+use super::comparison_list::FilterQuery;
+use super::overview::{ComparisonSummary, RunnerSummary, comparison_summaries, runner_summaries};
 use super::queue_page::{QueueView, queue_view};
 use super::runner_page::{RunnerDetail, runner_detail};
 use crate::{ApiError, AppState};
@@ -41,16 +42,18 @@ pub async fn queue(State(app): State<AppState>) -> Result<Json<QueueView>, ApiEr
     Ok(Json(queue_view(app.store.as_ref(), Utc::now()).await?))
 }
 
-/// Paging of the comparison list.
+/// Paging of the comparison list (its filter is a [`FilterQuery`] of the same query string).
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     limit: Option<i64>,
 }
 
-/// `GET /api/v1/comparisons?limit=N`: the newest comparisons with their verdict counts.
+/// `GET /api/v1/comparisons?limit=N&repository=&pr=&runner=&verdict=`: the newest comparisons
+/// that match, with their verdict counts.
 pub async fn comparisons(
     State(app): State<AppState>,
     Query(q): Query<ListQuery>,
+    Query(filter): Query<FilterQuery>,
 ) -> Result<Json<Vec<ComparisonSummary>>, ApiError> {
     let limit = q.limit.unwrap_or(20);
     if !(1..=MAX_LIST).contains(&limit) {
@@ -58,8 +61,9 @@ pub async fn comparisons(
             "limit must be between 1 and {MAX_LIST}"
         )));
     }
+    let filter = filter.to_filter()?;
     Ok(Json(
-        recent_comparisons(app.store.as_ref(), limit, Utc::now()).await?,
+        comparison_summaries(app.store.as_ref(), &filter, limit, Utc::now()).await?,
     ))
 }
 

@@ -7,7 +7,9 @@
 mod acceptances_page;
 mod access;
 mod api;
+mod comparison_list;
 mod comparison_page;
+mod fingerprint;
 mod format;
 mod overview;
 mod plot;
@@ -27,7 +29,12 @@ pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(overview::page))
         .route("/runners/{name}", get(runner_page::page))
+        .route("/comparisons", get(comparison_list::page))
         .route("/comparisons/{id}", get(comparison_page::page))
+        .route(
+            "/repositories/{*name}",
+            get(comparison_list::repository_page),
+        )
         .route("/queue", get(queue_page::page))
         .route("/acceptances", get(acceptances_page::page))
         .route("/api/v1/runners", get(api::runners))

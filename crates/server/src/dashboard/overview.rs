@@ -6,7 +6,7 @@ use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
 use benchgate_api::VerdictKind;
-use benchgate_store::{Comparison, Job, JobState, QueueDepth, Runner, Store};
+use benchgate_store::{Comparison, ComparisonFilter, Job, JobState, QueueDepth, Runner, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -126,14 +126,15 @@ impl ComparisonSummary {
     }
 }
 
-/// The newest comparisons with their verdicts counted from the stored results.
-pub async fn recent_comparisons(
+/// The newest comparisons matching `filter`, with their verdicts counted from the stored results.
+pub async fn comparison_summaries(
     store: &dyn Store,
+    filter: &ComparisonFilter,
     limit: i64,
     now: DateTime<Utc>,
 ) -> Result<Vec<ComparisonSummary>, ApiError> {
     let mut out = Vec::new();
-    for c in store.recent_comparisons(limit).await? {
+    for c in store.find_comparisons(filter, limit).await? {
         let results = store.comparison_results(c.id).await?;
         let mut counts: BTreeMap<u8, VerdictCount> = BTreeMap::new();
         for r in &results {
@@ -183,7 +184,8 @@ fn verdict_rank(kind: VerdictKind) -> u8 {
     }
 }
 
-fn verdict_short(kind: VerdictKind) -> &'static str {
+/// A verdict in a word or two, as the comparison lists count it.
+pub fn verdict_short(kind: VerdictKind) -> &'static str {
     match kind {
         VerdictKind::Slower => "slower",
         VerdictKind::Faster => "faster",
@@ -225,7 +227,13 @@ pub async fn page(State(app): State<AppState>) -> Result<Html<String>, ApiError>
     let page = OverviewPage {
         runners: runner_summaries(app.store.as_ref(), now).await?,
         queue: app.store.queue_depth().await?,
-        comparisons: recent_comparisons(app.store.as_ref(), RECENT, now).await?,
+        comparisons: comparison_summaries(
+            app.store.as_ref(),
+            &ComparisonFilter::default(),
+            RECENT,
+            now,
+        )
+        .await?,
     };
     render(&page)
 }

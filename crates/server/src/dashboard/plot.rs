@@ -102,15 +102,56 @@ fn display_unit(unit: &str, largest: f64) -> (f64, String) {
     (div, name.to_string())
 }
 
-/// One line of the floor plot: a floor's spread per pair in percent, `(days ago, %)` oldest first.
+/// One line of the floor plot: a floor's spread per pair in percent, `(seconds ago, %)` with
+/// x ≤ 0 (now is 0), oldest first.
 pub struct FloorLine {
     pub label: String,
     pub points: Vec<(f64, f64)>,
 }
 
-/// The runner page's plot: each floor's spread per pair (%) over time, x in days before now.
+/// The unit of a "time ago" axis spanning `span_secs`: days for a long history, hours or
+/// minutes for a short one, so the ticks are whole, distinct numbers ("25 20 15 … 0 hours ago").
+fn time_ago_unit(span_secs: f64) -> (f64, &'static str) {
+    const UNITS: [(f64, &str); 3] = [
+        (86_400.0, "days ago"),
+        (3_600.0, "hours ago"),
+        (60.0, "minutes ago"),
+    ];
+    UNITS
+        .iter()
+        .find(|(secs, _)| span_secs >= 3.0 * secs)
+        .copied()
+        .unwrap_or(UNITS[2])
+}
+
+/// A tick of a "time ago" axis whose coordinate is `x ≤ 0`: "12", "1.5", and "0" for now,
+/// never "-0".
+fn ago_label(x: f64) -> String {
+    let ago = -x;
+    // Under half a tenth rounds to "0"; `max(0.0)` would keep the sign of -0.0.
+    if ago < 0.05 {
+        return "0".to_owned();
+    }
+    let text = format!("{ago:.1}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The runner page's plot: each floor's spread per pair (%) over time, x in days, hours or
+/// minutes before now (whichever the history's span reads best in).
 pub fn floor_history(lines: &[FloorLine]) -> String {
     let (y0, y1) = padded_range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
+    let oldest = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0, f64::min);
+    let (unit_secs, x_desc) = time_ago_unit(-oldest);
+    let lines: Vec<FloorLine> = lines
+        .iter()
+        .map(|l| FloorLine {
+            label: l.label.clone(),
+            points: l.points.iter().map(|&(x, y)| (x / unit_secs, y)).collect(),
+        })
+        .collect();
     let (x0, _) = padded_range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)));
     svg("A/A spread per pair over time", |root| {
         let mut chart = ChartBuilder::on(root)
@@ -120,9 +161,9 @@ pub fn floor_history(lines: &[FloorLine]) -> String {
             .build_cartesian_2d(x0.min(-1.0)..0.0, y0.min(0.0)..y1)?;
         chart
             .configure_mesh()
-            .x_desc("days ago")
+            .x_desc(x_desc)
             .y_desc("spread per pair, %")
-            .x_label_formatter(&|x| format!("{:.0}", -x))
+            .x_label_formatter(&|x| ago_label(*x))
             .light_line_style(BLACK.mix(0.06))
             .bold_line_style(BLACK.mix(0.12))
             .label_style(("sans-serif", FONT))
@@ -317,4 +358,53 @@ pub fn interval_narrowing(steps: &[IntervalStep], margin_pct: Option<f64>) -> St
         ))?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The centred labels of a drawn plot (x ticks and axis names), left to right.
+    fn x_ticks(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .filter(|t| t.contains("text-anchor=\"middle\""))
+            .filter_map(|t| t.split_once('>').map(|(_, rest)| rest))
+            .filter_map(|t| {
+                t.split_once("</text>")
+                    .map(|(label, _)| label.trim().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_short_floor_history_is_labelled_in_hours_without_minus_zero() {
+        // Three sessions over the last day and a half: the range that read "1 1 1 0 0 -0 days ago".
+        let line = FloorLine {
+            label: "parse time".into(),
+            points: vec![(-129_600.0, 1.2), (-50_000.0, 1.1), (-600.0, 1.0)],
+        };
+        let svg = floor_history(&[line]);
+        assert!(svg.contains("hours ago"), "{svg}");
+        let ticks = x_ticks(&svg);
+        let numbers: Vec<&String> = ticks.iter().filter(|t| t.parse::<f64>().is_ok()).collect();
+        assert!(numbers.len() >= 3, "{ticks:?}");
+        assert!(!ticks.iter().any(|t| t == "-0"), "{ticks:?}");
+        let mut unique = numbers.clone();
+        unique.dedup();
+        assert_eq!(
+            unique, numbers,
+            "every tick names a different time: {ticks:?}"
+        );
+    }
+
+    #[test]
+    fn the_axis_unit_follows_the_span() {
+        assert_eq!(time_ago_unit(30.0 * 86_400.0).1, "days ago");
+        assert_eq!(time_ago_unit(36.0 * 3_600.0).1, "hours ago");
+        assert_eq!(time_ago_unit(20.0 * 60.0).1, "minutes ago");
+        assert_eq!(ago_label(-0.0), "0");
+        assert_eq!(ago_label(0.0), "0");
+        assert_eq!(ago_label(-1.5), "1.5");
+        assert_eq!(ago_label(-25.0), "25");
+    }
 }

@@ -174,7 +174,7 @@ fn floor_row(
     }
 }
 
-/// The history plot: one line per floor (the first few), x in days before now.
+/// The history plot: one line per floor (the first few), x in seconds before now.
 fn history_plot(floors: &[FloorRow], now: DateTime<Utc>) -> String {
     let lines: Vec<FloorLine> = floors
         .iter()
@@ -185,8 +185,8 @@ fn history_plot(floors: &[FloorRow], now: DateTime<Utc>) -> String {
                 .history
                 .iter()
                 .map(|p| {
-                    let days = (p.computed_at - now).num_seconds() as f64 / 86_400.0;
-                    (days.min(0.0), p.spread_pct)
+                    let secs = (p.computed_at - now).num_seconds() as f64;
+                    (secs.min(0.0), p.spread_pct)
                 })
                 .collect(),
         })
@@ -203,24 +203,6 @@ struct RunnerPage {
     plotted: usize,
 }
 
-/// The fingerprint object as key/value lines, in the order the agent sent them.
-fn fingerprint_lines(fingerprint: Option<&serde_json::Value>) -> Vec<(String, String)> {
-    match fingerprint {
-        Some(serde_json::Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
-            .collect(),
-        Some(other) => vec![("fingerprint".into(), other.to_string())],
-        None => Vec::new(),
-    }
-}
-
 /// A runner's page: fingerprint, floors with what they resolve, and the floors over time.
 pub async fn page(
     State(app): State<AppState>,
@@ -229,7 +211,7 @@ pub async fn page(
     let now = Utc::now();
     let detail = runner_detail(app.store.as_ref(), &name, now).await?;
     let page = RunnerPage {
-        fingerprint: fingerprint_lines(detail.runner.fingerprint.as_ref()),
+        fingerprint: super::fingerprint::lines(detail.runner.fingerprint.as_ref()),
         plot: history_plot(&detail.floors, now),
         plotted: detail.floors.len().min(PLOTTED_FLOORS),
         detail,

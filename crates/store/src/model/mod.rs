@@ -24,6 +24,6 @@ pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
 pub use work::{
-    CheckRunRecord, Comparison, ComparisonState, CreatedComparison, Installation, NewComparison,
-    NewRepository, PullRequestHead, Repository, StoredResult,
+    CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation,
+    NewComparison, NewRepository, PullRequestHead, Repository, StoredResult,
 };

@@ -139,6 +139,18 @@ pub struct Comparison {
     pub updated_at: DateTime<Utc>,
 }
 
+/// Which comparisons a listing shows; every field left `None` matches all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonFilter {
+    /// The repository's `full_name`, exactly.
+    pub repository: Option<String>,
+    pub pr_number: Option<i64>,
+    /// A runner's name: it claimed one of the comparison's jobs or has results in it.
+    pub runner: Option<String>,
+    /// At least one stored result has this verdict.
+    pub verdict: Option<benchgate_api::VerdictKind>,
+}
+
 /// A check run written for a comparison: which run, of which generation, and whether it was
 /// written as completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

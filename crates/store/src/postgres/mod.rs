@@ -35,6 +35,12 @@ mod runners {
 mod repositories {
     crate::shared::repositories::repositories_sql!();
 }
+/// A stored result's verdict as text (JSONB).
+macro_rules! result_verdict {
+    () => {
+        "cr.result->>'verdict'"
+    };
+}
 mod comparisons {
     crate::shared::comparisons::comparisons_sql!();
 }

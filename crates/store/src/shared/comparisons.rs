@@ -396,13 +396,37 @@ macro_rules! comparisons_sql {
             .transpose()
         }
 
-        pub(super) async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Comparison>, StoreError> {
+        /// Newest first; each unset field of the filter matches every row.
+        pub(super) async fn find(
+            pool: &Pool,
+            filter: &ComparisonFilter,
+            limit: i64,
+        ) -> Result<Vec<Comparison>, StoreError> {
+            let verdict = filter
+                .verdict
+                .map(|v| serde_json::to_value(v).map(|j| j.as_str().unwrap_or_default().to_owned()))
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             sqlx::query(concat!(
                 "SELECT ",
                 comparison_columns!(),
                 " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
-                 ORDER BY c.created_at DESC, c.id DESC LIMIT $1"
+                 WHERE ($1 IS NULL OR r.full_name = $1) \
+                   AND ($2 IS NULL OR c.pr_number = $2) \
+                   AND ($3 IS NULL OR EXISTS (SELECT 1 FROM runners ru WHERE ru.name = $3 AND ( \
+                     EXISTS (SELECT 1 FROM jobs j WHERE j.comparison_id = c.id AND j.claimed_by = ru.id) \
+                     OR EXISTS (SELECT 1 FROM comparison_results cr \
+                       WHERE cr.comparison_id = c.id AND cr.runner_id = ru.id)))) \
+                   AND ($4 IS NULL OR EXISTS (SELECT 1 FROM comparison_results cr \
+                     WHERE cr.comparison_id = c.id AND ",
+                result_verdict!(),
+                " = $4)) \
+                 ORDER BY c.created_at DESC, c.id DESC LIMIT $5"
             ))
+            .bind(filter.repository.as_deref())
+            .bind(filter.pr_number)
+            .bind(filter.runner.as_deref())
+            .bind(verdict)
             .bind(limit)
             .fetch_all(pool)
             .await?

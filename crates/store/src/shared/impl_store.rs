@@ -94,7 +94,14 @@ macro_rules! impl_store {
                 comparisons::by_id(&self.pool, id).await
             }
             async fn recent_comparisons(&self, limit: i64) -> Result<Vec<Comparison>, StoreError> {
-                comparisons::recent(&self.pool, limit).await
+                comparisons::find(&self.pool, &ComparisonFilter::default(), limit).await
+            }
+            async fn find_comparisons(
+                &self,
+                filter: &ComparisonFilter,
+                limit: i64,
+            ) -> Result<Vec<Comparison>, StoreError> {
+                comparisons::find(&self.pool, filter, limit).await
             }
             async fn pull_request_comparisons(
                 &self,

@@ -37,6 +37,12 @@ mod runners {
 mod repositories {
     crate::shared::repositories::repositories_sql!();
 }
+/// A stored result's verdict as text (JSON text).
+macro_rules! result_verdict {
+    () => {
+        "json_extract(cr.result, '$.verdict')"
+    };
+}
 mod comparisons {
     crate::shared::comparisons::comparisons_sql!();
 }

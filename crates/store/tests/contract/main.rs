@@ -38,6 +38,7 @@ contract_tests!(
     live_leases_are_not_reaped,
     release_gives_the_job_back,
     new_head_supersedes_old_head,
+    comparisons_are_found_by_repository_pr_runner_and_verdict,
     closing_a_pr_cancels_its_jobs,
     rebench_adds_rounds,
     concurrent_completions_finish_the_comparison,

@@ -319,3 +319,94 @@ pub async fn every_state_change_of_a_pr_comparison_enqueues_its_report(store: Ar
         .unwrap();
     assert_eq!(sent_keys(&store).await, Vec::<String>::new());
 }
+
+/// The dashboard's filters: repository, PR, runner (claimed a job or has results) and a
+/// verdict among the stored results; unset fields match everything.
+pub async fn comparisons_are_found_by_repository_pr_runner_and_verdict(store: Arc<dyn Store>) {
+    let widgets = repo(&store, "acme/widgets").await;
+    let gears = repo(&store, "acme/gears").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let r2 = runner(&store, "r2", &["y"]).await.runner;
+    let w7 = store
+        .create_comparison(&comparison(&widgets, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let w8 = store
+        .create_comparison(&comparison(&widgets, Some(8), "h2", "y", jobs(1, 3)))
+        .await
+        .unwrap();
+    let g7 = store
+        .create_comparison(&comparison(&gears, Some(7), "h3", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    // r1 claims w7's job; r2 has results in w8 without holding a job.
+    let claimed = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.job.id, w7.jobs[0]);
+    let slower = benchgate_api::BenchmarkResult::unanalysed(
+        "parse",
+        "time",
+        "ns",
+        Default::default(),
+        benchgate_api::VerdictKind::Slower,
+        "seeded".into(),
+    );
+    store
+        .replace_comparison_results(w8.id, r2.id, 1, &[slower])
+        .await
+        .unwrap();
+
+    let ids = |filter: ComparisonFilter| {
+        let store = store.clone();
+        async move {
+            let found = store.find_comparisons(&filter, 10).await.unwrap();
+            found.iter().map(|c| c.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        ids(ComparisonFilter::default()).await,
+        [g7.id, w8.id, w7.id]
+    );
+    let widgets_only = ComparisonFilter {
+        repository: Some("acme/widgets".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(widgets_only.clone()).await, [w8.id, w7.id]);
+    let pr7 = ComparisonFilter {
+        pr_number: Some(7),
+        ..Default::default()
+    };
+    assert_eq!(ids(pr7).await, [g7.id, w7.id]);
+    let widgets_pr7 = ComparisonFilter {
+        pr_number: Some(7),
+        ..widgets_only
+    };
+    assert_eq!(ids(widgets_pr7).await, [w7.id]);
+    let by_runner = |name: &str| ComparisonFilter {
+        runner: Some(name.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(by_runner("r1")).await, [w7.id]);
+    assert_eq!(ids(by_runner("r2")).await, [w8.id]);
+    assert_eq!(ids(by_runner("nobody")).await, []);
+    let by_verdict = |v| ComparisonFilter {
+        verdict: Some(v),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(by_verdict(benchgate_api::VerdictKind::Slower)).await,
+        [w8.id]
+    );
+    assert_eq!(
+        ids(by_verdict(benchgate_api::VerdictKind::Faster)).await,
+        []
+    );
+    let limited = store
+        .find_comparisons(&ComparisonFilter::default(), 1)
+        .await
+        .unwrap();
+    assert_eq!(limited.len(), 1);
+}
