@@ -15,6 +15,7 @@ pub mod floor;
 pub mod gate;
 pub mod interval;
 pub mod multiplicity;
+pub mod order;
 pub mod outliers;
 pub mod paired;
 pub mod verdict;
@@ -34,6 +35,7 @@ pub use multiplicity::{
     GeomeanRow, GeomeanSummary, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,
     geomean_of_shared, geomean_row, holm,
 };
+pub use order::{Standing, report_order, standing};
 pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
 pub use verdict::{Progress, Verdict, decide, total_rounds_needed};

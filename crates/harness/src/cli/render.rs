@@ -38,9 +38,16 @@ fn cells(r: &BenchmarkResult) -> [String; 7] {
     ]
 }
 
-/// A plain aligned table.
+/// The rows in report order (regressions first, unchanged last), as the PR comment has them.
+fn ordered(eval: &Evaluation) -> impl Iterator<Item = &BenchmarkResult> {
+    benchgate_stats::report_order(&eval.results)
+        .into_iter()
+        .map(|i| &eval.results[i])
+}
+
+/// A plain aligned table, led by the one-line summary.
 pub fn table(eval: &Evaluation) -> String {
-    let rows: Vec<[String; 7]> = eval.results.iter().map(cells).collect();
+    let rows: Vec<[String; 7]> = ordered(eval).map(cells).collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -48,6 +55,9 @@ pub fn table(eval: &Evaluation) -> String {
         }
     }
     let mut out = String::new();
+    if let Some(summary) = benchgate_stats::order::summary(&eval.results) {
+        let _ = writeln!(out, "{summary}\n");
+    }
     let line = |out: &mut String, cells: &[String]| {
         let padded: Vec<String> = cells
             .iter()
@@ -70,7 +80,7 @@ pub fn markdown(eval: &Evaluation) -> String {
         HEADERS.join(" | "),
         "---|".repeat(HEADERS.len())
     );
-    for row in eval.results.iter().map(cells) {
+    for row in ordered(eval).map(cells) {
         let escaped: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", escaped.join(" | "));
     }

@@ -142,7 +142,9 @@ struct CommentTemplate<'a> {
     head: String,
     failure: Option<String>,
     accepted: Option<String>,
+    summary: String,
     rows: &'a [Row],
+    folded: &'a [Row],
     rows_cut: usize,
     geomean: Option<String>,
     notes: &'a [String],
@@ -170,8 +172,16 @@ pub fn render_check_summary(input: &CommentInput) -> String {
 /// The report cut to `max_bytes`: whole rows first, then (only if the rest alone is too long)
 /// the text at a UTF-8 boundary.
 fn render_within(input: &CommentInput, max_bytes: usize) -> String {
-    let rows: Vec<Row> = input
-        .results
+    // Report order: decided rows (regressions first) in the table, the rest folded below it.
+    let ordered: Vec<&BenchmarkResult> = benchgate_stats::report_order(&input.results)
+        .into_iter()
+        .map(|i| &input.results[i])
+        .collect();
+    let decided = ordered
+        .iter()
+        .filter(|r| benchgate_stats::standing(r).is_decided())
+        .count();
+    let rows: Vec<Row> = ordered
         .iter()
         .map(|r| Row {
             name: format::code_cell(&r.name),
@@ -190,14 +200,23 @@ fn render_within(input: &CommentInput, max_bytes: usize) -> String {
     let notes = note_lines(&input.results);
     let mut shown = rows.len();
     loop {
-        let body = render_rows(input, &rows[..shown], rows.len() - shown, &notes);
+        let cut = Shown {
+            decided: &rows[..shown.min(decided)],
+            folded: &rows[decided.min(shown)..shown],
+            cut: rows.len() - shown,
+        };
+        let body = render_rows(input, cut, &notes);
         if body.len() <= max_bytes {
             return body;
         }
         if shown == 0 {
             // Notes are capped, but ten of them with 512-byte names could still tip it over.
-            let bare = render_rows(input, &[], rows.len(), &[]);
-            return fit_bytes(bare, max_bytes);
+            let none = Shown {
+                decided: &[],
+                folded: &[],
+                cut: rows.len(),
+            };
+            return fit_bytes(render_rows(input, none, &[]), max_bytes);
         }
         // Cut a quarter of what is left each time: few renders even for thousands of rows.
         shown -= (shown / 4).max(1);
@@ -255,7 +274,16 @@ fn note_lines(results: &[BenchmarkResult]) -> Vec<String> {
     lines
 }
 
-fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[String]) -> String {
+/// The rows one rendering shows: decided ones in the table, the rest folded, and how many
+/// did not fit.
+#[derive(Clone, Copy)]
+struct Shown<'a> {
+    decided: &'a [Row],
+    folded: &'a [Row],
+    cut: usize,
+}
+
+fn render_rows(input: &CommentInput, shown: Shown<'_>, notes: &[String]) -> String {
     let bench = &input.config.benchmark;
     let template = CommentTemplate {
         marker: comment_marker(&input.runner_label),
@@ -267,8 +295,12 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
         head: short(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
         failure: input.failure.as_deref().map(format::cell),
-        rows,
-        rows_cut,
+        summary: benchgate_stats::order::summary(&input.results)
+            .map(|line| format::cell(&line))
+            .unwrap_or_default(),
+        rows: shown.decided,
+        folded: shown.folded,
+        rows_cut: shown.cut,
         geomean: geomean_line(&input.results),
         notes,
         benchmark_files_changed: input

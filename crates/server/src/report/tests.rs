@@ -127,7 +127,9 @@ fn the_geomean_and_the_notes_follow_the_table() {
         .find("\n\nGeomean of 3 benchmarks' time: +2.6% — a summary, not a verdict; it never fails the check.\n")
         .expect(&body);
     let notes = body.find("\n\n**Notes** — ").expect(&body);
-    let details = body.find("<details>").unwrap();
+    let details = body
+        .find("<details><summary>How this was measured")
+        .unwrap();
     assert!(
         table_end < geomean && geomean < notes && notes < details,
         "{body}"
@@ -260,7 +262,10 @@ fn mentions_and_code_fences_in_names_stay_inert() {
     input.results[0].name = "x```<img src=x> @octocat".into();
     input.benchmark_files_changed = vec!["benches/``a``.rs".into()];
     let body = render_comment(&input);
-    let row = body.lines().find(|l| l.contains("img")).unwrap();
+    let row = body
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("img"))
+        .unwrap();
     assert!(row.contains("```` x```<img src=x> @octocat ````"), "{row}");
     assert!(body.contains("``` benches/``a``.rs ```"), "{body}");
 }
@@ -404,4 +409,45 @@ fn a_throughput_drop_fails_the_check_and_is_called_slower() {
     let body = render_comment(&input);
     assert!(body.contains("| **slower (beyond ±1.0%)** |"), "{body}");
     assert!(body.contains("-83% \\[-85%, -80%\\]"), "{body}");
+}
+
+/// A large suite reads in ten seconds: the summary first, the decided rows (regressions
+/// first) in the table, the undecided and unchanged ones folded below it.
+#[test]
+fn a_large_suite_leads_with_the_summary_and_folds_the_undecided() {
+    let mut input = example();
+    let mut results: Vec<BenchmarkResult> = (0..60)
+        .map(|i| {
+            result(
+                &format!("same-{i:02}"),
+                VerdictKind::Equivalent,
+                0.0,
+                [-0.5, 0.5],
+            )
+        })
+        .collect();
+    results.push(result("slow-small", VerdictKind::Slower, 2.0, [1.0, 3.0]));
+    results.push(result("slow-big", VerdictKind::Slower, 20.0, [15.0, 25.0]));
+    results.push(result("quick", VerdictKind::Faster, -8.0, [-10.0, -6.0]));
+    input.results = results;
+    let body = render_comment(&input);
+    let summary = body
+        .lines()
+        .find(|l| l.starts_with("2 slower, 1 faster, 60 unchanged, 0 undecided"))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(summary.contains("worst: slow-big"), "{summary}");
+    let table: Vec<&str> = body.lines().filter(|l| l.starts_with("| `")).collect();
+    assert!(
+        table[0].contains("slow-big") && table[1].contains("slow-small"),
+        "{body}"
+    );
+    assert!(table[2].contains("quick"), "{body}");
+    let folded = body
+        .find("<details><summary>60 undecided or unchanged rows</summary>")
+        .unwrap();
+    assert!(
+        body[folded..].contains("same-00"),
+        "the unchanged rows are folded"
+    );
+    assert!(body.find("slow-big").unwrap() < folded);
 }
