@@ -1,8 +1,6 @@
 //! The dashboard's data as JSON under `/api/v1` (docs/api.md), and a comparison's samples as
 //! CSV. The same view types render the pages, so page and API never disagree.
 
-use std::fmt::Write as _;
-
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::header;
@@ -88,59 +86,99 @@ pub async fn samples_csv(
 }
 
 /// The header and one line per sample, in the store's order (runner, job, attempt, round).
+/// The `csv` crate quotes; text cells are kept from being read as spreadsheet formulas.
 fn samples_to_csv(series: &[RunnerSeries]) -> String {
-    let mut out = String::from(
-        "runner,job,attempt,round,side,position,benchmark,metric,unit,value,lower,upper,recorded_at\n",
-    );
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "runner",
+        "job",
+        "attempt",
+        "round",
+        "side",
+        "position",
+        "benchmark",
+        "metric",
+        "unit",
+        "value",
+        "lower",
+        "upper",
+        "recorded_at",
+    ];
+    // Writing to memory cannot fail; a failed record would only lose that line.
+    let _ = out.write_record(header);
     let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for s in series {
         for x in &s.samples {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                text_field(&s.runner_name),
-                x.job_id,
-                x.attempt,
-                x.round,
-                x.side.as_str(),
-                x.position,
-                text_field(&x.benchmark),
-                text_field(&x.metric),
-                text_field(&x.unit),
-                x.value,
+            let _ = out.write_record([
+                guard_formula(&s.runner_name),
+                x.job_id.to_string(),
+                x.attempt.to_string(),
+                x.round.to_string(),
+                x.side.as_str().to_owned(),
+                x.position.to_string(),
+                guard_formula(&x.benchmark),
+                guard_formula(&x.metric),
+                guard_formula(&x.unit),
+                x.value.to_string(),
                 opt(x.lower),
                 opt(x.upper),
                 x.recorded_at.to_rfc3339(),
-            );
+            ]);
         }
     }
-    out
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-/// A text cell: quoted when it holds a separator, and kept from being read as a spreadsheet
-/// formula, since benchmark names come from the code under test.
-fn text_field(s: &str) -> String {
-    let guarded = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+/// A text cell that a spreadsheet would run as a formula gets a leading `'`, since benchmark
+/// names come from the code under test.
+fn guard_formula(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{s}")
     } else {
         s.to_string()
-    };
-    if guarded.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", guarded.replace('"', "\"\""))
-    } else {
-        guarded
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::text_field;
+    use super::*;
+    use benchgate_api::Side;
+    use benchgate_store::model::{JobId, RunnerId, Sample};
 
     #[test]
-    fn csv_text_is_quoted_and_never_a_formula() {
-        assert_eq!(text_field("parse/json"), "parse/json");
-        assert_eq!(text_field("a,b"), "\"a,b\"");
-        assert_eq!(text_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(text_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
+    fn csv_cells_round_trip_quoted_and_never_a_formula() {
+        let sample = |benchmark: &str| Sample {
+            job_id: JobId(3),
+            attempt: 1,
+            runner_id: RunnerId(1),
+            round: 2,
+            side: Side::Head,
+            position: 1,
+            benchmark: benchmark.into(),
+            metric: "time".into(),
+            unit: "ns".into(),
+            value: 1.5e6,
+            lower: None,
+            upper: Some(2.0e6),
+            direction: Default::default(),
+            recorded_at: chrono::Utc::now(),
+        };
+        let series = [RunnerSeries {
+            runner_id: RunnerId(1),
+            runner_name: "bench, \"quiet\"".into(),
+            samples: vec![sample("parse/json,big\nline"), sample("=HYPERLINK(1)")],
+        }];
+        let text = samples_to_csv(&series);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert_eq!(&rows[0][0], "bench, \"quiet\"");
+        assert_eq!(&rows[0][6], "parse/json,big\nline");
+        assert_eq!(&rows[1][6], "'=HYPERLINK(1)");
+        assert_eq!(
+            (&rows[0][9], &rows[0][10], &rows[0][11]),
+            ("1500000", "", "2000000")
+        );
+        assert_eq!(reader.headers().unwrap().len(), 13);
     }
 }
