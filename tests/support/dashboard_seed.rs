@@ -146,6 +146,7 @@ fn result(
     verdict: VerdictKind,
 ) -> BenchmarkResult {
     BenchmarkResult {
+        rule: None,
         name: name.into(),
         metric: "time".into(),
         unit: "ns".into(),

@@ -87,6 +87,9 @@ pub struct BenchmarkResult {
     /// Why the row has no analysis (`not_analysed`, `only_in_base`, `only_in_head`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The suite's rule that matched this benchmark, as the gate applied it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<crate::AppliedRule>,
 }
 
 impl BenchmarkResult {
@@ -136,6 +139,7 @@ impl BenchmarkResult {
             hodges_lehmann: None,
             warnings: Vec::new(),
             reason: Some(reason),
+            rule: None,
         }
     }
 }

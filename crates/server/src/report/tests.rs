@@ -8,6 +8,7 @@ use chrono::TimeZone;
 
 fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> BenchmarkResult {
     BenchmarkResult {
+        rule: None,
         name: name.to_owned(),
         metric: "wall_time".to_owned(),
         unit: "ns".to_owned(),
@@ -56,6 +57,8 @@ pub(crate) fn example() -> CommentInput {
                 env: Vec::new(),
             },
             gate: GateSpec::default(),
+            suite: None,
+            rules: Vec::new(),
         },
         runner: Some(RunnerInfo {
             name: "quiet-1".to_owned(),
@@ -65,6 +68,7 @@ pub(crate) fn example() -> CommentInput {
         }),
         results: vec![
             BenchmarkResult {
+                rule: None,
                 warnings: vec![
                     "drift: head/base moves +0.40% per round (t = 3.1)".to_owned(),
                     "mean and median disagree (skew or outliers): Hodges–Lehmann +5.90% vs mean +6.50%"
@@ -159,6 +163,7 @@ fn notes_are_capped_and_keep_the_comment_under_the_limit() {
     let long = "n".repeat(512);
     input.results = (0..3000)
         .map(|i| BenchmarkResult {
+            rule: None,
             warnings: vec![format!(
                 "drift: head/base moves +0.{i}% per round (t = 3.1)"
             )],
@@ -363,6 +368,7 @@ fn a_grown_exact_count_fails_the_check_like_compare_does() {
     );
     let unchanged = result("parse/large", VerdictKind::Exact, 0.0, [0.0, 0.0]);
     input.results[0] = BenchmarkResult {
+        rule: None,
         metric: "allocs_per_op".to_owned(),
         ..unchanged
     };
@@ -372,6 +378,7 @@ fn a_grown_exact_count_fails_the_check_like_compare_does() {
     );
     // A count that grew where higher is better is an improvement, never a failure.
     input.results[0] = BenchmarkResult {
+        rule: None,
         direction: benchgate_api::Direction::HigherIsBetter,
         ..result("parse/large", VerdictKind::Exact, 4.0, [4.0, 4.0])
     };
@@ -386,6 +393,7 @@ fn a_throughput_drop_fails_the_check_and_is_called_slower() {
     let mut input = example();
     input.state = ComparisonState::Done;
     input.results = vec![BenchmarkResult {
+        rule: None,
         metric: "throughput".to_owned(),
         unit: "ops/s".to_owned(),
         direction: benchgate_api::Direction::HigherIsBetter,

@@ -121,7 +121,14 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
             .collect()
     };
     let min_effect = config.gate.min_effect.fraction();
-    let plan = crate::analysis::plan_rounds(&cx.store, repository.id, &label, min_effect).await?;
+    let plan = crate::analysis::plan_rounds(
+        &cx.store,
+        repository.id,
+        &label,
+        min_effect,
+        &benchgate_api::RuleSet::default(),
+    )
+    .await?;
     let planned_rounds = plan.planned_rounds;
     let stored = serde_json::to_value(StoredComparisonConfig {
         config: comparison_config(&config),
@@ -193,5 +200,7 @@ pub fn comparison_config(config: &RepoConfig) -> ComparisonConfig {
             fail_on: config.gate.fail_on,
             min_effect: config.gate.min_effect.fraction(),
         },
+        suite: None,
+        rules: Vec::new(),
     }
 }
