@@ -4,12 +4,14 @@
 
 mod format;
 mod load;
+mod rules;
 pub mod watch;
 
 use askama::Template;
 use benchgate_api::BenchmarkResult;
 use benchgate_api::agent::ComparisonConfig;
 use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
+use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
@@ -110,6 +112,7 @@ struct CommentTemplate<'a> {
     rows_cut: usize,
     geomean: Option<String>,
     notes: &'a [String],
+    rules: Vec<String>,
     benchmark_files_changed: String,
     runner: String,
     workload: String,
@@ -134,6 +137,12 @@ pub fn render_check_summary(input: &CommentInput) -> String {
 /// The report cut to `max_bytes`: whole rows first, then (only if the rest alone is too long)
 /// the text at a UTF-8 boundary.
 fn render_within(input: &CommentInput, max_bytes: usize) -> String {
+    let rule_lines = rules::rule_lines(&input.results, &input.config.rules);
+    // Rows a rule ignores are listed once among the rules, never in the table.
+    let input = &CommentInput {
+        results: rules::shown(&input.results),
+        ..input.clone()
+    };
     let rows: Vec<Row> = input
         .results
         .iter()
@@ -154,13 +163,19 @@ fn render_within(input: &CommentInput, max_bytes: usize) -> String {
     let notes = note_lines(&input.results);
     let mut shown = rows.len();
     loop {
-        let body = render_rows(input, &rows[..shown], rows.len() - shown, &notes);
+        let body = render_rows(
+            input,
+            &rows[..shown],
+            rows.len() - shown,
+            &notes,
+            &rule_lines,
+        );
         if body.len() <= max_bytes {
             return body;
         }
         if shown == 0 {
             // Notes are capped, but ten of them with 512-byte names could still tip it over.
-            let bare = render_rows(input, &[], rows.len(), &[]);
+            let bare = render_rows(input, &[], rows.len(), &[], &[]);
             return fit_bytes(bare, max_bytes);
         }
         // Cut a quarter of what is left each time: few renders even for thousands of rows.
@@ -219,12 +234,26 @@ fn note_lines(results: &[BenchmarkResult]) -> Vec<String> {
     lines
 }
 
-fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[String]) -> String {
+fn render_rows(
+    input: &CommentInput,
+    rows: &[Row],
+    rows_cut: usize,
+    notes: &[String],
+    rule_lines: &[String],
+) -> String {
     let bench = &input.config.benchmark;
+    let suite = input.config.suite.as_deref();
     let template = CommentTemplate {
-        marker: comment_marker(&input.runner_label),
+        marker: comment_marker(&comment_key(suite, &input.runner_label)),
         id: input.comparison_id,
-        label: format::cell(&input.runner_label),
+        label: match suite {
+            Some(suite) => format!(
+                "{} · {}",
+                format::cell(suite),
+                format::cell(&input.runner_label)
+            ),
+            None => format::cell(&input.runner_label),
+        },
         headline: headline(&input.results),
         status_line: status_line(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
@@ -234,6 +263,7 @@ fn render_rows(input: &CommentInput, rows: &[Row], rows_cut: usize, notes: &[Str
         rows_cut,
         geomean: geomean_line(&input.results),
         notes,
+        rules: rule_lines.to_vec(),
         benchmark_files_changed: input
             .benchmark_files_changed
             .iter()

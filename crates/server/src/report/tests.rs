@@ -412,3 +412,40 @@ fn a_throughput_drop_fails_the_check_and_is_called_slower() {
     assert!(body.contains("| **slower (beyond ±1.0%)** |"), "{body}");
     assert!(body.contains("-83% \\[-85%, -80%\\]"), "{body}");
 }
+
+#[test]
+fn rules_say_which_rows_they_decided_and_ignored_rows_are_listed_once() {
+    let mut input = example();
+    input.config.suite = Some("parser".to_owned());
+    input.config.rules = vec![
+        benchgate_api::BenchmarkRule {
+            gate: false,
+            ..benchgate_api::BenchmarkRule::matching("parse*")
+        },
+        benchgate_api::BenchmarkRule {
+            ignore: true,
+            ..benchgate_api::BenchmarkRule::matching("flaky_*")
+        },
+    ];
+    input
+        .results
+        .push(result("flaky_io", VerdictKind::Slower, 30.0, [20.0, 40.0]));
+    let rules = benchgate_api::RuleSet::new(&input.config.rules);
+    benchgate_stats::mark_gate(&mut input.results, 0.05, &rules);
+    let body = render_comment(&input);
+    assert!(body.starts_with("<!-- benchgate:parser (linux-x86-quiet) -->\n### benchgate · parser · linux-x86-quiet — "), "{body}");
+    assert!(
+        body.contains(
+            "**Rules** from `.benchgate.toml` on the base branch (first match wins):\n\
+         - rule 1 `parse*` (not gated): `parse/large`, `parse|small`\n\
+         - rule 2 `flaky_*` (ignored): `flaky_io`\n"
+        ),
+        "{body}"
+    );
+    assert!(!body.contains("| `flaky_io` |"), "{body}");
+    // The only slower row is not gated, the ignored one never counts: nothing fails.
+    assert_ne!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Failure)
+    );
+}

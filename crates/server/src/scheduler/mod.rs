@@ -14,8 +14,8 @@ use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
 use crate::tasks::{
-    CHECK_NAME, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
-    RerunCheck, SchedulePullRequest, Task, reply_label,
+    CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
+    SchedulePullRequest, Task, is_check_name, reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -225,7 +225,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
 }
 
 fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
-    if e.name != CHECK_NAME {
+    if !is_check_name(&e.name) {
         return Plan::new("ignored");
     }
     Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
