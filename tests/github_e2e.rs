@@ -118,8 +118,13 @@ async fn setup_with(
 impl Setup {
     /// Registers a runner and starts `benchgate agent` for it.
     fn start_agent(&mut self) {
+        self.start_agent_for(LABEL);
+    }
+
+    /// The same for a runner with `labels` (comma-separated): one agent serves them all.
+    fn start_agent_for(&mut self, labels: &str) {
         let out = Command::new(BIN)
-            .args(["runner", "add", "gh-e2e-1", "--labels", LABEL])
+            .args(["runner", "add", "gh-e2e-1", "--labels", labels])
             .env("BENCHGATE_DATABASE_URL", &self.database_url)
             .output()
             .unwrap();
@@ -708,4 +713,105 @@ async fn a_pull_request_closed_before_its_schedule_ran_is_not_benchmarked() {
         checks.iter().all(|c| c.status == "completed"),
         "no check run is left waiting on a closed PR: {checks:#?}"
     );
+}
+
+/// A PR that relaxes `.benchgate.toml` is still judged by the base branch's file: the head's
+/// `fail_on = "never"` does not turn its regression green.
+#[tokio::test]
+async fn a_pr_that_edits_the_config_is_judged_by_the_base_branch_rules() {
+    let mut s = setup(None, None).await;
+    let relaxed = repo_config(8).replace("fail_on = \"regression\"", "fail_on = \"never\"");
+    s.github.serve_config_at("master", &repo_config(8));
+    s.github.serve_config_at("changes", &relaxed);
+    s.github.serve_config_at(&s.project.head.clone(), &relaxed);
+    opened_pr_is_benchmarked(&mut s).await;
+    let reads = s.github.config_reads();
+    assert!(
+        !reads.is_empty() && reads.iter().all(|r| r == "master"),
+        "{reads:?}"
+    );
+}
+
+/// Two suites, one on two labels: three comparisons, each its own comment and check run, named
+/// by suite and label; the second suite's rule keeps its rows out of the gate.
+#[tokio::test]
+async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
+    let config = format!(
+        "[gate]\nfail_on = \"regression\"\n\n\
+         [[suite]]\nname = \"spin\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
+         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = [\"{LABEL}\", \"e2e-arm\"]\n\n\
+         [[suite]]\nname = \"quick\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
+         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = \"{LABEL}\"\n\n\
+         [[suite.rule]]\nmatch = \"*\"\ngate = false\n"
+    );
+    let mut s = setup(Some(&config), None).await;
+    let (status, body) = s
+        .deliver("pull_request", "d-suites-1", &s.pull_request_opened())
+        .await;
+    assert_eq!(status, 202, "{body}");
+    s.start_agent_for(&format!("{LABEL},e2e-arm"));
+    let keys = ["spin (e2e)", "spin (e2e-arm)", "quick (e2e)"];
+    eventually(&s.github, "three final comments", 240, || {
+        keys.iter().all(|key| {
+            let reports = s.github.bot_report_comments(key);
+            reports.len() == 1 && reports[0].body.contains("done, 3 of 3 rounds")
+        })
+    })
+    .await;
+    s.outbox_drained().await;
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM comparisons").await,
+        3,
+        "one comparison per suite and label"
+    );
+    let headings = [
+        "### benchgate · spin · e2e — ",
+        "### benchgate · spin · e2e-arm — ",
+        "### benchgate · quick · e2e — ",
+    ];
+    for (key, heading) in keys.iter().zip(headings) {
+        let body = &s.github.bot_report_comments(key)[0].body;
+        assert!(body.contains(heading), "{body}");
+    }
+    let quick = &s.github.bot_report_comments("quick (e2e)")[0].body;
+    assert!(
+        quick.contains("- rule 1 `*` (not gated): `command`"),
+        "{quick}"
+    );
+    assert!(
+        !s.github.bot_report_comments("spin (e2e)")[0]
+            .body
+            .contains("**Rules**"),
+        "a suite without rules lists none"
+    );
+    let checks = checks_of(&s.github, &s.project.head);
+    let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "benchgate / quick (e2e)",
+            "benchgate / spin (e2e)",
+            "benchgate / spin (e2e-arm)"
+        ],
+        "{checks:#?}"
+    );
+    let quick_check = checks
+        .iter()
+        .find(|c| c.name == "benchgate / quick (e2e)")
+        .unwrap();
+    assert_eq!(quick_check.status, "completed");
+    assert_ne!(
+        quick_check.conclusion.as_deref(),
+        Some("failure"),
+        "no row of the quick suite gates"
+    );
+    assert!(
+        s.github
+            .comments()
+            .iter()
+            .all(|c| !c.body.contains("<!-- benchgate:e2e -->")),
+        "no comment under the lone-suite marker"
+    );
+    nothing_refused(&s.github);
 }
