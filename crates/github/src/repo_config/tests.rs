@@ -34,42 +34,9 @@ fn the_design_example_parses() {
     assert!(c.is_single_comparison());
 }
 
-/// Two suites, one on two labels, with rules: the monorepo case of the issue.
-const SUITES: &str = r#"[gate]
-fail_on = "practical-regression"
-
-[[suite]]
-name = "parser"
-build = "cargo build --release"
-run = "cargo bench -p parser"
-format = "criterion"
-runner = ["linux-x86", "linux-arm64"]
-
-[[suite.rule]]
-match = "parse_*"
-gate = false
-
-[[suite.rule]]
-match = "flaky_*"
-ignore = true
-
-[[suite.rule]]
-match = "*"
-min_effect = "2%"
-fail_on = "regression"
-
-[[suite]]
-name = "vm"
-run = "cargo bench -p vm"
-format = "gungraun"
-rounds = 4
-warmup = 0
-runner = "linux-x86"
-
-[[suite.rule]]
-match = "vm/**"
-metric = "instructions"
-"#;
+/// Two suites, one on two labels, with rules: the monorepo case of the issue; `benchgate config
+/// check` prints the same file in tests/config_check.rs.
+const SUITES: &str = include_str!("../../../../tests/fixtures/config/monorepo.toml");
 
 #[test]
 fn suites_list_their_labels_and_rules_in_file_order() {
