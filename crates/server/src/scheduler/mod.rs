@@ -232,6 +232,7 @@ fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
+        check_name: Some(e.name.clone()),
     }))
 }
 
@@ -241,6 +242,7 @@ fn check_suite_rerequested(e: &CheckSuiteRerequestedEvent) -> Plan {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
+        check_name: None,
     }))
 }
 
