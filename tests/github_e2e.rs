@@ -192,10 +192,15 @@ impl Setup {
     /// "Re-run" pressed on the check run of `head` (GitHub names no PR for a fork's run, so
     /// none is named here: the comparison is found by its head).
     fn check_run_rerequested(&self, head: &str) -> Value {
+        self.check_run_rerequested_named(head, "benchgate")
+    }
+
+    /// The same on the check run called `name` (one suite and label).
+    fn check_run_rerequested_named(&self, head: &str, name: &str) -> Value {
         let mut p = fixture("webhooks/check_run.rerequested.json");
         p["repository"]["full_name"] = json!(REPO);
         p["installation"] = json!({"id": 1});
-        p["check_run"]["name"] = json!("benchgate");
+        p["check_run"]["name"] = json!(name);
         p["check_run"]["head_sha"] = json!(head);
         p["check_run"]["app"]["id"] = json!(github::APP_ID);
         p["check_run"]["pull_requests"] = json!([]);
@@ -355,7 +360,9 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
     assert_eq!(
         checks[0].conclusion.as_deref(),
         Some("failure"),
-        "fail_on = regression"
+        "fail_on = regression: {:?}\n{}",
+        checks[0].title,
+        checks[0].summary
     );
     assert!(checks[0].summary.contains("**slower ("));
 }
@@ -812,6 +819,34 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
             .iter()
             .all(|c| !c.body.contains("<!-- benchgate:e2e -->")),
         "no comment under the lone-suite marker"
+    );
+
+    // "Re-run" on one suite's check run re-runs that comparison alone, on a new check run.
+    let rerun = s.check_run_rerequested_named(&s.project.head, "benchgate / quick (e2e)");
+    assert_eq!(
+        s.deliver("check_run", "d-suites-rerun", &rerun).await.0,
+        202
+    );
+    eventually(&s.github, "the quick suite's rounds again", 240, || {
+        s.github.bot_report_comments("quick (e2e)")[0]
+            .body
+            .contains("done, 6 of 6 rounds")
+    })
+    .await;
+    s.outbox_drained().await;
+    let count = |name: &str| {
+        checks_of(&s.github, &s.project.head)
+            .iter()
+            .filter(|c| c.name == name)
+            .count()
+    };
+    assert_eq!(count("benchgate / quick (e2e)"), 2);
+    assert_eq!(count("benchgate / spin (e2e)"), 1);
+    assert_eq!(count("benchgate / spin (e2e-arm)"), 1);
+    assert!(
+        s.github.bot_report_comments("spin (e2e)")[0]
+            .body
+            .contains("done, 3 of 3 rounds")
     );
     nothing_refused(&s.github);
 }
