@@ -93,6 +93,11 @@ pub struct BenchmarkResult {
 }
 
 impl BenchmarkResult {
+    /// A rule of its suite says `ignore = true`: the report leaves the row out.
+    pub fn is_ignored(&self) -> bool {
+        self.rule.as_ref().is_some_and(|a| a.ignored)
+    }
+
     /// A benchmark only `side` reported (added, removed or renamed in the PR); it never gates.
     pub fn only_in(
         side: crate::Side,

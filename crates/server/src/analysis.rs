@@ -254,7 +254,7 @@ async fn analyze_series(
 }
 
 /// The `min_effect` of the rule that applies to `benchmark`, when it sets one.
-fn rule_min_effect(rules: &benchgate_api::RuleSet, benchmark: &str) -> Option<f64> {
+pub fn rule_min_effect(rules: &benchgate_api::RuleSet, benchmark: &str) -> Option<f64> {
     rules.first_match(benchmark).and_then(|(_, r)| r.min_effect)
 }
 

@@ -14,7 +14,7 @@ const NAMES_SHOWN: usize = 5;
 pub fn shown(results: &[BenchmarkResult]) -> Vec<BenchmarkResult> {
     results
         .iter()
-        .filter(|r| !r.rule.as_ref().is_some_and(|a| a.ignored))
+        .filter(|r| !r.is_ignored())
         .cloned()
         .collect()
 }

@@ -443,6 +443,11 @@ fn rules_say_which_rows_they_decided_and_ignored_rows_are_listed_once() {
         "{body}"
     );
     assert!(!body.contains("| `flaky_io` |"), "{body}");
+    // Nor does the headline count it: only the three rows shown.
+    assert!(
+        body.contains("— 1 no result yet · 2 more not gated\n"),
+        "{body}"
+    );
     // The only slower row is not gated, the ignored one never counts: nothing fails.
     assert_ne!(
         check_outcome(&input).conclusion,
