@@ -38,6 +38,19 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Register, list and revoke benchmark runners (machines running `benchgate agent`).
     Runner(benchgate_server::runner_cli::RunnerArgs),
+    /// Check a repository's `.benchgate.toml` locally.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate FILE and print its suites, runner labels and rules; exit 0 when valid, 2 with
+    /// the error's line and column when not.
+    Check {
+        /// The file, e.g. `.benchgate.toml`.
+        file: std::path::PathBuf,
+    },
 }
 
 /// `benchgate agent`: the agent's own flags and how it logs.
@@ -72,6 +85,7 @@ fn main() -> ExitCode {
             benchgate_agent::spin::run(&args);
             return ExitCode::SUCCESS;
         }
+        Command::Config(ConfigCommand::Check { file }) => return config_check(&file),
         command => Cli { command },
     };
     let runtime = match tokio::runtime::Runtime::new() {
@@ -102,7 +116,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             server.wait().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) => {
+        Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) | Command::Config(_) => {
             unreachable!("handled before the runtime")
         }
         Command::Agent(AgentCommand { args, log_format }) => {
@@ -154,6 +168,27 @@ fn empty_env_is_unset(cmd: clap::Command) -> clap::Command {
     subcommands.iter().fold(cmd, |cmd, name| {
         cmd.mut_subcommand(name, empty_env_is_unset)
     })
+}
+
+/// `benchgate config check FILE`: the resolved config on stdout, or the located error on stderr.
+fn config_check(file: &std::path::Path) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    match benchgate_github::parse_repo_config(&text) {
+        Ok(config) => {
+            print!("{}", config.describe());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Logs to stderr; `RUST_LOG` overrides the default `info` level.

@@ -188,6 +188,8 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 env: vec![],
             },
             gate: GateSpec::default(),
+            suite: None,
+            rules: Vec::new(),
         },
         jobs: None,
     }

@@ -122,10 +122,15 @@ async fn setup_with(
 impl Setup {
     /// Registers a runner and starts `benchgate agent` for it, once no other test measures.
     async fn start_agent(&mut self) {
+        self.start_agent_for(LABEL).await;
+    }
+
+    /// The same for a runner with `labels` (comma-separated): one agent serves them all.
+    async fn start_agent_for(&mut self, labels: &str) {
         static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
         self._turn = Some(TURN.lock().await);
         let out = Command::new(BIN)
-            .args(["runner", "add", "gh-e2e-1", "--labels", LABEL])
+            .args(["runner", "add", "gh-e2e-1", "--labels", labels])
             .env("BENCHGATE_DATABASE_URL", &self.database_url)
             .output()
             .unwrap();
@@ -193,10 +198,15 @@ impl Setup {
     /// "Re-run" pressed on the check run of `head` (GitHub names no PR for a fork's run, so
     /// none is named here: the comparison is found by its head).
     fn check_run_rerequested(&self, head: &str) -> Value {
+        self.check_run_rerequested_named(head, "benchgate")
+    }
+
+    /// The same on the check run called `name` (one suite and label).
+    fn check_run_rerequested_named(&self, head: &str, name: &str) -> Value {
         let mut p = fixture("webhooks/check_run.rerequested.json");
         p["repository"]["full_name"] = json!(REPO);
         p["installation"] = json!({"id": 1});
-        p["check_run"]["name"] = json!("benchgate");
+        p["check_run"]["name"] = json!(name);
         p["check_run"]["head_sha"] = json!(head);
         p["check_run"]["app"]["id"] = json!(github::APP_ID);
         p["check_run"]["pull_requests"] = json!([]);
@@ -363,7 +373,9 @@ async fn opened_pr_is_benchmarked(s: &mut Setup) {
     assert_eq!(
         checks[0].conclusion.as_deref(),
         Some("failure"),
-        "fail_on = regression"
+        "fail_on = regression: {:?}\n{}",
+        checks[0].title,
+        checks[0].summary
     );
     assert!(checks[0].summary.contains("**slower ("));
 }
@@ -818,5 +830,134 @@ async fn an_accepted_regression_passes_the_check_until_unaccepted_or_pushed_over
     );
     assert!(!new_check.title.starts_with("accepted"), "{new_check:#?}");
     s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
+/// A PR that relaxes `.benchgate.toml` is still judged by the base branch's file: the head's
+/// `fail_on = "never"` does not turn its regression green.
+#[tokio::test]
+async fn a_pr_that_edits_the_config_is_judged_by_the_base_branch_rules() {
+    let mut s = setup(None, None).await;
+    let relaxed = repo_config(8).replace("fail_on = \"regression\"", "fail_on = \"never\"");
+    s.github.serve_config_at("master", &repo_config(8));
+    s.github.serve_config_at("changes", &relaxed);
+    s.github.serve_config_at(&s.project.head.clone(), &relaxed);
+    opened_pr_is_benchmarked(&mut s).await;
+    let reads = s.github.config_reads();
+    assert!(
+        !reads.is_empty() && reads.iter().all(|r| r == "master"),
+        "{reads:?}"
+    );
+}
+
+/// Two suites, one on two labels: three comparisons, each its own comment and check run, named
+/// by suite and label; the second suite's rule keeps its rows out of the gate.
+#[tokio::test]
+async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
+    let config = format!(
+        "[gate]\nfail_on = \"regression\"\n\n\
+         [[suite]]\nname = \"spin\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
+         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = [\"{LABEL}\", \"e2e-arm\"]\n\n\
+         [[suite]]\nname = \"quick\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
+         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = \"{LABEL}\"\n\n\
+         [[suite.rule]]\nmatch = \"*\"\ngate = false\n"
+    );
+    let mut s = setup(Some(&config), None).await;
+    let (status, body) = s
+        .deliver("pull_request", "d-suites-1", &s.pull_request_opened())
+        .await;
+    assert_eq!(status, 202, "{body}");
+    s.start_agent_for(&format!("{LABEL},e2e-arm")).await;
+    let keys = ["spin (e2e)", "spin (e2e-arm)", "quick (e2e)"];
+    eventually(&s.github, "three final comments", 240, || {
+        keys.iter().all(|key| {
+            let reports = s.github.bot_report_comments(key);
+            reports.len() == 1 && reports[0].body.contains("done, 3 of 3 rounds")
+        })
+    })
+    .await;
+    s.outbox_drained().await;
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM comparisons").await,
+        3,
+        "one comparison per suite and label"
+    );
+    let headings = [
+        "### benchgate · spin · e2e — ",
+        "### benchgate · spin · e2e-arm — ",
+        "### benchgate · quick · e2e — ",
+    ];
+    for (key, heading) in keys.iter().zip(headings) {
+        let body = &s.github.bot_report_comments(key)[0].body;
+        assert!(body.contains(heading), "{body}");
+    }
+    let quick = &s.github.bot_report_comments("quick (e2e)")[0].body;
+    assert!(
+        quick.contains("- rule 1 `*` (not gated): `command`"),
+        "{quick}"
+    );
+    assert!(
+        !s.github.bot_report_comments("spin (e2e)")[0]
+            .body
+            .contains("**Rules**"),
+        "a suite without rules lists none"
+    );
+    let checks = checks_of(&s.github, &s.project.head);
+    let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "benchgate / quick (e2e)",
+            "benchgate / spin (e2e)",
+            "benchgate / spin (e2e-arm)"
+        ],
+        "{checks:#?}"
+    );
+    let quick_check = checks
+        .iter()
+        .find(|c| c.name == "benchgate / quick (e2e)")
+        .unwrap();
+    assert_eq!(quick_check.status, "completed");
+    assert_ne!(
+        quick_check.conclusion.as_deref(),
+        Some("failure"),
+        "no row of the quick suite gates"
+    );
+    assert!(
+        s.github
+            .comments()
+            .iter()
+            .all(|c| !c.body.contains("<!-- benchgate:e2e -->")),
+        "no comment under the lone-suite marker"
+    );
+
+    // "Re-run" on one suite's check run re-runs that comparison alone, on a new check run.
+    let rerun = s.check_run_rerequested_named(&s.project.head, "benchgate / quick (e2e)");
+    assert_eq!(
+        s.deliver("check_run", "d-suites-rerun", &rerun).await.0,
+        202
+    );
+    eventually(&s.github, "the quick suite's rounds again", 240, || {
+        s.github.bot_report_comments("quick (e2e)")[0]
+            .body
+            .contains("done, 6 of 6 rounds")
+    })
+    .await;
+    s.outbox_drained().await;
+    let count = |name: &str| {
+        checks_of(&s.github, &s.project.head)
+            .iter()
+            .filter(|c| c.name == name)
+            .count()
+    };
+    assert_eq!(count("benchgate / quick (e2e)"), 2);
+    assert_eq!(count("benchgate / spin (e2e)"), 1);
+    assert_eq!(count("benchgate / spin (e2e-arm)"), 1);
+    assert!(
+        s.github.bot_report_comments("spin (e2e)")[0]
+            .body
+            .contains("done, 3 of 3 rounds")
+    );
     nothing_refused(&s.github);
 }

@@ -118,6 +118,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             env: Vec::new(),
         },
         gate: GateSpec::default(),
+        suite: None,
+        rules: Vec::new(),
     };
 
     // 1. The runner's noise floor: the base against itself.

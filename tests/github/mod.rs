@@ -57,6 +57,8 @@ pub struct Comment {
 #[derive(Debug, Clone)]
 pub struct CheckRun {
     pub id: u64,
+    /// As created; GitHub keeps a check run's name for its life.
+    pub name: String,
     pub head_sha: String,
     pub external_id: Option<String>,
     pub status: String,
@@ -105,6 +107,11 @@ pub enum Mode {
 struct State {
     mode: Option<Mode>,
     config: Option<String>,
+    /// `.benchgate.toml` per ref, once a test sets any: then only those refs have one, as on
+    /// GitHub, where each branch has its own file.
+    configs_at: Vec<(String, String)>,
+    /// The `ref` of every `.benchgate.toml` read, in order.
+    config_reads: Vec<String>,
     comments: Vec<Comment>,
     checks: Vec<CheckRun>,
     statuses: Vec<Status>,
@@ -224,6 +231,18 @@ impl FakeGitHub {
             author: author.to_owned(),
             edits: 0,
         });
+    }
+
+    /// Serves `text` as `.benchgate.toml` on `git_ref` (a branch name or sha) only.
+    pub fn serve_config_at(&self, git_ref: &str, text: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.configs_at.retain(|(r, _)| r != git_ref);
+        s.configs_at.push((git_ref.to_owned(), text.to_owned()));
+    }
+
+    /// The refs `.benchgate.toml` was read at, in order.
+    pub fn config_reads(&self) -> Vec<String> {
+        self.state.lock().unwrap().config_reads.clone()
     }
 
     pub fn comments(&self) -> Vec<Comment> {

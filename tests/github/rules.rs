@@ -112,10 +112,22 @@ impl Responder {
                 .map(|(_, v)| v.into_owned())
         };
         match (method, rest) {
-            ("GET", "/contents/.benchgate.toml") => match &s.config {
-                Some(text) => Ok(ResponseTemplate::new(200).set_body_string(text.clone())),
-                None => Err((404, "Not Found".into())),
-            },
+            ("GET", "/contents/.benchgate.toml") => {
+                let git_ref = query("ref").unwrap_or_default();
+                s.config_reads.push(git_ref.clone());
+                let text = if s.configs_at.is_empty() {
+                    s.config.clone()
+                } else {
+                    s.configs_at
+                        .iter()
+                        .find(|(r, _)| *r == git_ref)
+                        .map(|(_, text)| text.clone())
+                };
+                match text {
+                    Some(text) => Ok(ResponseTemplate::new(200).set_body_string(text)),
+                    None => Err((404, "Not Found".into())),
+                }
+            }
             ("GET", r) if r.starts_with("/pulls/") && r.ends_with("/files") => {
                 Ok(ResponseTemplate::new(200).set_body_json(json!([])))
             }
@@ -208,9 +220,7 @@ impl Responder {
                 let runs: Vec<Value> = s
                     .checks
                     .iter()
-                    .filter(|c| {
-                        c.head_sha == sha && name.as_deref().is_none_or(|n| n == "benchgate")
-                    })
+                    .filter(|c| c.head_sha == sha && name.as_deref().is_none_or(|n| n == c.name))
                     .map(listed_check_json)
                     .collect();
                 let total = runs.len();
@@ -494,6 +504,10 @@ fn check_run_written(
             ));
         }
     }
+    let name = match old {
+        Some(o) => o.name.clone(),
+        None => text(&body["name"]).unwrap_or_default(),
+    };
     let head_sha = match old {
         Some(o) => o.head_sha.clone(),
         None => {
@@ -509,6 +523,7 @@ fn check_run_written(
     };
     Ok(CheckRun {
         id,
+        name,
         head_sha,
         external_id: text(&body["external_id"]).or_else(|| old.and_then(|o| o.external_id.clone())),
         status,
@@ -525,6 +540,7 @@ fn check_run_written(
 fn check_json(fixture_path: &str, run: &CheckRun) -> Value {
     let mut c = fixture(fixture_path);
     c["id"] = json!(run.id);
+    c["name"] = json!(run.name);
     c["head_sha"] = json!(run.head_sha);
     c["status"] = json!(run.status);
     c["conclusion"] = json!(run.conclusion);

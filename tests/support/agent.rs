@@ -81,6 +81,8 @@ impl BenchRepo {
                     env,
                 },
                 gate: GateSpec::default(),
+                suite: None,
+                rules: Vec::new(),
             },
             jobs: None,
         }

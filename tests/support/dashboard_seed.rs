@@ -149,6 +149,7 @@ fn result(
     verdict: VerdictKind,
 ) -> BenchmarkResult {
     BenchmarkResult {
+        rule: None,
         name: name.into(),
         metric: "time".into(),
         unit: "ns".into(),

@@ -136,6 +136,12 @@ pub struct ComparisonConfig {
     /// When the check fails.
     #[serde(default)]
     pub gate: GateSpec,
+    /// The `[[suite]]` name; `None` for a lone `[benchmark]` on one label (check run `benchgate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// The suite's per-benchmark rules in file order; the first match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<crate::BenchmarkRule>,
 }
 
 /// A comparison's stored `config`: what ran and how it is judged, what the server planned

@@ -87,9 +87,17 @@ pub struct BenchmarkResult {
     /// Why the row has no analysis (`not_analysed`, `only_in_base`, `only_in_head`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The suite's rule that matched this benchmark, as the gate applied it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<crate::AppliedRule>,
 }
 
 impl BenchmarkResult {
+    /// A rule of its suite says `ignore = true`: the report leaves the row out.
+    pub fn is_ignored(&self) -> bool {
+        self.rule.as_ref().is_some_and(|a| a.ignored)
+    }
+
     /// A benchmark only `side` reported (added, removed or renamed in the PR); it never gates.
     pub fn only_in(
         side: crate::Side,
@@ -136,6 +144,7 @@ impl BenchmarkResult {
             hodges_lehmann: None,
             warnings: Vec::new(),
             reason: Some(reason),
+            rule: None,
         }
     }
 }

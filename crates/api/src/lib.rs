@@ -5,9 +5,11 @@ pub mod agent;
 pub mod analysis;
 pub mod format;
 pub mod metric;
+pub mod rules;
 pub mod sample;
 
 pub use analysis::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use format::Format;
 pub use metric::{Direction, FailOn};
+pub use rules::{AppliedRule, BenchmarkRule, RuleSet};
 pub use sample::{Measurement, Side};

@@ -119,7 +119,11 @@ pub fn evaluate(
         .map(|(row, s)| result_of(row, s.direction, s.base.len()))
         .chain(samples.one_sided().iter().map(one_sided_result))
         .collect();
-    mark_gate(&mut results, policy.alpha);
+    mark_gate(
+        &mut results,
+        policy.alpha,
+        &benchgate_api::RuleSet::default(),
+    );
     Evaluation {
         alpha: policy.alpha,
         rows,

@@ -161,7 +161,11 @@ impl Sandbox {
     /// Runs `true` in the sandbox once, with a scratch directory as its worktree; `Ok` means
     /// bwrap works on this host with this policy.
     pub fn probe(&self) -> Result<(), SandboxError> {
-        let scratch = std::env::temp_dir().join(format!("benchgate-probe-{}", std::process::id()));
+        // Unique per call: probes of one process run concurrently (tests, two agents' jobs).
+        static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let scratch =
+            std::env::temp_dir().join(format!("benchgate-probe-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&scratch).map_err(SandboxError::Prepare)?;
         let argv = self.argv(&scratch, &["true".to_owned()]);
         let output = Command::new(&argv[0])

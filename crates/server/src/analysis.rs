@@ -132,6 +132,7 @@ pub async fn analyze_comparison(
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("comparison {id}")))?;
     let stored = stored_config(&comparison.config);
+    let rules = benchgate_api::RuleSet::new(stored.as_ref().map_or(&[][..], |c| &c.config.rules));
     let plan = NStarPlan {
         per_benchmark: stored
             .as_ref()
@@ -148,8 +149,15 @@ pub async fn analyze_comparison(
         direction: Direction::LowerIsBetter,
     };
     for series in store.comparison_samples(id).await? {
-        let results =
-            analyze_series(store, comparison.repository_id, &series, &options, &plan).await?;
+        let results = analyze_series(
+            store,
+            comparison.repository_id,
+            &series,
+            &options,
+            &plan,
+            &rules,
+        )
+        .await?;
         // The whole set, even when empty. Replicas analyse at once; the store keeps the set
         // computed from the most samples, so an older view never overwrites a newer one.
         let basis = i64::try_from(series.samples.len()).unwrap_or(i64::MAX);
@@ -183,14 +191,15 @@ impl NStarPlan {
 }
 
 /// One runner's results: each benchmark and metric, its margin from this runner's current
-/// floor and its own n*. A series that cannot be analysed is kept as a row that says why, and
-/// one that only one side reported as "only in base/head".
+/// floor (and its rule's `min_effect`) and its own n*. A series that cannot be analysed is kept
+/// as a row that says why, and one that only one side reported as "only in base/head".
 async fn analyze_series(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
     series: &RunnerSeries,
     options: &AnalysisOptions,
     plan: &NStarPlan,
+    rules: &benchgate_api::RuleSet,
 ) -> Result<Vec<BenchmarkResult>, StoreError> {
     let mut results = Vec::new();
     for ((benchmark, metric), pairs) in pair_samples(&series.samples) {
@@ -205,6 +214,7 @@ async fn analyze_series(
             order: RoundOrder::BaseFirst(pairs.base_first.clone()),
             direction: pairs.direction,
             n_star: plan.n_star(&benchmark),
+            min_effect: rule_min_effect(rules, &benchmark).unwrap_or(options.min_effect),
             ..options.clone()
         };
         match analyze_pairs(&pairs.base, &pairs.head, &options, floor.as_ref()) {
@@ -239,8 +249,13 @@ async fn analyze_series(
             side, &benchmark, &metric, &unit, direction,
         ));
     }
-    benchgate_stats::mark_gate(&mut results, options.alpha);
+    benchgate_stats::mark_gate(&mut results, options.alpha, rules);
     Ok(results)
+}
+
+/// The `min_effect` of the rule that applies to `benchmark`, when it sets one.
+pub fn rule_min_effect(rules: &benchgate_api::RuleSet, benchmark: &str) -> Option<f64> {
+    rules.first_match(benchmark).and_then(|(_, r)| r.min_effect)
 }
 
 /// What a new comparison plans before any A/B data: n* per benchmark, from the noisiest
@@ -254,12 +269,14 @@ pub struct RoundPlan {
     pub planned_rounds: Option<i64>,
 }
 
-/// Plans the rounds of a new comparison (see [`RoundPlan`]).
+/// Plans the rounds of a new comparison (see [`RoundPlan`]), each benchmark for the margin and
+/// gated metric its rule sets.
 pub async fn plan_rounds(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
     runner_label: &str,
     min_effect: f64,
+    rules: &benchgate_api::RuleSet,
 ) -> Result<RoundPlan, StoreError> {
     let mut floors: Vec<benchgate_store::NoiseFloor> = Vec::new();
     for runner in store.list_runners().await? {
@@ -280,7 +297,7 @@ pub async fn plan_rounds(
         .map(|f| (f.key.benchmark.as_str(), f.key.metric.as_str()))
         .collect();
     let mut noisiest: BTreeMap<String, benchgate_stats::NoiseFloor> = BTreeMap::new();
-    for (floor, gated) in floors.iter().zip(benchgate_stats::gated_mask(&keys)) {
+    for (floor, gated) in floors.iter().zip(benchgate_stats::gated_mask(&keys, rules)) {
         let stats = stats_floor(floor);
         if !gated || stats.s_aa <= 0.0 {
             continue;
@@ -292,6 +309,11 @@ pub async fn plan_rounds(
     }
     let mut plan = RoundPlan::default();
     for (benchmark, floor) in noisiest {
+        // An ignored benchmark is left out of the report; its floor must not add rounds.
+        if rules.first_match(&benchmark).is_some_and(|(_, r)| r.ignore) {
+            continue;
+        }
+        let min_effect = rule_min_effect(rules, &benchmark).unwrap_or(min_effect);
         let target = floor.margin(min_effect.ln_1p());
         let n = match plan_n_star(ALPHA, floor.s_aa, target, ROUNDS_CAP) {
             Ok(Some(n)) => n as i64,

@@ -57,6 +57,7 @@ async fn create_comparison(
         repository.id,
         &req.runner_label,
         req.config.gate.min_effect,
+        &benchgate_api::RuleSet::new(&req.config.rules),
     )
     .await?;
     let planned_rounds = plan.planned_rounds;

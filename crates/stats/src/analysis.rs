@@ -312,6 +312,7 @@ impl BenchmarkAnalysis {
     /// The wire form `benchgate analyze --json` prints; infinite bounds become `null`.
     pub fn to_result(&self, name: &str, metric: &str, unit: &str) -> BenchmarkResult {
         BenchmarkResult {
+            rule: None,
             name: name.to_owned(),
             metric: metric.to_owned(),
             unit: unit.to_owned(),

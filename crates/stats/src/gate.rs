@@ -3,7 +3,7 @@
 //! this is decided: `benchgate compare`/`analyze` exit codes and the server's check run both
 //! call it.
 
-use benchgate_api::{BenchmarkResult, Direction, FailOn, VerdictKind};
+use benchgate_api::{BenchmarkResult, Direction, FailOn, RuleSet, VerdictKind};
 
 use crate::multiplicity::e_benjamini_hochberg;
 
@@ -14,12 +14,19 @@ pub const TIME_METRICS: [&str; 2] = ["time", "wall_time"];
 /// Metrics that never gate: they describe how the benchmark was prepared, not what it measures.
 pub const NEVER_GATED: [&str; 1] = ["build_time"];
 
-/// Per `(benchmark, metric)`: whether it gates — the benchmark's time metric when it reports
-/// one, otherwise every metric it reports (except [`NEVER_GATED`]).
-pub fn gated_mask(keys: &[(&str, &str)]) -> Vec<bool> {
+/// Per `(benchmark, metric)`: whether it gates — the metric its rule names (`metric = …`),
+/// else the benchmark's time metric when it reports one, otherwise every metric it reports
+/// (except [`NEVER_GATED`]). A rule's `gate = false` or `ignore` is applied by [`mark_gate`].
+pub fn gated_mask(keys: &[(&str, &str)], rules: &RuleSet) -> Vec<bool> {
     let is_time = |m: &str| TIME_METRICS.contains(&m);
     keys.iter()
         .map(|&(benchmark, metric)| {
+            if let Some(chosen) = rules
+                .first_match(benchmark)
+                .and_then(|(_, r)| r.metric.as_deref())
+            {
+                return metric == chosen;
+            }
             if NEVER_GATED.contains(&metric) {
                 return false;
             }
@@ -38,17 +45,22 @@ pub fn gate_selection(e_values: &[f64], alpha: f64) -> Vec<bool> {
     e_benjamini_hochberg(e_values, alpha).unwrap_or_else(|_| vec![false; e_values.len()])
 }
 
-/// Sets `gated` and `selected` on every row of one comparison (one runner's rows). A row that
-/// could not be analysed keeps its `gated` mark (so the gate reports it undecided) but is never
-/// selected; a benchmark on one side only never gates.
-pub fn mark_gate(results: &mut [BenchmarkResult], alpha: f64) {
+/// Sets `rule`, `gated` and `selected` on every row of one comparison (one runner's rows). A
+/// row that could not be analysed keeps its `gated` mark (so the gate reports it undecided) but
+/// is never selected; a benchmark on one side only never gates, nor does one whose rule says
+/// `gate = false` or `ignore = true`.
+pub fn mark_gate(results: &mut [BenchmarkResult], alpha: f64, rules: &RuleSet) {
     let keys: Vec<(&str, &str)> = results
         .iter()
         .map(|r| (r.name.as_str(), r.metric.as_str()))
         .collect();
-    let mask = gated_mask(&keys);
+    let mask = gated_mask(&keys, rules);
     for (r, gated) in results.iter_mut().zip(mask) {
-        r.gated = gated && !matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead);
+        r.rule = rules.applied(&r.name);
+        let ruled_out = r.rule.as_ref().is_some_and(|a| a.not_gated || a.ignored);
+        r.gated = gated
+            && !ruled_out
+            && !matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead);
         r.selected = false;
     }
     let candidates: Vec<usize> = (0..results.len())
@@ -82,9 +94,11 @@ pub fn is_regression_ignoring_gate(r: &BenchmarkResult) -> bool {
     }
 }
 
-/// Whether this row fails the gate under `fail_on`: a gated row that is slower in performance
-/// terms (selected by e-BH), or an exact count that got worse.
+/// Whether this row fails the gate under its rule's `fail_on`, else the comparison's `fail_on`:
+/// a gated row that is slower in performance terms (selected by e-BH), or an exact count that
+/// got worse.
 pub fn is_regression(r: &BenchmarkResult, fail_on: FailOn) -> bool {
+    let fail_on = r.rule.as_ref().and_then(|a| a.fail_on).unwrap_or(fail_on);
     let regressed = match r.verdict {
         VerdictKind::Slower => r.selected,
         VerdictKind::Exact => exact_got_worse(r),
@@ -152,7 +166,7 @@ mod tests {
             ("build", "build_time"),
         ];
         assert_eq!(
-            gated_mask(&keys),
+            gated_mask(&keys, &RuleSet::default()),
             [true, false, false, true, false, true, false]
         );
     }
@@ -228,13 +242,71 @@ mod tests {
                 "added in head".into(),
             ),
         ];
-        mark_gate(&mut rows, 0.05);
+        mark_gate(&mut rows, 0.05, &RuleSet::default());
         assert_eq!(
             rows.iter().map(|r| r.gated).collect::<Vec<_>>(),
             [true, true, false]
         );
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
         rows.remove(1);
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Pass);
+    }
+
+    fn rule(pattern: &str) -> benchgate_api::BenchmarkRule {
+        benchgate_api::BenchmarkRule::matching(pattern)
+    }
+
+    fn slower(name: &str, metric: &str, practical: bool) -> BenchmarkResult {
+        let mut r = exact(Direction::LowerIsBetter, 1.0, 2.0);
+        (r.name, r.metric, r.verdict, r.practical) =
+            (name.into(), metric.into(), VerdictKind::Slower, practical);
+        r.e_value = 1e6;
+        r
+    }
+
+    #[test]
+    fn rules_decide_which_rows_gate_and_how_the_first_match_wins() {
+        let rules = RuleSet::new(&[
+            benchgate_api::BenchmarkRule {
+                gate: false,
+                ..rule("parse_*")
+            },
+            benchgate_api::BenchmarkRule {
+                ignore: true,
+                ..rule("flaky*")
+            },
+            benchgate_api::BenchmarkRule {
+                fail_on: Some(FailOn::PracticalRegression),
+                ..rule("small_*")
+            },
+            benchgate_api::BenchmarkRule {
+                metric: Some("instructions".into()),
+                ..rule("*")
+            },
+        ]);
+        let mut rows = vec![
+            slower("parse_json", "time", true),
+            slower("flaky", "time", true),
+            slower("small_vec", "time", false),
+            slower("sort", "time", false),
+            slower("sort", "instructions", false),
+        ];
+        mark_gate(&mut rows, 0.05, &rules);
+        let numbers: Vec<_> = rows
+            .iter()
+            .map(|r| r.rule.as_ref().unwrap().number)
+            .collect();
+        assert_eq!(numbers, [1, 2, 3, 4, 4]);
+        let gated: Vec<_> = rows.iter().map(|r| r.gated).collect();
+        // small_vec's own rule comes first, so rule 4's metric does not apply to it.
+        assert_eq!(gated, [false, false, true, false, true]);
+        let fails: Vec<_> = rows
+            .iter()
+            .map(|r| is_regression(r, FailOn::Regression))
+            .collect();
+        assert_eq!(fails, [false, false, false, false, true]);
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Fail);
+        rows.truncate(4);
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Pass);
     }
 }

@@ -226,6 +226,7 @@ mod tests {
 
     fn row(name: &str, metric: &str, base: f64, head: f64, gated: bool) -> BenchmarkResult {
         BenchmarkResult {
+            rule: None,
             name: name.into(),
             metric: metric.into(),
             unit: "ns".into(),

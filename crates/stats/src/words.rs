@@ -181,6 +181,12 @@ fn significant(v: f64) -> String {
 /// `1 slower, 2 no change; 2 other metrics are not gated`: the gated rows' verdicts counted, for headings
 /// and the check's title (a slower peak memory must not read like a failed gate).
 pub fn headline(results: &[BenchmarkResult]) -> String {
+    // Ignored rows are left out of the report, so the headline does not count them either.
+    let results: Vec<BenchmarkResult> = results
+        .iter()
+        .filter(|r| !r.is_ignored())
+        .cloned()
+        .collect();
     if results.is_empty() {
         return "no results yet".to_owned();
     }

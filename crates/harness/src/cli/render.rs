@@ -160,6 +160,7 @@ mod tests {
     #[test]
     fn notes_put_gated_rows_first_and_stop_at_the_cap() {
         let row = |name: &str, gated: bool, warnings: usize| BenchmarkResult {
+            rule: None,
             name: name.into(),
             metric: "time".into(),
             unit: "ns".into(),

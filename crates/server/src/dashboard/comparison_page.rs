@@ -100,11 +100,16 @@ async fn margins(
     runners: impl Iterator<Item = RunnerId>,
 ) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
     let min_effect = crate::analysis::min_effect(&c.config);
+    let rules = crate::analysis::stored_config(&c.config)
+        .map(|s| benchgate_api::RuleSet::new(&s.config.rules))
+        .unwrap_or_default();
     let mut out = HashMap::new();
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {
             if f.key.repository_id == c.repository_id {
                 let floor = crate::analysis::stats_floor(&f);
+                let min_effect = crate::analysis::rule_min_effect(&rules, &f.key.benchmark)
+                    .unwrap_or(min_effect);
                 let m = benchgate_stats::practical_margin(min_effect.ln_1p(), Some(&floor));
                 out.insert((runner, f.key.benchmark, f.key.metric), log_spread_pct(m));
             }

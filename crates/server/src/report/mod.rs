@@ -4,12 +4,14 @@
 
 mod format;
 mod load;
+mod rules;
 pub mod watch;
 
 use askama::Template;
 use benchgate_api::BenchmarkResult;
 use benchgate_api::agent::ComparisonConfig;
 use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
+use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
@@ -148,6 +150,7 @@ struct CommentTemplate<'a> {
     rows_cut: usize,
     geomean: Option<String>,
     notes: &'a [String],
+    rules: Vec<String>,
     benchmark_files_changed: String,
     runner: String,
     workload: String,
@@ -172,6 +175,12 @@ pub fn render_check_summary(input: &CommentInput) -> String {
 /// The report cut to `max_bytes`: whole rows first, then (only if the rest alone is too long)
 /// the text at a UTF-8 boundary.
 fn render_within(input: &CommentInput, max_bytes: usize) -> String {
+    let rule_lines = rules::rule_lines(&input.results, &input.config.rules);
+    // Rows a rule ignores are listed once among the rules, never in the table.
+    let input = &CommentInput {
+        results: rules::shown(&input.results),
+        ..input.clone()
+    };
     // Report order: decided rows (regressions first) in the table, the rest folded below it.
     let ordered: Vec<&BenchmarkResult> = benchgate_stats::report_order(&input.results)
         .into_iter()
@@ -205,7 +214,7 @@ fn render_within(input: &CommentInput, max_bytes: usize) -> String {
             folded: &rows[decided.min(shown)..shown],
             cut: rows.len() - shown,
         };
-        let body = render_rows(input, cut, &notes);
+        let body = render_rows(input, cut, &notes, &rule_lines);
         if body.len() <= max_bytes {
             return body;
         }
@@ -216,7 +225,7 @@ fn render_within(input: &CommentInput, max_bytes: usize) -> String {
                 folded: &[],
                 cut: rows.len(),
             };
-            return fit_bytes(render_rows(input, none, &[]), max_bytes);
+            return fit_bytes(render_rows(input, none, &[], &[]), max_bytes);
         }
         // Cut a quarter of what is left each time: few renders even for thousands of rows.
         shown -= (shown / 4).max(1);
@@ -283,12 +292,25 @@ struct Shown<'a> {
     cut: usize,
 }
 
-fn render_rows(input: &CommentInput, shown: Shown<'_>, notes: &[String]) -> String {
+fn render_rows(
+    input: &CommentInput,
+    shown: Shown<'_>,
+    notes: &[String],
+    rule_lines: &[String],
+) -> String {
     let bench = &input.config.benchmark;
+    let suite = input.config.suite.as_deref();
     let template = CommentTemplate {
-        marker: comment_marker(&input.runner_label),
+        marker: comment_marker(&comment_key(suite, &input.runner_label)),
         id: input.comparison_id,
-        label: format::cell(&input.runner_label),
+        label: match suite {
+            Some(suite) => format!(
+                "{} · {}",
+                format::cell(suite),
+                format::cell(&input.runner_label)
+            ),
+            None => format::cell(&input.runner_label),
+        },
         headline: headline(&input.results),
         status_line: status_line(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
@@ -303,6 +325,7 @@ fn render_rows(input: &CommentInput, shown: Shown<'_>, notes: &[String]) -> Stri
         rows_cut: shown.cut,
         geomean: geomean_line(&input.results),
         notes,
+        rules: rule_lines.to_vec(),
         benchmark_files_changed: input
             .benchmark_files_changed
             .iter()

@@ -8,6 +8,7 @@ use chrono::TimeZone;
 
 fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> BenchmarkResult {
     BenchmarkResult {
+        rule: None,
         name: name.to_owned(),
         metric: "wall_time".to_owned(),
         unit: "ns".to_owned(),
@@ -56,6 +57,8 @@ pub(crate) fn example() -> CommentInput {
                 env: Vec::new(),
             },
             gate: GateSpec::default(),
+            suite: None,
+            rules: Vec::new(),
         },
         runner: Some(RunnerInfo {
             name: "quiet-1".to_owned(),
@@ -65,6 +68,7 @@ pub(crate) fn example() -> CommentInput {
         }),
         results: vec![
             BenchmarkResult {
+                rule: None,
                 warnings: vec![
                     "drift: head/base moves +0.40% per round (t = 3.1)".to_owned(),
                     "mean and median disagree (skew or outliers): Hodges–Lehmann +5.90% vs mean +6.50%"
@@ -162,6 +166,7 @@ fn notes_are_capped_and_keep_the_comment_under_the_limit() {
     let long = "n".repeat(512);
     input.results = (0..3000)
         .map(|i| BenchmarkResult {
+            rule: None,
             warnings: vec![format!(
                 "drift: head/base moves +0.{i}% per round (t = 3.1)"
             )],
@@ -369,6 +374,7 @@ fn a_grown_exact_count_fails_the_check_like_compare_does() {
     );
     let unchanged = result("parse/large", VerdictKind::Exact, 0.0, [0.0, 0.0]);
     input.results[0] = BenchmarkResult {
+        rule: None,
         metric: "allocs_per_op".to_owned(),
         ..unchanged
     };
@@ -378,6 +384,7 @@ fn a_grown_exact_count_fails_the_check_like_compare_does() {
     );
     // A count that grew where higher is better is an improvement, never a failure.
     input.results[0] = BenchmarkResult {
+        rule: None,
         direction: benchgate_api::Direction::HigherIsBetter,
         ..result("parse/large", VerdictKind::Exact, 4.0, [4.0, 4.0])
     };
@@ -392,6 +399,7 @@ fn a_throughput_drop_fails_the_check_and_is_called_slower() {
     let mut input = example();
     input.state = ComparisonState::Done;
     input.results = vec![BenchmarkResult {
+        rule: None,
         metric: "throughput".to_owned(),
         unit: "ops/s".to_owned(),
         direction: benchgate_api::Direction::HigherIsBetter,
@@ -450,4 +458,52 @@ fn a_large_suite_leads_with_the_summary_and_folds_the_undecided() {
         "the unchanged rows are folded"
     );
     assert!(body.find("slow-big").unwrap() < folded);
+}
+
+#[test]
+fn rules_say_which_rows_they_decided_and_ignored_rows_are_listed_once() {
+    let mut input = example();
+    input.config.suite = Some("parser".to_owned());
+    input.config.rules = vec![
+        benchgate_api::BenchmarkRule {
+            gate: false,
+            ..benchgate_api::BenchmarkRule::matching("parse*")
+        },
+        benchgate_api::BenchmarkRule {
+            ignore: true,
+            ..benchgate_api::BenchmarkRule::matching("flaky_*")
+        },
+    ];
+    input
+        .results
+        .push(result("flaky_io", VerdictKind::Slower, 30.0, [20.0, 40.0]));
+    let rules = benchgate_api::RuleSet::new(&input.config.rules);
+    benchgate_stats::mark_gate(&mut input.results, 0.05, &rules);
+    let body = render_comment(&input);
+    assert!(body.starts_with("<!-- benchgate:parser (linux-x86-quiet) -->\n### benchgate · parser · linux-x86-quiet — "), "{body}");
+    assert!(
+        body.contains(
+            "**Rules** from `.benchgate.toml` on the base branch (first match wins):\n\
+         - rule 1 `parse*` (not gated): `parse/large`, `parse|small`\n\
+         - rule 2 `flaky_*` (ignored): `flaky_io`\n"
+        ),
+        "{body}"
+    );
+    assert!(!body.contains("| `flaky_io` |"), "{body}");
+    // Nor does the headline count it: it reads as if the row were not there.
+    let without: Vec<_> = input
+        .results
+        .iter()
+        .filter(|r| r.name != "flaky_io")
+        .cloned()
+        .collect();
+    assert!(
+        body.contains(&format!("— {}\n", words::headline(&without))),
+        "{body}"
+    );
+    // The only slower row is not gated, the ignored one never counts: nothing fails.
+    assert_ne!(
+        check_outcome(&input).conclusion,
+        Some(CheckConclusion::Failure)
+    );
 }

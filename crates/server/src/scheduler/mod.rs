@@ -14,8 +14,8 @@ use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
 use crate::tasks::{
-    CHECK_NAME, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
-    RerunCheck, SchedulePullRequest, Task, reply_label,
+    CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
+    SchedulePullRequest, Task, is_check_name, reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -220,13 +220,14 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
 }
 
 fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
-    if e.name != CHECK_NAME {
+    if !is_check_name(&e.name) {
         return Plan::new("ignored");
     }
     Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
+        check_name: Some(e.name.clone()),
     }))
 }
 
@@ -236,6 +237,7 @@ fn check_suite_rerequested(e: &CheckSuiteRerequestedEvent) -> Plan {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
+        check_name: None,
     }))
 }
 

@@ -7,7 +7,7 @@ use benchgate_github::client::{
     CommitStatusRequest, RepoTarget,
 };
 
-use super::{CHECK_NAME, Context, TaskError};
+use super::{Context, TaskError};
 use crate::report::fit_bytes;
 
 /// GitHub keeps at most this many characters of a commit status's description.
@@ -16,6 +16,8 @@ const STATUS_DESCRIPTION_LIMIT: usize = 140;
 /// One write of the check on `head_sha`.
 #[derive(Debug, Clone)]
 pub struct CheckWrite {
+    /// The check run's (or commit status's context) name.
+    pub name: String,
     pub head_sha: String,
     pub status: CheckStatus,
     pub conclusion: Option<CheckConclusion>,
@@ -50,7 +52,7 @@ pub async fn write(
         Some(id) => Some(id),
         None => cx
             .github
-            .find_check_run(target, &w.head_sha, CHECK_NAME, &w.external_id)
+            .find_check_run(target, &w.head_sha, &w.name, &w.external_id)
             .await?
             // A completed run found again cannot take a state other than completed.
             .filter(|run| run.status != "completed" || w.status == CheckStatus::Completed)
@@ -74,7 +76,7 @@ pub async fn write(
         }
         None => {
             let request = CheckRunRequest {
-                name: CHECK_NAME.to_owned(),
+                name: w.name.clone(),
                 head_sha: w.head_sha.clone(),
                 status: w.status,
                 conclusion: w.conclusion,
@@ -110,7 +112,7 @@ fn commit_status(w: &CheckWrite) -> CommitStatusRequest {
         state,
         target_url: w.details_url.clone(),
         description,
-        context: CHECK_NAME.to_owned(),
+        context: w.name.clone(),
     }
 }
 
@@ -125,6 +127,7 @@ mod tests {
 
     fn write(status: CheckStatus, conclusion: Option<CheckConclusion>, title: &str) -> CheckWrite {
         CheckWrite {
+            name: super::super::CHECK_NAME.to_owned(),
             head_sha: "a".repeat(40),
             status,
             conclusion,

@@ -37,8 +37,14 @@ pub use rerun_check::RerunCheck;
 pub use schedule_pull_request::{SchedulePullRequest, comparison_config};
 pub use upsert_comment::MarkedComment;
 
-/// The check run's (and commit status's) name on GitHub.
+/// The check run's (and commit status's) name on GitHub for a lone `[benchmark]` on one label;
+/// other comparisons add their suite and label (`benchgate / SUITE (LABEL)`).
 pub const CHECK_NAME: &str = "benchgate";
+
+/// Whether a check run GitHub names is one of benchgate's comparison check runs.
+pub fn is_check_name(name: &str) -> bool {
+    name == CHECK_NAME || name.starts_with("benchgate / ")
+}
 
 /// What a task needs to run.
 #[derive(Clone)]
@@ -137,6 +143,21 @@ impl Context {
             origin: Some(format!("outbox:{}:comparison:{}", row.0, comparison.0)),
         }
     }
+}
+
+/// The `[[suite]]` a comparison runs; `None` for a lone `[benchmark]` on one label.
+fn suite_of(c: &Comparison) -> Option<String> {
+    crate::analysis::stored_config(&c.config).and_then(|s| s.config.suite)
+}
+
+/// The name of a comparison's check run (see [`benchgate_github::repo_config::check_run_name`]).
+fn check_name_of(c: &Comparison) -> String {
+    benchgate_github::repo_config::check_run_name(suite_of(c).as_deref(), &c.runner_label)
+}
+
+/// The key of a comparison's PR comment: one comment per suite and label.
+fn comment_key_of(c: &Comparison) -> String {
+    benchgate_github::repo_config::comment_key(suite_of(c).as_deref(), &c.runner_label)
 }
 
 /// A comparison's stored config, typed.

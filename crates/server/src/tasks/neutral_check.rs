@@ -19,6 +19,7 @@ impl NeutralCheck {
     pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         let write = CheckWrite {
+            name: super::CHECK_NAME.to_owned(),
             external_id: format!("benchgate-neutral-{}", self.head_sha),
             head_sha: self.head_sha,
             status: CheckStatus::Completed,

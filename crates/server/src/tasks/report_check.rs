@@ -19,6 +19,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let completed = outcome.status == CheckStatus::Completed;
     let existing = run_to_write(c, completed);
     let write = CheckWrite {
+        name: super::check_name_of(c),
         head_sha: c.head_sha.clone(),
         status: outcome.status,
         conclusion: outcome.conclusion,

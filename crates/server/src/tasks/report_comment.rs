@@ -1,23 +1,24 @@
 //! The PR comment of a comparison: rendered when sent, so the newest numbers go out, and
-//! written to the one comment benchgate keeps per PR and runner label.
+//! written to the one comment benchgate keeps per PR, suite and runner label.
 
 use super::{Context, TaskError};
 use crate::report;
 
 /// Renders comparison `id` and writes its PR comment, unless a newer comparison of the same
-/// PR and label speaks there now.
+/// PR, suite and label speaks there now.
 pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let Some((loaded, target)) = cx.loaded(id).await? else {
         return Ok(());
     };
     let c = &loaded.comparison;
     let Some(pr) = c.pr_number else { return Ok(()) };
+    let key = super::comment_key_of(c);
     let newest = cx
         .store
         .pull_request_comparisons(c.repository_id, pr)
         .await?
         .into_iter()
-        .find(|other| other.runner_label == c.runner_label);
+        .find(|other| super::comment_key_of(other) == key);
     if newest.is_some_and(|n| n.id != c.id) {
         tracing::debug!(comparison = id, "superseded; its comment is not edited");
         return Ok(());
@@ -25,15 +26,10 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let body = report::render_comment(&loaded.input);
     let upsert = cx
         .github
-        .upsert_marked_comment(&target, pr as u64, &c.runner_label, &body)
+        .upsert_marked_comment(&target, pr as u64, &key, &body)
         .await?;
     cx.store
-        .set_pull_request_comment_id(
-            c.repository_id,
-            pr,
-            &c.runner_label,
-            upsert.comment.id as i64,
-        )
+        .set_pull_request_comment_id(c.repository_id, pr, &key, upsert.comment.id as i64)
         .await?;
     tracing::info!(
         comparison = id,

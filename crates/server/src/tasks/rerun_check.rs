@@ -13,6 +13,10 @@ pub struct RerunCheck {
     pub head_sha: String,
     /// The PRs GitHub named; empty for a fork PR, whose comparison is found by `head_sha`.
     pub prs: Vec<u64>,
+    /// The check run re-run (one suite and label); `None` for "Re-run all checks" (and rows
+    /// recorded before suites), which re-runs every comparison of the head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_name: Option<String>,
 }
 
 impl RerunCheck {
@@ -45,7 +49,10 @@ impl RerunCheck {
                 !matches!(
                     c.state,
                     ComparisonState::Superseded | ComparisonState::Cancelled
-                )
+                ) && self
+                    .check_name
+                    .as_ref()
+                    .is_none_or(|name| *name == super::check_name_of(c))
             })
             .collect();
         if active.is_empty() {

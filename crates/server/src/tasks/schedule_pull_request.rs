@@ -6,10 +6,10 @@ use benchgate_api::agent::{
     BenchmarkSpec, ComparisonConfig, GateSpec, PullRequestContext, ScheduleKind,
     StoredComparisonConfig,
 };
-use benchgate_github::repo_config::FILE_NAME;
+use benchgate_github::repo_config::{FILE_NAME, RuleConfig, SuiteConfig};
 use benchgate_github::{RepoConfig, parse_repo_config};
 use benchgate_store::StoreError;
-use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority};
+use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority, RepositoryId};
 
 use serde::{Deserialize, Serialize};
 
@@ -89,42 +89,79 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
                 .await;
         }
     };
-    let label = config.benchmark.runner.as_str().to_owned();
+    // Every suite's changed benchmark files come from one listing of the PR's files.
+    let files = if config.suites.iter().any(|s| !s.paths.patterns().is_empty()) {
+        cx.github.list_pr_files(&target, t.pr).await?
+    } else {
+        Vec::new()
+    };
+    for (suite, label) in config.comparisons() {
+        let changed = suite
+            .paths
+            .touched(files.iter().map(|f| f.filename.as_str()))
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let stored = comparison_config(&config, suite);
+        if !schedule_one(cx, &t, repository.id, stored, label, changed).await? {
+            // A newer head was pushed meanwhile: it schedules every suite itself.
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Creates the comparison of one (suite, label) unless it exists already; `false` when a newer
+/// head was pushed meanwhile (the newer one decides).
+#[tracing::instrument(skip_all, fields(suite = ?config.suite, label = %label))]
+async fn schedule_one(
+    cx: &Context,
+    t: &SchedulePullRequest,
+    repository_id: RepositoryId,
+    config: ComparisonConfig,
+    label: &str,
+    changed: Vec<String>,
+) -> Result<bool, TaskError> {
     // A retry of this row after the comparison was created must not create a second one.
     let existing = cx
         .store
-        .pull_request_comparisons(repository.id, t.pr as i64)
+        .pull_request_comparisons(repository_id, t.pr as i64)
         .await?;
     if existing.iter().any(|c| {
         c.head_sha == t.head_sha
             && c.base_sha == t.base_sha
             && c.runner_label == label
+            && super::suite_of(c).as_deref() == config.suite.as_deref()
             && !matches!(
                 c.state,
                 ComparisonState::Superseded | ComparisonState::Cancelled
             )
     }) {
         tracing::info!("comparison of this head exists already");
-        return Ok(());
+        return Ok(true);
     }
-    let changed = if config.benchmark.paths.patterns().is_empty() {
+    let rules = benchgate_api::RuleSet::new(&config.rules);
+    let plan = crate::analysis::plan_rounds(
+        &cx.store,
+        repository_id,
+        label,
+        config.gate.min_effect,
+        &rules,
+    )
+    .await?;
+    let planned_rounds = plan.planned_rounds;
+    let jobs = if t.fork {
         Vec::new()
     } else {
-        let files = cx.github.list_pr_files(&target, t.pr).await?;
-        let names = files.iter().map(|f| f.filename.as_str());
-        config
-            .benchmark
-            .paths
-            .touched(names)
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
+        vec![NewJob {
+            rounds: i64::from(config.benchmark.rounds),
+            priority: Priority::NORMAL,
+            max_attempts: cx.app.config.max_attempts,
+            origin: None,
+        }]
     };
-    let min_effect = config.gate.min_effect.fraction();
-    let plan = crate::analysis::plan_rounds(&cx.store, repository.id, &label, min_effect).await?;
-    let planned_rounds = plan.planned_rounds;
     let stored = serde_json::to_value(StoredComparisonConfig {
-        config: comparison_config(&config),
+        config,
         n_star: plan.per_benchmark,
         github: Some(PullRequestContext {
             fork: t.fork,
@@ -132,16 +169,6 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
         }),
     })
     .map_err(|e| TaskError::Permanent(e.to_string()))?;
-    let jobs = if t.fork {
-        Vec::new()
-    } else {
-        vec![NewJob {
-            rounds: i64::from(config.benchmark.rounds.get()),
-            priority: Priority::NORMAL,
-            max_attempts: cx.app.config.max_attempts,
-            origin: None,
-        }]
-    };
     let mut notify = vec![Task::for_new_comparison("report.check")];
     if t.fork {
         notify.push(Task::for_new_comparison("report.comment"));
@@ -149,11 +176,11 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
     let created = match cx
         .store
         .create_comparison(&NewComparison {
-            repository_id: repository.id,
+            repository_id,
             pr_number: Some(t.pr as i64),
-            base_sha: t.base_sha,
-            head_sha: t.head_sha,
-            runner_label: label,
+            base_sha: t.base_sha.clone(),
+            head_sha: t.head_sha.clone(),
+            runner_label: label.to_owned(),
             config: stored,
             planned_rounds,
             jobs,
@@ -165,25 +192,25 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
         // This row outlived its lease while a newer push was recorded: the newer one decides.
         Err(StoreError::StaleHead { newest, .. }) => {
             tracing::info!(newest = %newest, "a newer head was pushed; this schedule is dropped");
-            return Ok(());
+            return Ok(false);
         }
         Err(e) => return Err(e.into()),
     };
     tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
-    Ok(())
+    Ok(true)
 }
 
-/// The stored config of a comparison: `.benchgate.toml` in the agent protocol's shape.
-pub fn comparison_config(config: &RepoConfig) -> ComparisonConfig {
-    let b = &config.benchmark;
+/// The stored config of a suite's comparisons (one per label): the suite in the agent protocol's shape,
+/// the gate and the suite's rules.
+pub fn comparison_config(config: &RepoConfig, suite: &SuiteConfig) -> ComparisonConfig {
     ComparisonConfig {
         benchmark: BenchmarkSpec {
-            build: b.build.clone(),
-            run: b.run.as_str().to_owned(),
+            build: suite.build.clone(),
+            run: suite.run.as_str().to_owned(),
             // The variant names are the file's spellings, lower-cased.
-            format: b.format.as_str().to_owned(),
-            rounds: b.rounds.get(),
-            warmup: b.warmup,
+            format: suite.format.as_str().to_owned(),
+            rounds: suite.rounds.get(),
+            warmup: suite.warmup,
             schedule: ScheduleKind::Abba,
             seed: None,
             timeout_secs: None,
@@ -193,5 +220,7 @@ pub fn comparison_config(config: &RepoConfig) -> ComparisonConfig {
             fail_on: config.gate.fail_on,
             min_effect: config.gate.min_effect.fraction(),
         },
+        suite: config.suite_key(suite).map(str::to_owned),
+        rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),
     }
 }

@@ -67,6 +67,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         .await
         .unwrap();
     let result = |n: usize, verdict| benchgate_api::BenchmarkResult {
+        rule: None,
         name: "parse".into(),
         metric: "time".into(),
         unit: "ns".into(),

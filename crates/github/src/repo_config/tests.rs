@@ -18,26 +18,143 @@ min_effect = "1%"             # policy floor for M
 #[test]
 fn the_design_example_parses() {
     let c = parse_repo_config(DESIGN_EXAMPLE).unwrap();
-    assert_eq!(c.benchmark.build.as_deref(), Some("cargo build --release"));
-    assert_eq!(c.benchmark.run.as_str(), "./target/release/bench-suite");
-    assert_eq!(c.benchmark.format, BenchFormat::Criterion);
-    assert_eq!(c.benchmark.rounds.get(), 10);
-    assert_eq!(c.benchmark.warmup, 1);
-    assert_eq!(c.benchmark.runner.as_str(), "linux-x86-quiet");
-    assert_eq!(c.benchmark.paths.patterns(), ["benches/**"]);
+    assert_eq!(c.suites[0].build.as_deref(), Some("cargo build --release"));
+    assert_eq!(c.suites[0].run.as_str(), "./target/release/bench-suite");
+    assert_eq!(c.suites[0].format, BenchFormat::Criterion);
+    assert_eq!(c.suites[0].rounds.get(), 10);
+    assert_eq!(c.suites[0].warmup, 1);
+    assert_eq!(
+        c.suites[0].runner.iter().collect::<Vec<_>>(),
+        ["linux-x86-quiet"]
+    );
+    assert_eq!(c.suites[0].paths.patterns(), ["benches/**"]);
     assert_eq!(c.gate.fail_on, FailOn::Regression);
     assert!((c.gate.min_effect.fraction() - 0.01).abs() < 1e-12);
+    assert_eq!(c.suites[0].name(), "default");
+    assert!(c.is_single_comparison());
+}
+
+/// Two suites, one on two labels, with rules: the monorepo case of the issue; `benchgate config
+/// check` prints the same file in tests/config_check.rs.
+const SUITES: &str = include_str!("../../../../tests/fixtures/config/monorepo.toml");
+
+#[test]
+fn suites_list_their_labels_and_rules_in_file_order() {
+    let c = parse_repo_config(SUITES).unwrap();
+    let pairs: Vec<_> = c.comparisons().map(|(s, l)| (s.name(), l)).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("parser", "linux-x86"),
+            ("parser", "linux-arm64"),
+            ("vm", "linux-x86")
+        ]
+    );
+    assert!(!c.is_single_comparison());
+    let parser = &c.suites[0];
+    let rules: Vec<_> = parser.rule.iter().map(RuleConfig::to_wire).collect();
+    assert_eq!(rules[0].pattern, "parse_*");
+    assert!(!rules[0].gate && !rules[0].ignore);
+    assert!(rules[1].ignore);
+    assert_eq!(rules[2].min_effect, Some(0.02));
+    assert_eq!(rules[2].fail_on, Some(FailOn::Regression));
+    let vm = &c.suites[1];
+    assert_eq!((vm.rounds.get(), vm.warmup), (4, 0));
+    assert_eq!(
+        vm.rule[0].metric.as_ref().map(NonEmpty::as_str),
+        Some("instructions")
+    );
+}
+
+#[test]
+fn a_lone_benchmark_may_list_labels_and_rules() {
+    let text = "[benchmark]\nrun = \"x\"\nrunner = [\"a\", \"b\"]\n[[benchmark.rule]]\nmatch = \"slow\"\ngate = false\n";
+    let c = parse_repo_config(text).unwrap();
+    assert_eq!(c.comparisons().count(), 2);
+    assert!(!c.is_single_comparison());
+    assert_eq!(c.suites[0].rule.len(), 1);
+}
+
+#[test]
+fn suite_and_rule_errors_are_exact() {
+    let one = |extra: &str| format!("[[suite]]\nname = \"a\"\nrun = \"x\"\n{extra}");
+    let table: Vec<(String, &str)> = vec![
+        (
+            "[benchmark]\nrun = \"x\"\n[[suite]]\nname = \"a\"\nrun = \"y\"\n".into(),
+            ".benchgate.toml:3:1: `suite`: use either one `[benchmark]` or `[[suite]]` entries, not both",
+        ),
+        (
+            "[[suite]]\nrun = \"x\"\n".into(),
+            ".benchgate.toml:1:1: `suite[0]`: missing field `name`: every `[[suite]]` needs a unique name",
+        ),
+        (
+            format!("{}[[suite]]\nname = \"a\"\nrun = \"y\"\n", one("")),
+            ".benchgate.toml:5:1: `suite[1].name`: suite name `a` is used twice; suite names must be unique",
+        ),
+        (
+            "[[suite]]\nname = \"a b\"\nrun = \"x\"\n".into(),
+            ".benchgate.toml:2:8: `suite[0].name`: a suite name uses letters, digits, `-`, `_` and `.` only, got \"a b\"",
+        ),
+        (
+            one("runner = []\n"),
+            ".benchgate.toml:4:10: `suite[0].runner`: list at least one runner label",
+        ),
+        (
+            one("runner = [\"a\", \"a\"]\n"),
+            ".benchgate.toml:4:10: `suite[0].runner`: runner label \"a\" is listed twice",
+        ),
+        (
+            one("runner = 3\n"),
+            ".benchgate.toml:4:10: `suite[0].runner`: expected a runner label such as \"linux-x86\" or a list of labels",
+        ),
+        (
+            one("[[suite.rule]]\nmatch = \"parse_[\"\n"),
+            ".benchgate.toml:5:9: `suite[0].rule[0].match`: invalid glob \"parse_[\": unclosed character class; missing ']'",
+        ),
+        (
+            one("[[suite.rule]]\nmatch = \"a\"\ngated = false\n"),
+            ".benchgate.toml:6:1: `suite[0].rule[0].gated`: unknown field `gated`, expected one of `match`, `min_effect`, `fail_on`, `gate`, `ignore`, `metric`",
+        ),
+        (
+            one("[[suite.rule]]\ngate = false\n"),
+            ".benchgate.toml:4:1: `suite[0].rule[0]`: missing field `match`",
+        ),
+        (
+            one("[[suite.rule]]\nmatch = \"a\"\nfail_on = \"slower\"\n"),
+            ".benchgate.toml:6:11: `suite[0].rule[0].fail_on`: unknown variant `slower`, expected one of `regression`, `practical-regression`, `never`",
+        ),
+        (
+            one("[[suite.rule]]\nmatch = \"a\"\nignore = true\nmin_effect = \"2%\"\n"),
+            ".benchgate.toml:7:1: `suite[0].rule[0].min_effect`: an ignored benchmark is never analysed, so `min_effect` has no effect; remove `min_effect` or `ignore`",
+        ),
+        (
+            one("[[suite.rule]]\nmatch = \"a\"\n[[suite.rule]]\nmatch = \"b\"\nignore = true\ngate = false\n"),
+            ".benchgate.toml:9:1: `suite[0].rule[1].gate`: an ignored benchmark is never analysed, so `gate` has no effect; remove `gate` or `ignore`",
+        ),
+        (
+            one("rounds = 3\nwarmup = 3\n"),
+            ".benchgate.toml:5:1: `suite[0].warmup`: warmup (3) must be smaller than rounds (3), or no round would count",
+        ),
+        (
+            "[[suite]]\nname = \"a\"\nrun = \"x\"\n[[suite]]\nname = \"b\"\nrun = \"y\"\nrounds = 2\nwarmup = 2\n".into(),
+            ".benchgate.toml:8:1: `suite[1].warmup`: warmup (2) must be smaller than rounds (2), or no round would count",
+        ),
+    ];
+    for (text, want) in &table {
+        let err = parse_repo_config(text).expect_err(text);
+        assert_eq!(err.to_string(), *want, "{text}");
+    }
 }
 
 #[test]
 fn only_run_is_required() {
     let c = parse_repo_config("[benchmark]\nrun = \"make bench\"\n").unwrap();
-    assert_eq!(c.benchmark.build, None);
-    assert_eq!(c.benchmark.format, BenchFormat::Command);
-    assert_eq!(c.benchmark.rounds.get(), 10);
-    assert_eq!(c.benchmark.warmup, 1);
-    assert_eq!(c.benchmark.runner.as_str(), "default");
-    assert!(c.benchmark.paths.patterns().is_empty());
+    assert_eq!(c.suites[0].build, None);
+    assert_eq!(c.suites[0].format, BenchFormat::Command);
+    assert_eq!(c.suites[0].rounds.get(), 10);
+    assert_eq!(c.suites[0].warmup, 1);
+    assert_eq!(c.suites[0].runner.iter().collect::<Vec<_>>(), ["default"]);
+    assert!(c.suites[0].paths.patterns().is_empty());
     assert_eq!(c.gate, GateConfig::default());
 }
 
@@ -172,7 +289,7 @@ fn invalid_configs_name_line_column_and_field() {
             1,
             1,
             None,
-            &["missing field `benchmark`"],
+            &["nothing to run: add a `[benchmark]` table or `[[suite]]` entries"],
         ),
         (
             "[benchmark]\nrun = \"x\"\n[extra]\n",
@@ -221,7 +338,7 @@ fn invalid_configs_name_line_column_and_field() {
 fn paths_match_changed_files() {
     let text =
         "[benchmark]\nrun = \"x\"\npaths = [\"benches/**\", \"src/bench_*.rs\", \"./Makefile\"]\n";
-    let paths = parse_repo_config(text).unwrap().benchmark.paths;
+    let paths = parse_repo_config(text).unwrap().suites[0].paths.clone();
     let table: &[(&str, bool)] = &[
         ("benches/main.rs", true),
         ("benches/deep/inner/data.json", true),

@@ -1,0 +1,82 @@
+//! `benchgate config check`: the resolved file in words — suites, the comparisons (and check
+//! runs) each label makes, and the rules in the order they are tried.
+
+use std::fmt::Write as _;
+
+use super::{RepoConfig, RuleConfig};
+
+/// The name of a comparison's check run (and commit status): `benchgate` for a lone
+/// `[benchmark]` on one label, `benchgate / SUITE (LABEL)` otherwise.
+pub fn check_run_name(suite: Option<&str>, label: &str) -> String {
+    match suite {
+        None => "benchgate".to_owned(),
+        Some(suite) => format!("benchgate / {suite} ({label})"),
+    }
+}
+
+/// The key of a comparison's PR comment (its hidden marker): the label for a lone
+/// `[benchmark]` on one label, as before suites existed; `SUITE (LABEL)` otherwise.
+pub fn comment_key(suite: Option<&str>, label: &str) -> String {
+    match suite {
+        None => label.to_owned(),
+        Some(suite) => format!("{suite} ({label})"),
+    }
+}
+
+impl RepoConfig {
+    /// The suite name a comparison records: `None` when the check run keeps its plain name.
+    pub fn suite_key<'a>(&self, suite: &'a super::SuiteConfig) -> Option<&'a str> {
+        (!self.is_single_comparison()).then(|| suite.name())
+    }
+
+    /// What the file resolves to, as `benchgate config check` prints it.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let comparisons = self.comparisons().count();
+        let _ = writeln!(
+            out,
+            "valid: {} suite(s), {comparisons} comparison(s) per pull request",
+            self.suites.len()
+        );
+        let _ = writeln!(
+            out,
+            "gate: fail_on {}, min_effect {}",
+            self.gate.fail_on, self.gate.min_effect
+        );
+        for suite in &self.suites {
+            let _ = writeln!(out, "\nsuite {}", suite.name());
+            if let Some(build) = &suite.build {
+                let _ = writeln!(out, "  build: {build}");
+            }
+            let _ = writeln!(out, "  run: {} (format {})", suite.run, suite.format);
+            let _ = writeln!(
+                out,
+                "  rounds: {}, warmup: {}",
+                suite.rounds.get(),
+                suite.warmup
+            );
+            if !suite.paths.patterns().is_empty() {
+                let _ = writeln!(out, "  paths: {}", suite.paths.patterns().join(", "));
+            }
+            for label in suite.runner.iter() {
+                let name = check_run_name(self.suite_key(suite), label);
+                let _ = writeln!(out, "  runner {label}: check run \"{name}\"");
+            }
+            if suite.rule.is_empty() {
+                let _ = writeln!(out, "  rules: none");
+            } else {
+                let _ = writeln!(out, "  rules (first match wins):");
+            }
+            for (i, rule) in suite.rule.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "    {}. {} — {}",
+                    i + 1,
+                    rule.pattern.as_str(),
+                    RuleConfig::to_wire(rule).effect()
+                );
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,256 @@
+//! The value types of `.benchgate.toml`: each refuses a bad value with a message that names
+//! the valid choices, and toml places that message at the value.
+
+use std::fmt;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+
+use super::ROUNDS;
+
+/// A percentage written as `"1%"` or `"0.5%"`; kept as a fraction (0.01).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Percent(pub(super) f64);
+
+impl Percent {
+    /// As a fraction: `"1%"` is 0.01.
+    pub fn fraction(self) -> f64 {
+        self.0
+    }
+}
+
+impl Default for Percent {
+    fn default() -> Self {
+        Self(0.01)
+    }
+}
+
+impl TryFrom<String> for Percent {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        let bad =
+            || format!("expected a percentage below 100 such as \"1%\" or \"0.5%\", got {s:?}");
+        let number = s.trim().strip_suffix('%').ok_or_else(bad)?.trim();
+        let value: f64 = number.parse().map_err(|_| bad())?;
+        if !(0.0..100.0).contains(&value) {
+            return Err(bad());
+        }
+        Ok(Self(value / 100.0))
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.0 * 100.0)
+    }
+}
+
+/// Rounds within [`ROUNDS`]: one pair proves nothing, so at least two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Rounds(pub(super) u32);
+
+impl Rounds {
+    /// The number.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for Rounds {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        u32::try_from(n)
+            .ok()
+            .filter(|n| ROUNDS.contains(n))
+            .map(Self)
+            .ok_or_else(|| {
+                format!(
+                    "rounds must be between {} and {}, got {n}",
+                    ROUNDS.start(),
+                    ROUNDS.end()
+                )
+            })
+    }
+}
+
+/// A string that is not blank.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct NonEmpty(pub(super) String);
+
+impl NonEmpty {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for NonEmpty {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.trim().is_empty() {
+            Err("must not be empty".to_owned())
+        } else {
+            Ok(Self(s))
+        }
+    }
+}
+
+impl fmt::Display for NonEmpty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A suite's name: it appears in check-run names and comment markers, so letters, digits,
+/// `-`, `_` and `.` only.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct SuiteName(pub(super) String);
+
+impl SuiteName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for SuiteName {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        if s.is_empty() || !s.chars().all(valid) {
+            return Err(format!(
+                "a suite name uses letters, digits, `-`, `_` and `.` only, got {s:?}"
+            ));
+        }
+        Ok(Self(s))
+    }
+}
+
+/// `runner`: one label (`"linux-x86"`) or a list (`["linux-x86", "linux-arm64"]`); each label
+/// is its own comparison, since results of two machines are never pooled.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "OneOrMany")]
+pub struct Labels(pub(super) Vec<NonEmpty>);
+
+impl Labels {
+    /// The labels, in the order written.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(NonEmpty::as_str)
+    }
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Self(vec![NonEmpty("default".to_owned())])
+    }
+}
+
+/// What `runner` may be written as.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "expected a runner label such as \"linux-x86\" or a list of labels"
+)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl TryFrom<OneOrMany> for Labels {
+    type Error = String;
+    fn try_from(value: OneOrMany) -> Result<Self, String> {
+        let labels = match value {
+            OneOrMany::One(label) => vec![label],
+            OneOrMany::Many(labels) => labels,
+        };
+        if labels.is_empty() {
+            return Err("list at least one runner label".to_owned());
+        }
+        let labels = labels
+            .into_iter()
+            .map(|l| {
+                NonEmpty::try_from(l).map_err(|_| "a runner label must not be empty".to_owned())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, label) in labels.iter().enumerate() {
+            if labels[..i].contains(label) {
+                return Err(format!("runner label {:?} is listed twice", label.as_str()));
+            }
+        }
+        Ok(Self(labels))
+    }
+}
+
+/// The `paths` globs, compiled. `*` stays within one directory; `**` crosses directories.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(try_from = "Vec<String>")]
+pub struct PathGlobs {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl PathGlobs {
+    /// The globs as written.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// Whether a repository-relative path (as the changed-files API lists it) matches a glob.
+    pub fn matches(&self, path: &str) -> bool {
+        self.set.is_match(path.trim_start_matches("./"))
+    }
+
+    /// The changed paths that touch the benchmarks themselves, in the order given.
+    pub fn touched<'a, I>(&self, changed: I) -> Vec<&'a str>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        changed.into_iter().filter(|p| self.matches(p)).collect()
+    }
+}
+
+impl PartialEq for PathGlobs {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+
+impl TryFrom<Vec<String>> for PathGlobs {
+    type Error = String;
+    fn try_from(patterns: Vec<String>) -> Result<Self, String> {
+        let mut builder = GlobSetBuilder::new();
+        for pattern in &patterns {
+            let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("invalid glob {pattern:?}: {}", e.kind()))?;
+            builder.add(glob);
+        }
+        let set = builder.build().map_err(|e| e.to_string())?;
+        Ok(Self { patterns, set })
+    }
+}
+
+/// A rule's `match`: a glob on benchmark names, compiled where the gate compiles it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct NameGlob(pub(super) String);
+
+impl NameGlob {
+    /// The glob as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for NameGlob {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        benchgate_api::rules::compile_pattern(&s)?;
+        Ok(Self(s))
+    }
+}

@@ -1,0 +1,78 @@
+//! `benchgate config check FILE` as a user runs it before pushing a `.benchgate.toml`: the real
+//! binary, real files; the resolved suites on stdout and exit 0, or the located error and exit 2.
+
+mod support;
+
+use std::process::Command;
+
+use support::BIN;
+
+fn check(text: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".benchgate.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(BIN)
+        .args(["config", "check"])
+        .arg(&file)
+        .output()
+        .expect("run benchgate");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_valid_file_prints_its_suites_labels_check_runs_and_rules() {
+    let (code, stdout, stderr) = check(include_str!("fixtures/config/monorepo.toml"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "valid: 2 suite(s), 3 comparison(s) per pull request
+gate: fail_on practical-regression, min_effect 1%
+
+suite parser
+  build: cargo build --release
+  run: cargo bench -p parser (format criterion)
+  rounds: 10, warmup: 1
+  runner linux-x86: check run \"benchgate / parser (linux-x86)\"
+  runner linux-arm64: check run \"benchgate / parser (linux-arm64)\"
+  rules (first match wins):
+    1. parse_* — not gated
+    2. flaky_* — ignored
+    3. * — min_effect 2%, fail_on regression
+
+suite vm
+  run: cargo bench -p vm (format gungraun)
+  rounds: 4, warmup: 0
+  runner linux-x86: check run \"benchgate / vm (linux-x86)\"
+  rules (first match wins):
+    1. vm/** — gated on metric instructions
+"
+    );
+}
+
+#[test]
+fn a_lone_benchmark_keeps_the_plain_check_run_name() {
+    let (code, stdout, stderr) = check("[benchmark]\nrun = \"make bench\"\nrunner = \"quiet\"\n");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("suite default\n") && stdout.contains("check run \"benchgate\"\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_typo_in_a_rule_exits_2_with_its_line_column_and_the_valid_keys() {
+    let (code, stdout, stderr) = check(
+        "[[suite]]\nname = \"a\"\nrun = \"x\"\n\n[[suite.rule]]\nmatch = \"slow_*\"\ngated = false\n",
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        ".benchgate.toml:7:1: `suite[0].rule[0].gated`: unknown field `gated`, expected one of \
+         `match`, `min_effect`, `fail_on`, `gate`, `ignore`, `metric`\n"
+    );
+}
