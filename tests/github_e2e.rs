@@ -284,6 +284,26 @@ async fn post(
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
+/// Build-time samples of comparison jobs (an A/A calibration builds on its own).
+const BUILDS_OF_COMPARISONS: &str = "SELECT COUNT(*) FROM samples s JOIN jobs j ON j.id = s.job_id \
+     WHERE s.benchmark = 'build' AND j.comparison_id IS NOT NULL";
+
+/// Lines the test build appended to `side`'s worktree under the agent's `work` dir.
+fn built_lines(work: &std::path::Path, side: &str) -> usize {
+    let repos: Vec<_> = std::fs::read_dir(work.join("repos")).unwrap().collect();
+    assert_eq!(repos.len(), 1, "one repository checked out");
+    let log = repos[0]
+        .as_ref()
+        .unwrap()
+        .path()
+        .join(side)
+        .join("build.log");
+    std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
 async fn count_rows(database_url: &str, sql: &str) -> i64 {
     use sqlx::Connection;
     if database_url.starts_with("postgres") {
@@ -851,15 +871,19 @@ async fn a_pr_that_edits_the_config_is_judged_by_the_base_branch_rules() {
 }
 
 /// Two suites, one on two labels: three comparisons, each its own comment and check run, named
-/// by suite and label; the second suite's rule keeps its rows out of the gate.
+/// by suite and label; the second suite's rule keeps its rows out of the gate. Their build is
+/// equal, so the one agent serving both labels builds each side once.
 #[tokio::test]
 async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
+    const BUILD: &str = "echo built >> build.log";
     let config = format!(
         "[gate]\nfail_on = \"regression\"\n\n\
          [[suite]]\nname = \"spin\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
-         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = [\"{LABEL}\", \"e2e-arm\"]\n\n\
+         build = \"{BUILD}\"\nformat = \"command\"\nrounds = 3\nwarmup = 0\n\
+         runner = [\"{LABEL}\", \"e2e-arm\"]\n\n\
          [[suite]]\nname = \"quick\"\nrun = \"{BIN} spin --iterations $(cat iterations)\"\n\
-         format = \"command\"\nrounds = 3\nwarmup = 0\nrunner = \"{LABEL}\"\n\n\
+         build = \"{BUILD}\"\nformat = \"command\"\nrounds = 3\nwarmup = 0\n\
+         runner = \"{LABEL}\"\n\n\
          [[suite.rule]]\nmatch = \"*\"\ngate = false\n"
     );
     let mut s = setup(Some(&config), None).await;
@@ -901,6 +925,11 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
             .body
             .contains("**Rules**"),
         "a suite without rules lists none"
+    );
+    assert_eq!(
+        s.count(BUILDS_OF_COMPARISONS).await,
+        2,
+        "one pair of build times: later jobs reused a side's build"
     );
     let checks = checks_of(&s.github, &s.project.head);
     let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
@@ -953,6 +982,16 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
     };
     assert_eq!(count("benchgate / quick (e2e)"), 2);
     assert_eq!(count("benchgate / spin (e2e)"), 1);
+    assert_eq!(
+        s.count(BUILDS_OF_COMPARISONS).await,
+        2,
+        "the re-run reused it too"
+    );
+    let work = s.dir.path().join("agent");
+    assert_eq!(built_lines(&work, "base"), 1, "base was built once");
+    // By the first job, by the runner's first A/A session (base on both sides), which goes
+    // ahead of the other two, and by the next; the last two jobs and the re-run reused it.
+    assert_eq!(built_lines(&work, "head"), 3);
     assert_eq!(count("benchgate / spin (e2e-arm)"), 1);
     assert!(
         s.github.bot_report_comments("spin (e2e)")[0]

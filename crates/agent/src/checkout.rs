@@ -1,6 +1,8 @@
 //! The agent's git working area: one cached mirror clone per repository under the work dir and
 //! one worktree per side, reused from job to job and moved with `git checkout --detach`, so
-//! ignored build output stays in place and builds are incremental.
+//! ignored build output stays in place and builds are incremental. A job whose two commits,
+//! build command and environment equal the previous job's reuses that build ([`BuildStamp`]):
+//! suites that share a label and a build, and added rounds, build each side once.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -8,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use benchgate_api::Side;
 use benchgate_harness::env::ScrubbedEnv;
-use benchgate_harness::sandbox::Sandbox;
+use benchgate_harness::sandbox::{Sandbox, isolation_name};
+use sha2::{Digest, Sha256};
 
 /// A git command or a build that failed.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +120,88 @@ impl Checkout {
             &["cat-file", "-e", &format!("{sha}^{{commit}}")],
         )
         .is_ok()
+    }
+}
+
+/// What a side's worktree was last built as, kept beside it (outside the worktree, so code run
+/// there cannot forge it): the commit and a digest of the build command, environment and
+/// isolation. It is removed before the worktree moves or builds, and written only after the
+/// build succeeded, so a matching stamp means that build is in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildStamp {
+    contents: String,
+}
+
+impl BuildStamp {
+    /// The stamp building `sha` with `command` in `env` would leave.
+    pub fn new(sha: &str, command: &str, env: &ScrubbedEnv, sandbox: Option<&Sandbox>) -> Self {
+        let mut digest = Sha256::new();
+        for part in [command, isolation_name(sandbox)] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        for (name, value) in env.vars() {
+            digest.update(format!("{name}={value}").as_bytes());
+            digest.update([0]);
+        }
+        BuildStamp {
+            contents: format!("{sha} {}\n", hex::encode(digest.finalize())),
+        }
+    }
+}
+
+impl Checkout {
+    fn stamp_path(&self, side: Side) -> PathBuf {
+        self.root.join(format!("{}.built", side.as_str()))
+    }
+
+    /// Whether `side`'s worktree still holds the build `stamp` describes.
+    pub fn is_built(&self, side: Side, stamp: &BuildStamp) -> bool {
+        std::fs::read_to_string(self.stamp_path(side)).is_ok_and(|s| s == stamp.contents)
+    }
+
+    /// Forgets `side`'s last build, before its worktree moves or a build starts.
+    pub fn clear_stamp(&self, side: Side) -> Result<(), CheckoutError> {
+        let path = self.stamp_path(side);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CheckoutError::Spawn {
+                program: format!("rm {}", path.display()),
+                source: e,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records that `side`'s worktree now holds `stamp`'s build.
+    pub fn record_stamp(&self, side: Side, stamp: &BuildStamp) -> Result<(), CheckoutError> {
+        let path = self.stamp_path(side);
+        std::fs::write(&path, &stamp.contents).map_err(|source| CheckoutError::Spawn {
+            program: format!("write {}", path.display()),
+            source,
+        })
+    }
+
+    /// `side`'s worktree at `sha`, built with `command` unless the last build there was the
+    /// same ([`BuildStamp`]). Returns the build time, `None` when the build was reused.
+    pub fn built_worktree(
+        &self,
+        side: Side,
+        sha: &str,
+        command: &str,
+        env: &ScrubbedEnv,
+        sandbox: Option<&Sandbox>,
+    ) -> Result<(PathBuf, Option<Duration>), CheckoutError> {
+        let stamp = BuildStamp::new(sha, command, env, sandbox);
+        // A worktree deleted by hand is made again, without its build.
+        let exists = self.root.join(side.as_str()).join(".git").exists();
+        if exists && self.is_built(side, &stamp) {
+            return Ok((self.worktree(side, sha)?, None));
+        }
+        self.clear_stamp(side)?;
+        let dir = self.worktree(side, sha)?;
+        let took = build(&dir, side, command, env, sandbox)?;
+        self.record_stamp(side, &stamp)?;
+        Ok((dir, Some(took)))
     }
 }
 
@@ -273,6 +358,62 @@ mod tests {
         assert!(
             base.join("target/built").exists(),
             "ignored build output is kept"
+        );
+    }
+
+    #[test]
+    fn a_build_is_reused_only_for_the_same_commit_command_and_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        sh(
+            &repo,
+            &format!("git init -q && echo 1 > n && git add . && {COMMIT} one"),
+        );
+        let one = sh(&repo, "git rev-parse HEAD");
+        sh(&repo, &format!("echo 2 > n && {COMMIT} two"));
+        let two = sh(&repo, "git rev-parse HEAD");
+        let checkout = Checkout::new(&tmp.path().join("work"), repo.to_str().unwrap());
+        checkout.fetch(&[&one, &two]).unwrap();
+        let env = ScrubbedEnv::from_parent(&[]).unwrap();
+        let other_env = ScrubbedEnv::from_parent(&["MODE=fast".into()]).unwrap();
+        let cmd = "echo x >> built.log";
+        let build = |sha: &str, command: &str, env: &ScrubbedEnv| {
+            let (_, took) = checkout
+                .built_worktree(Side::Base, sha, command, env, None)
+                .unwrap();
+            took.is_some()
+        };
+        assert!(build(&one, cmd, &env), "first build");
+        assert!(
+            !build(&one, cmd, &env),
+            "same commit, command and environment"
+        );
+        assert!(build(&one, "echo y >> built.log", &env), "another command");
+        assert!(build(&one, cmd, &other_env), "another environment");
+        assert!(build(&two, cmd, &other_env), "another commit");
+        assert!(build(&one, cmd, &other_env), "moved away and back");
+        assert!(!build(&one, cmd, &other_env));
+        // The head side keeps its own stamp.
+        let (_, head) = checkout
+            .built_worktree(Side::Head, &one, cmd, &other_env, None)
+            .unwrap();
+        assert!(head.is_some());
+        std::fs::remove_dir_all(
+            tmp.path()
+                .join("work/repos")
+                .read_dir()
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path()
+                .join("base"),
+        )
+        .unwrap();
+        assert!(
+            build(&one, cmd, &other_env),
+            "a deleted worktree is built again"
         );
     }
 

@@ -347,22 +347,34 @@ fn prepare(
 ) -> Result<Prepared, checkout::CheckoutError> {
     let repo = Checkout::new(work_dir, &claim.repository.clone_url);
     repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
-    let base = repo.worktree(Side::Base, &claim.base_sha)?;
-    let head = repo.worktree(Side::Head, &claim.head_sha)?;
-    let build_times = match &claim.benchmark.build {
-        Some(command) if !command.trim().is_empty() => {
-            let b = checkout::build(&base, Side::Base, command, build_env, sandbox)?;
-            let h = checkout::build(&head, Side::Head, command, build_env, sandbox)?;
-            tracing::info!(
-                base_ms = b.as_millis() as u64,
-                head_ms = h.as_millis() as u64,
-                isolation = isolation_name(sandbox),
-                "built both sides"
-            );
-            Some([b, h])
+    let command = claim
+        .benchmark
+        .build
+        .as_deref()
+        .filter(|c| !c.trim().is_empty());
+    let Some(command) = command else {
+        for side in [Side::Base, Side::Head] {
+            repo.clear_stamp(side)?;
         }
-        _ => None,
+        return Ok(Prepared {
+            base: repo.worktree(Side::Base, &claim.base_sha)?,
+            head: repo.worktree(Side::Head, &claim.head_sha)?,
+            build_times: None,
+        });
     };
+    let (base, b) =
+        repo.built_worktree(Side::Base, &claim.base_sha, command, build_env, sandbox)?;
+    let (head, h) =
+        repo.built_worktree(Side::Head, &claim.head_sha, command, build_env, sandbox)?;
+    tracing::info!(
+        base_ms = b.map(|b| b.as_millis() as u64),
+        head_ms = h.map(|h| h.as_millis() as u64),
+        isolation = isolation_name(sandbox),
+        "both sides built (a side without a time reused the build of an earlier job)"
+    );
+    // A build time is compared only when both sides were built here: a reused side's time was
+    // uploaded by the job that built it, or belongs to another pair.
+    let build_times = b.zip(h).map(|(b, h)| [b, h]);
     Ok(Prepared {
         base,
         head,

@@ -507,3 +507,30 @@ fn rules_say_which_rows_they_decided_and_ignored_rows_are_listed_once() {
         Some(CheckConclusion::Failure)
     );
 }
+
+#[test]
+fn a_rule_on_a_metric_the_benchmark_lacks_says_it_gates_nothing() {
+    let mut input = example();
+    input.config.rules = vec![benchgate_api::BenchmarkRule {
+        metric: Some("instructions".to_owned()),
+        ..benchgate_api::BenchmarkRule::matching("parse*")
+    }];
+    let rules = benchgate_api::RuleSet::new(&input.config.rules);
+    benchgate_stats::mark_gate(&mut input.results, 0.05, &rules);
+    assert!(
+        input
+            .results
+            .iter()
+            .filter(|r| r.name.starts_with("parse"))
+            .all(|r| !r.gated),
+        "no parse row reports instructions, so none gates"
+    );
+    let body = render_comment(&input);
+    assert!(
+        body.contains(
+            "- rule 1 `parse*` (gated on metric instructions): `parse/large`, `parse|small` \
+             — ⚠ `instructions` not reported by `parse/large`, `parse|small`, so they gate on nothing\n"
+        ),
+        "{body}"
+    );
+}
