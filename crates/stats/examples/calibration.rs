@@ -1,6 +1,8 @@
 //! Calibration simulation for docs/statistics.md: how often the engine claims a change when
 //! there is none (A/A), however often one looks, beside a naive repeated t interval; and how
-//! soon it detects a real 4% change at 2.5% spread per run.
+//! soon it detects a real 4% change at 2.5% spread per run; how the interval holds up when
+//! head's spread is twice base's and under drift, and how several runners combined
+//! (stratified, docs/statistics.md "Several runners") decide sooner.
 //!
 //! `cargo run --release -p benchgate-stats --example calibration [-- RUNS SEED]`
 
@@ -97,6 +99,79 @@ impl NaiveT {
     }
 }
 
+/// One runner's running sums of log-ratios, for its t-mixture Bayes factor at 0.
+#[derive(Clone, Copy, Default)]
+struct Runner {
+    n: u64,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Runner {
+    fn push(&mut self, d: f64) {
+        self.n += 1;
+        self.sum += d;
+        self.sum_sq += d * d;
+    }
+
+    fn ln_bf(&self, boundary: &MixtureBoundary) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = self.n as f64;
+        let mean = self.sum / n;
+        let sd = ((self.sum_sq - n * mean * mean) / (n - 1.0)).max(0.0).sqrt();
+        boundary.ln_bayes_factor(mean, sd, self.n, 0.0)
+    }
+}
+
+/// How each runner's pairs are made in a scenario.
+#[derive(Clone, Copy)]
+struct Machine {
+    /// Head's spread per run as a multiple of base's.
+    head_spread: f64,
+    /// Slow-down per run (log scale): with ABBA the side that runs second in a round is that
+    /// much slower, so pairs alternate ±drift.
+    drift: f64,
+}
+
+const QUIET: Machine = Machine {
+    head_spread: 1.0,
+    drift: 0.0,
+};
+
+/// Rounds per runner until the stratified product of the runners' Bayes factors reaches
+/// 1/alpha (the interval excludes 0), looking after every round; `None` within `max` rounds.
+fn stratified_first_claim(
+    rng: &mut Xoshiro256,
+    machines: &[Machine],
+    effect: f64,
+    boundary: &MixtureBoundary,
+    max: usize,
+) -> Option<usize> {
+    let mut runners = vec![Runner::default(); machines.len()];
+    let threshold = -ALPHA.ln();
+    for round in 1..=max {
+        for (runner, m) in runners.iter_mut().zip(machines) {
+            let base = RUN_SPREAD * rng.normal();
+            let head = effect + m.head_spread * RUN_SPREAD * rng.normal();
+            let position = if round % 2 == 1 { m.drift } else { -m.drift };
+            runner.push(head - base + position);
+        }
+        let ln_e: f64 = runners.iter().map(|r| r.ln_bf(boundary)).sum();
+        if ln_e >= threshold {
+            return Some(round);
+        }
+    }
+    None
+}
+
+/// The smallest number of rounds by which at least `share` of the runs had claimed.
+fn quantile_rounds(firsts: &mut [usize], share: f64) -> usize {
+    firsts.sort_unstable();
+    firsts[((firsts.len() as f64 * share).ceil() as usize).saturating_sub(1)]
+}
+
 fn rate(count: usize, runs: usize) -> String {
     let p = count as f64 / runs as f64;
     // Binomial standard error, so a reader can see the simulation noise.
@@ -181,6 +256,64 @@ fn main() {
             }
         }
     }
+    let single_time = started.elapsed();
+
+    // Robustness of the interval with a look after every round: A/A false-result rates when
+    // head's spread is twice base's, under drift, and for two runners combined.
+    let scenarios: [(&str, &[Machine], usize); 5] = [
+        ("one runner, quiet", &[QUIET], MAX_PAIRS),
+        (
+            "one runner, head spread 2x base",
+            &[Machine {
+                head_spread: 2.0,
+                drift: 0.0,
+            }],
+            MAX_PAIRS,
+        ),
+        (
+            "one runner, drift 0.5% per run",
+            &[Machine {
+                head_spread: 1.0,
+                drift: 0.005,
+            }],
+            MAX_PAIRS,
+        ),
+        ("two runners, stratified", &[QUIET, QUIET], MAX_PAIRS / 2),
+        (
+            "two runners, one with head spread 2x and drift",
+            &[
+                QUIET,
+                Machine {
+                    head_spread: 2.0,
+                    drift: 0.005,
+                },
+            ],
+            MAX_PAIRS / 2,
+        ),
+    ];
+    let mut robustness = Vec::new();
+    for (name, machines, max) in scenarios {
+        let tuned = MixtureBoundary::tuned(ALPHA, (N_STAR / machines.len() as f64).max(2.0))
+            .expect("valid tuning");
+        let claims = (0..runs)
+            .filter(|_| stratified_first_claim(&mut rng, machines, 0.0, &tuned, max).is_some())
+            .count();
+        robustness.push((name, machines.len() * max, claims));
+    }
+
+    // Several runners: rounds per runner until 80% of real 4% slow-downs are called.
+    let mut speed = Vec::new();
+    for k in 1..=3usize {
+        let tuned = MixtureBoundary::tuned(ALPHA, (N_STAR / k as f64).max(2.0)).unwrap();
+        let machines = vec![QUIET; k];
+        let mut firsts: Vec<usize> = (0..runs)
+            .map(|_| {
+                stratified_first_claim(&mut rng, &machines, effect, &tuned, 100).unwrap_or(101)
+            })
+            .collect();
+        let median = quantile_rounds(&mut firsts, 0.5);
+        speed.push((k, median, quantile_rounds(&mut firsts, 0.8)));
+    }
     let total_time = started.elapsed();
 
     println!(
@@ -217,9 +350,21 @@ fn main() {
         );
     }
     println!();
+    println!("A/A false-result rate, a look after every round (product of the runners' Bayes factors)");
+    for (name, pairs, claims) in robustness {
+        println!("  {name:<48} | {pairs:>3} pairs | {}", rate(claims, runs));
+    }
+    println!();
+    println!("Rounds per runner until a real 4% slow-down is called (2.5% spread per run)");
+    println!("  runners | median | 80% of runs");
+    for (k, median, p80) in speed {
+        println!("  {k:>7} | {median:>6} | {p80:>11}");
+    }
+    println!();
     println!(
-        "time: A/A {:.1} s, total {:.1} s",
+        "time: A/A {:.1} s, single runner {:.1} s, total {:.1} s",
         aa_time.as_secs_f64(),
+        single_time.as_secs_f64(),
         total_time.as_secs_f64()
     );
 }

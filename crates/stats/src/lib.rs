@@ -18,6 +18,7 @@ pub mod multiplicity;
 pub mod order;
 pub mod outliers;
 pub mod paired;
+pub mod stratified;
 pub mod verdict;
 pub mod wilcoxon;
 pub mod words;
@@ -38,5 +39,6 @@ pub use multiplicity::{
 pub use order::{Standing, report_order, standing};
 pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
+pub use stratified::{Stratum, analyze_strata};
 pub use verdict::{Progress, Verdict, decide, total_rounds_needed};
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

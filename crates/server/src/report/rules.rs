@@ -54,7 +54,11 @@ pub fn rule_lines(results: &[BenchmarkResult], rules: &[BenchmarkRule]) -> Vec<S
                         " — ⚠ {} not reported by {}, so {} nothing",
                         format::code(metric),
                         listed(&lacking),
-                        if lacking.len() == 1 { "it gates on" } else { "they gate on" }
+                        if lacking.len() == 1 {
+                            "it gates on"
+                        } else {
+                            "they gate on"
+                        }
                     ));
                 }
             }

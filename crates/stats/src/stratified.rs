@@ -1,0 +1,390 @@
+//! One verdict from several runners of one hardware class, stratified by runner: every pair
+//! stays within its machine, each runner's series keeps its own spread (its own t-mixture
+//! Bayes factor, scale-free), and the evidence is the product of the runners' Bayes factors.
+//! Independent runners' test martingales multiply into one, so the product is an e-process
+//! for "no change" and its level set is a confidence sequence for the common change, valid
+//! however the runners' spreads differ. k runners reach a verdict about k times sooner in
+//! rounds per runner (docs/statistics.md, "Several runners").
+
+use crate::analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
+use crate::confidence_sequence::MixtureBoundary;
+use crate::error::StatsError;
+use crate::floor::{NoiseFloor, practical_margin};
+use crate::interval::Interval;
+use crate::paired::paired_log_ratios;
+use crate::verdict::{Progress, Verdict, verdict};
+
+/// One runner's paired samples of a benchmark and metric, with its order and floor.
+#[derive(Debug, Clone)]
+pub struct Stratum<'a> {
+    pub base: &'a [f64],
+    pub head: &'a [f64],
+    /// Per pair: base ran first.
+    pub base_first: &'a [bool],
+    pub floor: Option<&'a NoiseFloor>,
+}
+
+/// Running mean and sd of one runner's log-ratios at any prefix length.
+struct Prefix {
+    sum: Vec<f64>,
+    sum_sq: Vec<f64>,
+}
+
+impl Prefix {
+    fn new(d: &[f64]) -> Self {
+        let (mut sum, mut sum_sq) = (vec![0.0], vec![0.0]);
+        for &x in d {
+            sum.push(sum.last().unwrap() + x);
+            sum_sq.push(sum_sq.last().unwrap() + x * x);
+        }
+        Prefix { sum, sum_sq }
+    }
+
+    fn len(&self) -> usize {
+        self.sum.len() - 1
+    }
+
+    /// (n, mean, sd) of the first `n` log-ratios (all of them when fewer).
+    fn at(&self, n: usize) -> (u64, f64, f64) {
+        let n = n.min(self.len());
+        if n == 0 {
+            return (0, 0.0, 0.0);
+        }
+        let nf = n as f64;
+        let mean = self.sum[n] / nf;
+        let var = if n < 2 {
+            0.0
+        } else {
+            ((self.sum_sq[n] - nf * mean * mean) / (nf - 1.0)).max(0.0)
+        };
+        (n as u64, mean, var.sqrt())
+    }
+}
+
+/// The summed log Bayes factors of every runner at `mu` after `look` pairs per runner.
+fn ln_evidence(boundary: &MixtureBoundary, strata: &[Prefix], look: usize, mu: f64) -> f64 {
+    strata
+        .iter()
+        .map(|p| {
+            let (n, mean, sd) = p.at(look);
+            boundary.ln_bayes_factor(mean, sd, n, mu)
+        })
+        .sum()
+}
+
+/// The hull of `{mu : ln_evidence(mu) < threshold}` at one look; `None` when it is empty (the
+/// runners contradict each other). Every runner's term grows as `mu` leaves its mean, so the
+/// set lies within the bounds found by searching outward from the outermost runner means.
+fn level_set(
+    boundary: &MixtureBoundary,
+    strata: &[Prefix],
+    look: usize,
+    threshold: f64,
+) -> Option<Interval> {
+    let means: Vec<(f64, f64)> = strata
+        .iter()
+        .map(|p| p.at(look))
+        .filter(|&(n, _, _)| n >= 2)
+        .map(|(n, mean, sd)| (mean, sd / (n as f64).sqrt()))
+        .collect();
+    if means.is_empty() {
+        return Some(Interval::WHOLE_LINE);
+    }
+    let inside = |mu: f64| ln_evidence(boundary, strata, look, mu) < threshold;
+    let lo_mean = means.iter().map(|m| m.0).fold(f64::INFINITY, f64::min);
+    let hi_mean = means.iter().map(|m| m.0).fold(f64::NEG_INFINITY, f64::max);
+    let step = means.iter().map(|m| m.1).fold(0.0, f64::max).max(1e-12);
+    // The first point inside, scanning the span of the means (one point when they agree).
+    const GRID: usize = 256;
+    let start = (0..=GRID)
+        .map(|i| lo_mean + (hi_mean - lo_mean) * i as f64 / GRID as f64)
+        .find(|&mu| inside(mu))?;
+    let last = (0..=GRID)
+        .rev()
+        .map(|i| lo_mean + (hi_mean - lo_mean) * i as f64 / GRID as f64)
+        .find(|&mu| inside(mu))
+        .unwrap_or(start);
+    Some(Interval {
+        lower: edge(&inside, start, -step),
+        upper: edge(&inside, last, step),
+    })
+}
+
+/// Where the set ends, walking from `from` (inside) in steps of `step` that double, then
+/// bisecting; infinite when it never ends (too few pairs for any bound).
+fn edge(inside: &impl Fn(f64) -> bool, from: f64, step: f64) -> f64 {
+    let (mut inner, mut width) = (from, step);
+    let mut outer = from + width;
+    let mut tries = 0;
+    while inside(outer) {
+        inner = outer;
+        width *= 2.0;
+        outer = from + width;
+        tries += 1;
+        if tries > 200 || !outer.is_finite() {
+            return if step > 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            };
+        }
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (inner + outer);
+        if mid == inner || mid == outer {
+            break;
+        }
+        if inside(mid) {
+            inner = mid;
+        } else {
+            outer = mid;
+        }
+    }
+    // The outer point: the set is open, so this keeps every point of it inside.
+    outer
+}
+
+/// Analyses one benchmark and metric measured on several runners of one hardware class. The
+/// interval, e-value, verdict and margin are stratified (see the module); the centres and the
+/// diagnostics (fixed-n interval, Hodges–Lehmann, outliers) pool every runner's pairs, and the
+/// drift regression is the one of the runner with the most pairs, since a drift is a property
+/// of one machine's session. `n` is the total number of pairs. Each runner's boundary is tuned
+/// for `n*` divided among the runners, the rounds each of them is expected to contribute; the
+/// margin is the widest of the runners' margins. A single stratum is [`analyze_pairs`].
+pub fn analyze_strata(
+    strata: &[Stratum<'_>],
+    opts: &AnalysisOptions,
+) -> Result<BenchmarkAnalysis, StatsError> {
+    if let [one] = strata {
+        let opts = AnalysisOptions {
+            order: RoundOrder::BaseFirst(one.base_first.to_vec()),
+            ..opts.clone()
+        };
+        return analyze_pairs(one.base, one.head, &opts, one.floor);
+    }
+    let base: Vec<f64> = strata.iter().flat_map(|s| s.base.iter().copied()).collect();
+    let head: Vec<f64> = strata.iter().flat_map(|s| s.head.iter().copied()).collect();
+    let order: Vec<bool> = strata
+        .iter()
+        .flat_map(|s| s.base_first.iter().copied())
+        .collect();
+    let widest_floor = strata.iter().filter_map(|s| s.floor).max_by(|a, b| {
+        a.margin(opts.min_effect.ln_1p())
+            .total_cmp(&b.margin(opts.min_effect.ln_1p()))
+    });
+    let pooled_opts = AnalysisOptions {
+        order: RoundOrder::BaseFirst(order),
+        ..opts.clone()
+    };
+    let mut analysis = analyze_pairs(&base, &head, &pooled_opts, widest_floor)?;
+    if matches!(analysis.verdict, Verdict::Exact) {
+        // A deterministic metric: every pair of every runner says the same.
+        return Ok(analysis);
+    }
+    let prefixes: Vec<Prefix> = strata
+        .iter()
+        .map(|s| paired_log_ratios(s.base, s.head).map(|d| Prefix::new(&d)))
+        .collect::<Result<_, _>>()?;
+    let k = strata.len() as f64;
+    let boundary = MixtureBoundary::tuned(opts.alpha, (opts.n_star / k).max(2.0))?;
+    let threshold = -opts.alpha.ln();
+    let longest = prefixes.iter().map(Prefix::len).max().unwrap_or(0);
+    let (mut running, mut current) = (Interval::WHOLE_LINE, Interval::WHOLE_LINE);
+    let (mut crossed, mut max_ln_e) = (false, 0.0_f64);
+    for look in 2..=longest {
+        max_ln_e = max_ln_e.max(ln_evidence(&boundary, &prefixes, look, 0.0));
+        match level_set(&boundary, &prefixes, look, threshold) {
+            Some(set) => {
+                current = set;
+                let lower = running.lower.max(set.lower);
+                let upper = running.upper.min(set.upper);
+                if lower <= upper {
+                    running = Interval { lower, upper };
+                } else {
+                    crossed = true;
+                    running = Interval::point(0.5 * (lower + upper));
+                }
+            }
+            None => crossed = true,
+        }
+    }
+    let mean = analysis.mean_log;
+    let contradicted = crossed || !running.contains(mean);
+    let interval = if crossed {
+        current
+    } else if contradicted {
+        Interval {
+            lower: running.lower.min(mean),
+            upper: running.upper.max(mean),
+        }
+    } else {
+        running
+    };
+    let margin = strata
+        .iter()
+        .map(|s| practical_margin(opts.min_effect.ln_1p(), s.floor))
+        .fold(0.0, f64::max);
+    let progress = Progress {
+        mean,
+        sd: analysis.sd_log,
+        n: analysis.n as u64,
+    };
+    let single = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
+    analysis.verdict = match verdict(
+        interval,
+        &single,
+        progress,
+        margin,
+        opts.rounds_cap,
+        opts.direction,
+    ) {
+        // Rounds are added to every runner at once: each needs its share.
+        Verdict::NoResultYet { rounds_needed } => Verdict::NoResultYet {
+            rounds_needed: rounds_needed.div_ceil(strata.len() as u64).max(1),
+        },
+        other => other,
+    };
+    analysis.interval = interval;
+    analysis.current_interval = current;
+    analysis.margin = margin;
+    analysis.e_value = ln_evidence(&boundary, &prefixes, longest, 0.0)
+        .exp()
+        .min(f64::MAX);
+    analysis.anytime_p_value = (-max_ln_e).exp().min(1.0);
+    analysis.sequence_crossed = crossed;
+    analysis.contradicted = contradicted;
+    analysis.boundary = boundary;
+    analysis.drift = strata
+        .iter()
+        .max_by_key(|s| s.base.len())
+        .and_then(|s| {
+            let opts = AnalysisOptions {
+                order: RoundOrder::BaseFirst(s.base_first.to_vec()),
+                ..opts.clone()
+            };
+            analyze_pairs(s.base, s.head, &opts, s.floor).ok()
+        })
+        .and_then(|a| a.drift);
+    Ok(analysis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic noise: a fixed pseudo-random walk, so tests never flake.
+    fn noisy(n: usize, seed: u64, effect: f64, spread: f64) -> (Vec<f64>, Vec<f64>, Vec<bool>) {
+        let mut x = seed;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let base: Vec<f64> = (0..n).map(|_| 100.0 * (spread * next()).exp()).collect();
+        let head: Vec<f64> = base
+            .iter()
+            .map(|b| b * (effect + spread * next()).exp())
+            .collect();
+        (base, head, (0..n).map(|i| i % 2 == 0).collect())
+    }
+
+    fn strata<'a>(series: &'a [(Vec<f64>, Vec<f64>, Vec<bool>)]) -> Vec<Stratum<'a>> {
+        series
+            .iter()
+            .map(|(b, h, o)| Stratum {
+                base: b,
+                head: h,
+                base_first: o,
+                floor: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_runners_decide_a_change_one_runner_alone_cannot_yet() {
+        let effect = 1.04f64.ln();
+        let series = [noisy(7, 7, effect, 0.14), noisy(7, 11, effect, 0.14)];
+        let opts = AnalysisOptions::default();
+        let one = analyze_strata(&strata(&series[..1]), &opts).unwrap();
+        let both = analyze_strata(&strata(&series), &opts).unwrap();
+        assert_eq!(both.n, 14);
+        assert!(
+            both.interval.lower > 0.0,
+            "two runners: {:?}",
+            both.interval
+        );
+        assert!(
+            one.interval.lower <= 0.0,
+            "one runner of 7 pairs: {:?}",
+            one.interval
+        );
+        assert!(both.interval.contains(effect), "{:?}", both.interval);
+        assert!(matches!(both.verdict, Verdict::Slower { .. }));
+    }
+
+    #[test]
+    fn a_noisier_runner_widens_nothing_it_cannot_know() {
+        // The quiet runner decides; the noisy one (5x the spread) barely moves the product.
+        let effect = 1.04f64.ln();
+        let series = [noisy(12, 3, effect, 0.06), noisy(12, 5, effect, 0.30)];
+        let opts = AnalysisOptions::default();
+        let both = analyze_strata(&strata(&series), &opts).unwrap();
+        assert!(both.interval.lower > 0.0, "{:?}", both.interval);
+        assert!(both.interval.upper < 0.2, "{:?}", both.interval);
+    }
+
+    #[test]
+    fn no_change_stays_undecided_and_the_interval_holds_zero() {
+        let series = [noisy(6, 1, 0.0, 0.05), noisy(6, 2, 0.0, 0.05)];
+        let a = analyze_strata(&strata(&series), &AnalysisOptions::default()).unwrap();
+        assert!(a.interval.contains(0.0), "{:?}", a.interval);
+        assert!(a.e_value < 20.0);
+        assert!(!matches!(
+            a.verdict,
+            Verdict::Slower { .. } | Verdict::Faster { .. }
+        ));
+    }
+
+    #[test]
+    fn one_stratum_is_the_single_runner_analysis() {
+        let series = [noisy(20, 9, 0.03, 0.04)];
+        let opts = AnalysisOptions::default();
+        let s = analyze_strata(&strata(&series), &opts).unwrap();
+        let (b, h, o) = &series[0];
+        let single = analyze_pairs(
+            b,
+            h,
+            &AnalysisOptions {
+                order: RoundOrder::BaseFirst(o.clone()),
+                ..opts
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(s, single);
+    }
+
+    #[test]
+    fn an_exact_metric_stays_exact() {
+        let base = vec![100.0; 4];
+        let head = vec![110.0; 4];
+        let order = vec![true, false, true, false];
+        let s = [
+            Stratum {
+                base: &base,
+                head: &head,
+                base_first: &order,
+                floor: None,
+            },
+            Stratum {
+                base: &base,
+                head: &head,
+                base_first: &order,
+                floor: None,
+            },
+        ];
+        let a = analyze_strata(&s, &AnalysisOptions::default()).unwrap();
+        assert!(matches!(a.verdict, Verdict::Exact));
+    }
+}
