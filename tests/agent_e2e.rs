@@ -161,6 +161,42 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
     }
 }
 
+/// Two runners of one hardware class share one comparison's rounds: one verdict from both,
+/// stratified by runner, with every pair measured on one machine.
+#[tokio::test]
+async fn two_runners_of_one_hardware_class_reach_one_verdict_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let repo = BenchRepo::create(dir.path());
+    let tokens = [add_runner(&db, "alpha"), add_runner(&db, "beta")];
+    let mut req = repo.comparison(12, Vec::new());
+    req.jobs = Some(2);
+    let created = create_comparison(&server, &req).await;
+    // Alpha takes the first job (then its first A/A session, which goes first for it); beta,
+    // started while alpha measures, takes the second.
+    let mut alpha = AgentProcess::spawn("alpha", &server, &tokens[0], dir.path(), &[]);
+    alpha.wait_for_log("round=1", FINISH);
+    let beta = AgentProcess::spawn("beta", &server, &tokens[1], dir.path(), &[]);
+    let status = wait_finished(&server, created.id, FINISH, &[&alpha, &beta]).await;
+    assert_eq!(status.state, "done", "{status:?}");
+
+    let series = samples(&db, created.id).await;
+    let mut names: Vec<&str> = series.iter().map(|s| s.runner_name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["alpha", "beta"], "each runner measured one job");
+    for s in &series {
+        assert_eq!(wall_time_rounds(s).len(), 6, "{}", s.runner_name);
+    }
+    assert_eq!(status.runners.len(), 1, "one report for both: {status:?}");
+    let (runner, cpu) = headline_result(&status, "cpu_time");
+    assert_eq!(runner, "alpha + beta");
+    assert_eq!(cpu.n, 12, "both runners' pairs: {cpu:?}");
+    assert_eq!(cpu.runners, ["alpha", "beta"]);
+    assert_eq!(cpu.verdict, VerdictKind::Slower, "{cpu:?}");
+    assert!(cpu.interval_pct[0].is_some_and(|l| l > 0.0), "{cpu:?}");
+}
+
 #[tokio::test]
 async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() {
     let dir = tempfile::tempdir().unwrap();
@@ -180,13 +216,20 @@ async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() 
     let status = wait_finished(&server, created.id, FINISH, &[&doomed, &survivor]).await;
     assert_eq!(status.state, "done", "{status:?}");
     let (runner, wall) = headline_wall_time(&status);
-    assert_eq!(runner, "survivor");
-    assert_eq!(
-        wall.n, 8,
-        "the estimate uses the survivor's 8 rounds only: {wall:?}"
-    );
 
     let series = samples(&db, created.id).await;
+    // Both agents run on this machine, one hardware class: what the dead one measured before
+    // it died is combined with the survivor's series, stratified by runner.
+    let doomed_rounds = series
+        .iter()
+        .find(|s| s.runner_name == "doomed")
+        .map_or(0, |s| wall_time_rounds(s).len());
+    if doomed_rounds == 0 {
+        assert_eq!(runner, "survivor");
+    } else {
+        assert_eq!(runner, "doomed + survivor");
+    }
+    assert_eq!(wall.n, 8 + doomed_rounds, "{wall:?}");
     let survivor_rounds = series
         .iter()
         .find(|s| s.runner_name == "survivor")
@@ -200,7 +243,7 @@ async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() 
     let attempts: BTreeSet<i64> = survivor_rounds.iter().map(|(a, _)| *a).collect();
     assert_eq!(attempts.len(), 1, "one attempt's series: {attempts:?}");
     if let Some(doomed_series) = series.iter().find(|s| s.runner_name == "doomed") {
-        // What the dead agent uploaded stays its own series, never pooled with the survivor's.
+        // What the dead agent uploaded stays its own series: no pair mixes two machines.
         assert!(wall_time_rounds(doomed_series).len() < 8);
         let d_attempt = doomed_series.samples[0].attempt;
         assert!(!attempts.contains(&d_attempt), "attempts are never reused");
@@ -285,7 +328,6 @@ async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly(
 
     let status = wait_finished(&server, created.id, FINISH, &[&stalled, &taker]).await;
     assert_eq!(status.state, "done", "{status:?}");
-    assert_eq!(headline_wall_time(&status).0, "taker");
     stalled.wait_for_log("lease lost; leaving the job to its new holder", FINISH);
     let span = format!("job{{job={} attempt=1}}", created.jobs[0]);
     let completed = stalled
@@ -300,6 +342,16 @@ async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly(
         .map(wall_time_rounds)
         .unwrap();
     assert_eq!(taker_rounds.len(), 8);
+    // One machine, one hardware class: rounds the stalled agent stored before it lost the
+    // lease are combined with the taker's, stratified by runner.
+    let stalled_stored = series.iter().any(|s| s.runner_name == "stalled");
+    let analysed = comparison(&server, created.id).await;
+    let expected = if stalled_stored {
+        "stalled + taker"
+    } else {
+        "taker"
+    };
+    assert_eq!(headline_wall_time(&analysed).0, expected);
 }
 
 #[tokio::test]
@@ -331,7 +383,8 @@ async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
     )
     .await;
     assert_eq!(status.state, "done", "{status:?}");
-    assert_eq!(headline_wall_time(&status).0, "relief");
+    // One hardware class (one machine): the quitter's uploaded rounds count, stratified.
+    assert_eq!(headline_wall_time(&status).0, "quitter + relief");
 
     // Every round the quitter measured was uploaded before it exited.
     let measured = quitter.logs().matches("round measured").count();

@@ -170,6 +170,7 @@ fn result(
         direction: Default::default(),
         margin_pct: 1.0,
         reason: None,
+        runners: Vec::new(),
     }
 }
 

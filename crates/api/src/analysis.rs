@@ -90,6 +90,10 @@ pub struct BenchmarkResult {
     /// The suite's rule that matched this benchmark, as the gate applied it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<crate::AppliedRule>,
+    /// The runners whose series this row combines, stratified by runner, because they share
+    /// one hardware class; empty when the row is one runner's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runners: Vec<String>,
 }
 
 impl BenchmarkResult {
@@ -145,6 +149,7 @@ impl BenchmarkResult {
             warnings: Vec::new(),
             reason: Some(reason),
             rule: None,
+            runners: Vec::new(),
         }
     }
 }

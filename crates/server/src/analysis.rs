@@ -1,14 +1,18 @@
 //! A comparison's results, recomputed after each upload and stored, so pages and the PR comment
-//! read them instead of recomputing. Each runner's series is analysed alone: samples of two
-//! machines are never pooled. The margin comes from the runner's current A/A floor; `n*` was
-//! planned from the floors when the comparison was created and is never re-tuned.
+//! read them instead of recomputing. Samples of two machines are never pooled into one pair:
+//! runners of one hardware class ([`hardware_class`]) are combined stratified by runner
+//! ([`benchgate_stats::analyze_strata`]), each keeping its own pairs and floor; any other
+//! runner's series is analysed alone. The margin comes from the runners' current A/A floors;
+//! `n*` was planned from the floors when the comparison was created and is never re-tuned.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport, StoredComparisonConfig};
 use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKind};
-use benchgate_stats::{AnalysisOptions, RoundOrder, StatsError, analyze_pairs, plan_n_star};
+use benchgate_stats::{
+    AnalysisOptions, RoundOrder, StatsError, Stratum, analyze_strata, plan_n_star,
+};
 use benchgate_store::{
     ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
 };
@@ -148,27 +152,95 @@ pub async fn analyze_comparison(
         order: RoundOrder::Abba,
         direction: Direction::LowerIsBetter,
     };
-    for series in store.comparison_samples(id).await? {
-        let results = analyze_series(
+    let series = store.comparison_samples(id).await?;
+    for group in hardware_groups(store, &series).await? {
+        let members: Vec<&RunnerSeries> = group.iter().map(|&i| &series[i]).collect();
+        let results = analyze_group(
             store,
             comparison.repository_id,
-            &series,
+            &members,
             &options,
             &plan,
             &rules,
         )
         .await?;
-        // The whole set, even when empty. Replicas analyse at once; the store keeps the set
-        // computed from the most samples, so an older view never overwrites a newer one.
-        let basis = i64::try_from(series.samples.len()).unwrap_or(i64::MAX);
+        // The whole set, even when empty, under the group's first runner; the other members'
+        // earlier sets of their own are emptied. Replicas analyse at once; the store keeps the
+        // set computed from the most samples, so an older view never overwrites a newer one.
+        let basis = members.iter().map(|m| m.samples.len()).sum::<usize>();
+        let basis = i64::try_from(basis).unwrap_or(i64::MAX);
+        let lead = members[0].runner_id;
         let stored = store
-            .replace_comparison_results(id, series.runner_id, basis, &results)
+            .replace_comparison_results(id, lead, basis, &results)
             .await?;
         if !stored {
-            tracing::debug!(runner = %series.runner_id, basis, "a newer analysis was stored first");
+            tracing::debug!(runner = %lead, basis, "a newer analysis was stored first");
+        }
+        for member in &members[1..] {
+            store
+                .replace_comparison_results(id, member.runner_id, basis, &[])
+                .await?;
         }
     }
     Ok(())
+}
+
+/// "runner-a + runner-b" when the rows combine several runners.
+pub fn combined_name(rows: &[BenchmarkResult]) -> Option<String> {
+    rows.iter()
+        .find(|r| !r.runners.is_empty())
+        .map(|r| r.runners.join(" + "))
+}
+
+/// The hardware class of a runner's fingerprint: CPU model, cores, kernel, governor, boost,
+/// memory (to the GiB) and isolation, but not the load. Runners of one class are combined;
+/// `None` (no fingerprint, or no CPU model) is never combined with anything.
+pub fn hardware_class(fingerprint: &serde_json::Value) -> Option<String> {
+    let cpu = fingerprint.get("cpu_model")?.as_str()?;
+    let field = |key: &str| {
+        fingerprint
+            .get(key)
+            .map_or_else(String::new, |v| v.to_string())
+    };
+    let gib = fingerprint
+        .get("memory_bytes")
+        .and_then(serde_json::Value::as_f64)
+        .map_or(0, |b| (b / f64::from(1u32 << 30)).round() as i64);
+    Some(format!(
+        "{cpu}|{}|{}|{}|{}|{}|{gib}|{}",
+        field("logical_cores"),
+        field("physical_cores"),
+        field("kernel"),
+        field("governor"),
+        field("boost"),
+        field("isolation"),
+    ))
+}
+
+/// Indices of `series` grouped by hardware class, each group in runner-id order, groups in
+/// the order of their first runner.
+async fn hardware_groups(
+    store: &Arc<dyn Store>,
+    series: &[RunnerSeries],
+) -> Result<Vec<Vec<usize>>, StoreError> {
+    let mut groups: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by_key(|&i| series[i].runner_id);
+    for i in order {
+        let class = store
+            .runner(series[i].runner_id)
+            .await?
+            .and_then(|r| r.fingerprint)
+            .and_then(|f| hardware_class(&f));
+        match groups
+            .iter_mut()
+            .find(|(c, _)| class.is_some() && *c == class)
+        {
+            Some((_, members)) => members.push(i),
+            None => groups.push((class, vec![i])),
+        }
+    }
+    Ok(groups.into_iter().map(|(_, members)| members).collect())
 }
 
 /// The n* each benchmark's boundary is tuned for, fixed when the comparison was created.
@@ -190,41 +262,67 @@ impl NStarPlan {
     }
 }
 
-/// One runner's results: each benchmark and metric, its margin from this runner's current
-/// floor (and its rule's `min_effect`) and its own n*. A series that cannot be analysed is kept
-/// as a row that says why, and one that only one side reported as "only in base/head".
-async fn analyze_series(
+/// One group's results: each benchmark and metric, its margin from the runners' current
+/// floors (and its rule's `min_effect`) and its own n*. A series that cannot be analysed is
+/// kept as a row that says why, and one that only one side reported as "only in base/head".
+/// A group of several runners names them on every row.
+async fn analyze_group(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
-    series: &RunnerSeries,
+    members: &[&RunnerSeries],
     options: &AnalysisOptions,
     plan: &NStarPlan,
     rules: &benchgate_api::RuleSet,
 ) -> Result<Vec<BenchmarkResult>, StoreError> {
+    // Per (benchmark, metric): each member's pairs and floor.
+    type Measured = (Pairs, Option<benchgate_stats::NoiseFloor>);
+    let mut keyed: BTreeMap<(String, String), Vec<Measured>> = BTreeMap::new();
+    for member in members {
+        for ((benchmark, metric), pairs) in pair_samples(&member.samples) {
+            let key = FloorKey {
+                runner_id: member.runner_id,
+                repository_id,
+                benchmark: benchmark.clone(),
+                metric: metric.clone(),
+            };
+            let floor = store.noise_floor(&key).await?.map(|f| stats_floor(&f));
+            keyed
+                .entry((benchmark, metric))
+                .or_default()
+                .push((pairs, floor));
+        }
+    }
+    let names: Vec<String> = if members.len() > 1 {
+        members.iter().map(|m| m.runner_name.clone()).collect()
+    } else {
+        Vec::new()
+    };
     let mut results = Vec::new();
-    for ((benchmark, metric), pairs) in pair_samples(&series.samples) {
-        let key = FloorKey {
-            runner_id: series.runner_id,
-            repository_id,
-            benchmark: benchmark.clone(),
-            metric: metric.clone(),
-        };
-        let floor = store.noise_floor(&key).await?.map(|f| stats_floor(&f));
+    for ((benchmark, metric), per_runner) in keyed {
+        let (unit, direction) = (per_runner[0].0.unit.clone(), per_runner[0].0.direction);
+        let strata: Vec<Stratum> = per_runner
+            .iter()
+            .map(|(p, floor)| Stratum {
+                base: &p.base,
+                head: &p.head,
+                base_first: &p.base_first,
+                floor: floor.as_ref(),
+            })
+            .collect();
         let options = AnalysisOptions {
-            order: RoundOrder::BaseFirst(pairs.base_first.clone()),
-            direction: pairs.direction,
+            direction,
             n_star: plan.n_star(&benchmark),
             min_effect: rule_min_effect(rules, &benchmark).unwrap_or(options.min_effect),
             ..options.clone()
         };
-        match analyze_pairs(&pairs.base, &pairs.head, &options, floor.as_ref()) {
-            Ok(analysis) => results.push(analysis.to_result(&benchmark, &metric, &pairs.unit)),
+        let mut row = match analyze_strata(&strata, &options) {
+            Ok(analysis) => analysis.to_result(&benchmark, &metric, &unit),
             Err(e) => {
                 if matches!(e, StatsError::TooFewPairs { .. }) {
                     tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet");
                 } else {
                     tracing::warn!(
-                        runner = %series.runner_id,
+                        runners = ?members.iter().map(|m| m.runner_id.0).collect::<Vec<_>>(),
                         %benchmark,
                         %metric,
                         error = %e,
@@ -234,20 +332,34 @@ async fn analyze_series(
                 let mut row = BenchmarkResult::unanalysed(
                     &benchmark,
                     &metric,
-                    &pairs.unit,
-                    pairs.direction,
+                    &unit,
+                    direction,
                     VerdictKind::NotAnalysed,
                     e.to_string(),
                 );
-                row.n = pairs.base.len();
-                results.push(row);
+                row.n = per_runner.iter().map(|(p, _)| p.base.len()).sum();
+                row
+            }
+        };
+        row.runners.clone_from(&names);
+        results.push(row);
+    }
+    let paired: Vec<(String, String)> = results
+        .iter()
+        .map(|r| (r.name.clone(), r.metric.clone()))
+        .collect();
+    let mut one_sided: BTreeMap<(String, String), (Side, String, Direction)> = BTreeMap::new();
+    for member in members {
+        for (key, found) in one_side(&member.samples) {
+            if !paired.contains(&key) {
+                one_sided.entry(key).or_insert(found);
             }
         }
     }
-    for ((benchmark, metric), (side, unit, direction)) in one_side(&series.samples) {
-        results.push(BenchmarkResult::only_in(
-            side, &benchmark, &metric, &unit, direction,
-        ));
+    for ((benchmark, metric), (side, unit, direction)) in one_sided {
+        let mut row = BenchmarkResult::only_in(side, &benchmark, &metric, &unit, direction);
+        row.runners.clone_from(&names);
+        results.push(row);
     }
     benchgate_stats::mark_gate(&mut results, options.alpha, rules);
     Ok(results)
@@ -356,8 +468,10 @@ pub async fn comparison_report(
     }
     let mut runners: Vec<RunnerReport> = by_runner
         .into_iter()
+        .filter(|(_, benchmarks)| !benchmarks.is_empty())
         .map(|(runner_id, benchmarks)| RunnerReport {
-            runner: names.remove(&runner_id).unwrap_or_default(),
+            runner: combined_name(&benchmarks)
+                .unwrap_or_else(|| names.remove(&runner_id).unwrap_or_default()),
             headline: false,
             report: AnalysisReport {
                 alpha: ALPHA,

@@ -120,7 +120,9 @@ impl Runner {
         }
         let n = self.n as f64;
         let mean = self.sum / n;
-        let sd = ((self.sum_sq - n * mean * mean) / (n - 1.0)).max(0.0).sqrt();
+        let sd = ((self.sum_sq - n * mean * mean) / (n - 1.0))
+            .max(0.0)
+            .sqrt();
         boundary.ln_bayes_factor(mean, sd, self.n, 0.0)
     }
 }
@@ -161,6 +163,34 @@ fn stratified_first_claim(
         let ln_e: f64 = runners.iter().map(|r| r.ln_bf(boundary)).sum();
         if ln_e >= threshold {
             return Some(round);
+        }
+    }
+    None
+}
+
+/// What trusting the runner's A/A spread would buy: the normal-mixture test with the pair
+/// spread taken as known (`sigma`, from A/A), mixture precision tuned for `N_STAR`. Pairs until
+/// it claims a change, looking after every pair; `None` within `max`. Not used by the engine:
+/// it is valid only while head's spread equals what A/A measured.
+fn known_spread_first_claim(
+    rng: &mut Xoshiro256,
+    machine: Machine,
+    effect: f64,
+    sigma: f64,
+    max: usize,
+) -> Option<usize> {
+    let rho = benchgate_stats::mixture_u(ALPHA).unwrap() / N_STAR;
+    let threshold = -ALPHA.ln();
+    let mut sum = 0.0;
+    for n in 1..=max {
+        let base = RUN_SPREAD * rng.normal();
+        let head = effect + machine.head_spread * RUN_SPREAD * rng.normal();
+        sum += head - base;
+        let nf = n as f64;
+        let ln_m =
+            -0.5 * (nf * rho).ln_1p() + rho * sum * sum / (2.0 * sigma * sigma * (1.0 + nf * rho));
+        if ln_m >= threshold {
+            return Some(n);
         }
     }
     None
@@ -314,6 +344,37 @@ fn main() {
         let median = quantile_rounds(&mut firsts, 0.5);
         speed.push((k, median, quantile_rounds(&mut firsts, 0.8)));
     }
+    // One runner with other tunings: where the boundary is tightest barely moves the answer.
+    let mut tunings = Vec::new();
+    for n_star in [5.0, 10.0, 40.0] {
+        let tuned = MixtureBoundary::tuned(ALPHA, n_star).unwrap();
+        let mut firsts: Vec<usize> = (0..runs)
+            .map(|_| stratified_first_claim(&mut rng, &[QUIET], effect, &tuned, 100).unwrap_or(101))
+            .collect();
+        tunings.push((
+            n_star,
+            quantile_rounds(&mut firsts, 0.5),
+            quantile_rounds(&mut firsts, 0.8),
+        ));
+    }
+
+    // The A/A history's spread taken as known: faster, and wrong once head's spread differs.
+    let sigma = RUN_SPREAD * 2f64.sqrt();
+    let head_2x = Machine {
+        head_spread: 2.0,
+        drift: 0.0,
+    };
+    let known_aa = (0..runs)
+        .filter(|_| known_spread_first_claim(&mut rng, QUIET, 0.0, sigma, MAX_PAIRS).is_some())
+        .count();
+    let known_aa_2x = (0..runs)
+        .filter(|_| known_spread_first_claim(&mut rng, head_2x, 0.0, sigma, MAX_PAIRS).is_some())
+        .count();
+    let mut known_firsts: Vec<usize> = (0..runs)
+        .map(|_| known_spread_first_claim(&mut rng, QUIET, effect, sigma, 100).unwrap_or(101))
+        .collect();
+    let known_median = quantile_rounds(&mut known_firsts, 0.5);
+    let known_p80 = quantile_rounds(&mut known_firsts, 0.8);
     let total_time = started.elapsed();
 
     println!(
@@ -350,7 +411,9 @@ fn main() {
         );
     }
     println!();
-    println!("A/A false-result rate, a look after every round (product of the runners' Bayes factors)");
+    println!(
+        "A/A false-result rate, a look after every round (product of the runners' Bayes factors)"
+    );
     for (name, pairs, claims) in robustness {
         println!("  {name:<48} | {pairs:>3} pairs | {}", rate(claims, runs));
     }
@@ -360,6 +423,22 @@ fn main() {
     for (k, median, p80) in speed {
         println!("  {k:>7} | {median:>6} | {p80:>11}");
     }
+    for (n_star, median, p80) in tunings {
+        println!("  1 runner, n* = {n_star:>2} | {median:>6} | {p80:>11}");
+    }
+    println!();
+    println!("If the A/A spread were taken as known (normal mixture; not used by the engine)");
+    println!(
+        "  A/A false-result rate, every pair to {MAX_PAIRS}: {}",
+        rate(known_aa, runs)
+    );
+    println!(
+        "  the same, head spread 2x base:     {}",
+        rate(known_aa_2x, runs)
+    );
+    println!(
+        "  4% slow-down called by: median {known_median} pairs, 80% of runs {known_p80} pairs"
+    );
     println!();
     println!(
         "time: A/A {:.1} s, single runner {:.1} s, total {:.1} s",

@@ -313,6 +313,7 @@ impl BenchmarkAnalysis {
     pub fn to_result(&self, name: &str, metric: &str, unit: &str) -> BenchmarkResult {
         BenchmarkResult {
             rule: None,
+            runners: Vec::new(),
             name: name.to_owned(),
             metric: metric.to_owned(),
             unit: unit.to_owned(),

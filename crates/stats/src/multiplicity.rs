@@ -247,6 +247,7 @@ mod tests {
             direction: Default::default(),
             margin_pct: 1.0,
             reason: None,
+            runners: Vec::new(),
         }
     }
 

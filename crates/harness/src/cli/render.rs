@@ -181,6 +181,7 @@ mod tests {
             direction: Default::default(),
             margin_pct: 1.0,
             reason: None,
+            runners: Vec::new(),
         };
         let lines = notes(&[row("memory", false, 1), row("parse", true, 1)]);
         assert_eq!(

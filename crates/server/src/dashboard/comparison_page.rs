@@ -249,7 +249,15 @@ pub async fn page(
         );
         rows.push((stored.runner_id, Some(&stored.result), series.remove(&key)));
     }
+    // Runners combined into another's rows show no rows of their own.
+    let combined: Vec<&str> = results
+        .iter()
+        .flat_map(|r| r.result.runners.iter().skip(1).map(String::as_str))
+        .collect();
     for key in series_order {
+        if combined.contains(&name_of(&key.0).as_str()) {
+            continue;
+        }
         if let Some(s) = series.remove(&key) {
             rows.push((key.0, None, Some(s)));
         }
@@ -268,7 +276,10 @@ pub async fn page(
                 (None, None) => Default::default(),
             };
             let m = margins.get(&(*runner, name.clone(), metric)).copied();
-            benchmark_view(&name_of(runner), *result, s.as_ref(), m, plan.n_star(&name))
+            let runner_name = result
+                .filter(|r| !r.runners.is_empty())
+                .map_or_else(|| name_of(runner), |r| r.runners.join(" + "));
+            benchmark_view(&runner_name, *result, s.as_ref(), m, plan.n_star(&name))
         })
         .collect();
     let rows_shown = PageOf {

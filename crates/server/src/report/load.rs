@@ -68,13 +68,17 @@ pub async fn load(
         .map(|s| s.result.clone())
         .collect();
     let runner_id = headline.or_else(|| jobs.iter().rev().find_map(|j| j.claimed_by));
-    let runner = match runner_id {
+    let mut runner = match runner_id {
         Some(rid) => store.runner(rid).await?.map(|r| RunnerInfo {
-            name: r.name,
+            name: crate::analysis::combined_name(&results).unwrap_or(r.name),
             fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
+            note: None,
         }),
         None => None,
     };
+    if let Some(info) = runner.as_mut() {
+        info.note = runner_note(store, &results, &per_runner, headline).await?;
+    }
 
     let mut floors = Vec::new();
     for r in &results {
@@ -151,6 +155,39 @@ pub async fn load(
         comparison,
         repository,
         input,
+    }))
+}
+
+/// What the reader should know about the other runners: the headline combines several of one
+/// hardware class, or others measured this comparison on different hardware and are reported
+/// on their own (on the comparison page).
+async fn runner_note(
+    store: &dyn Store,
+    results: &[benchgate_api::BenchmarkResult],
+    per_runner: &HashMap<RunnerId, usize>,
+    headline: Option<RunnerId>,
+) -> Result<Option<String>, StoreError> {
+    if let Some(combined) = results.iter().find(|r| !r.runners.is_empty()) {
+        return Ok(Some(format!(
+            "{} runners of one hardware class, combined stratified by runner (each pair on one machine, each runner's own spread and floor)",
+            combined.runners.len()
+        )));
+    }
+    let mut others = Vec::new();
+    for (&id, &n) in per_runner {
+        if Some(id) != headline
+            && n > 0
+            && let Some(r) = store.runner(id).await?
+        {
+            others.push(r.name);
+        }
+    }
+    others.sort();
+    Ok((!others.is_empty()).then(|| {
+        format!(
+            "also measured on {}, reported separately on the comparison page: different hardware is never combined",
+            others.join(", ")
+        )
     }))
 }
 

@@ -34,6 +34,8 @@ pub struct RunnerInfo {
     pub name: String,
     /// One line: CPU, cores, kernel, governor.
     pub fingerprint: Option<String>,
+    /// Other runners: combined with this one, or reported separately, and why.
+    pub note: Option<String>,
 }
 
 /// One A/A noise floor used for a benchmark and metric.
@@ -334,10 +336,16 @@ fn render_rows(
             .collect::<Vec<_>>()
             .join(", "),
         runner: match &input.runner {
-            Some(r) => match &r.fingerprint {
-                Some(f) => format!("{} — {}", format::code(&r.name), format::cell(f)),
-                None => format!("{} (no fingerprint reported)", format::code(&r.name)),
-            },
+            Some(r) => {
+                let machine = match &r.fingerprint {
+                    Some(f) => format!("{} — {}", format::code(&r.name), format::cell(f)),
+                    None => format!("{} (no fingerprint reported)", format::code(&r.name)),
+                };
+                match &r.note {
+                    Some(note) => format!("{machine}; {}", format::cell(note)),
+                    None => machine,
+                }
+            }
             None => "not claimed yet".to_owned(),
         },
         workload: format!(

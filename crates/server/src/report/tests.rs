@@ -29,6 +29,7 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         direction: Default::default(),
         margin_pct: 1.0,
         reason: None,
+        runners: Vec::new(),
     }
 }
 
@@ -65,6 +66,7 @@ pub(crate) fn example() -> CommentInput {
             fingerprint: Some(
                 "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1.0, governor performance".to_owned(),
             ),
+            note: None,
         }),
         results: vec![
             BenchmarkResult {
@@ -532,5 +534,23 @@ fn a_rule_on_a_metric_the_benchmark_lacks_says_it_gates_nothing() {
              — ⚠ `instructions` not reported by `parse/large`, `parse|small`, so they gate on nothing\n"
         ),
         "{body}"
+    );
+}
+
+#[test]
+fn the_runner_line_says_when_runners_were_combined() {
+    let mut input = example();
+    let runner = input.runner.as_mut().unwrap();
+    runner.name = "alpha + beta".to_owned();
+    runner.note = Some("2 runners of one hardware class, combined stratified by runner".to_owned());
+    let body = render_comment(&input);
+    let line = body
+        .lines()
+        .find(|l| l.contains("`alpha + beta`"))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        line.contains("AMD EPYC 7B13")
+            && line.ends_with("; 2 runners of one hardware class, combined stratified by runner"),
+        "{line}"
     );
 }

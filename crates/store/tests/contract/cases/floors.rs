@@ -88,6 +88,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         direction: Default::default(),
         margin_pct: 1.0,
         reason: None,
+        runners: Vec::new(),
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
