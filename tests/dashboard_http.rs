@@ -7,7 +7,7 @@ mod support;
 mod dashboard_seed;
 
 use benchgate_github::signature::sign_with;
-use dashboard_seed::{Seeded, seed_second_repository, seed_small};
+use dashboard_seed::{Seeded, seed_file_ordered_suite, seed_second_repository, seed_small};
 use support::{Server, http, spawn_server};
 
 /// A server on a fresh SQLite file holding `seed_small`'s data.
@@ -114,6 +114,45 @@ async fn pages_show_runners_floors_results_and_the_queue() {
             "calibration",
             "left",
         ],
+    );
+}
+
+/// A suite stored in file order reads as the PR comment does: the summary, the regressions
+/// (largest first), the improvement, then the undecided and unchanged rows folded, and the row
+/// a rule ignores apart and uncounted.
+#[tokio::test]
+async fn a_comparison_page_reads_in_the_report_order() {
+    let (dir, server, _) = seeded_server(&[]).await;
+    let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    let id = seed_file_ordered_suite(store.as_ref()).await;
+
+    let (status, page) = get(&server.url(&format!("/comparisons/{id}"))).await;
+    assert_eq!(status, 200);
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("missing {needle:?} in:\n{page}"))
+    };
+    let summary = at(
+        "<p class=\"summary\"><strong>2 slower, 1 faster, 1 unchanged, 1 undecided; worst: sort/large time +9.0%",
+    );
+    assert!(page[summary..].contains("; best: hash/fnv time"), "{page}");
+    let row = |name: &str| at(&format!("\">{name}</a></td>"));
+    let order = [
+        summary,
+        at("<table id=\"results\""),
+        row("sort/large"),
+        row("sort/small"),
+        row("hash/fnv"),
+        at("<details id=\"folded\"><summary>2 undecided or unchanged rows</summary>"),
+        row("fmt/int"),
+        row("fmt/float"),
+        at("<details id=\"ignored\">"),
+        row("bench/setup"),
+    ];
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "rows out of report order at {order:?}:\n{page}"
     );
 }
 
