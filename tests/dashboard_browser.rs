@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dashboard_seed::seed_small;
+use dashboard_seed::{seed_file_ordered_suite, seed_small};
 use support::spawn_server;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -170,6 +170,7 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
     let store = benchgate_store::connect(&url).await.unwrap();
     store.migrate().await.unwrap();
     let seeded = seed_small(store.as_ref()).await;
+    let file_ordered = seed_file_ordered_suite(store.as_ref()).await;
     drop(store);
     let server = spawn_server(&url, &[]);
 
@@ -213,6 +214,18 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
                 "github.com/acme/widgets/pull/42",
             ],
             4,
+        ),
+        (
+            // Stored in file order, shown in report order: summary, regressions, the rest folded.
+            "comparison-report-order",
+            format!("/comparisons/{file_ordered}"),
+            vec![
+                "2 slower, 1 faster, 1 unchanged, 1 undecided; worst: sort/large time",
+                "2 undecided or unchanged rows",
+                "not in the report",
+                "No base and head pair to plot.",
+            ],
+            0,
         ),
         (
             "comparisons-filtered",

@@ -6,7 +6,8 @@ mod support;
 #[path = "support/dashboard_seed.rs"]
 mod dashboard_seed;
 
-use dashboard_seed::{Seeded, seed_second_repository, seed_small};
+use benchgate_github::signature::sign_with;
+use dashboard_seed::{Seeded, seed_file_ordered_suite, seed_second_repository, seed_small};
 use support::{Server, http, spawn_server};
 
 /// A server on a fresh SQLite file holding `seed_small`'s data.
@@ -116,6 +117,45 @@ async fn pages_show_runners_floors_results_and_the_queue() {
     );
 }
 
+/// A suite stored in file order reads as the PR comment does: the summary, the regressions
+/// (largest first), the improvement, then the undecided and unchanged rows folded, and the row
+/// a rule ignores apart and uncounted.
+#[tokio::test]
+async fn a_comparison_page_reads_in_the_report_order() {
+    let (dir, server, _) = seeded_server(&[]).await;
+    let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    let id = seed_file_ordered_suite(store.as_ref()).await;
+
+    let (status, page) = get(&server.url(&format!("/comparisons/{id}"))).await;
+    assert_eq!(status, 200);
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("missing {needle:?} in:\n{page}"))
+    };
+    let summary = at(
+        "<p class=\"summary\"><strong>2 slower, 1 faster, 1 unchanged, 1 undecided; worst: sort/large time +9.0%",
+    );
+    assert!(page[summary..].contains("; best: hash/fnv time"), "{page}");
+    let row = |name: &str| at(&format!("\">{name}</a></td>"));
+    let order = [
+        summary,
+        at("<table id=\"results\""),
+        row("sort/large"),
+        row("sort/small"),
+        row("hash/fnv"),
+        at("<details id=\"folded\"><summary>2 undecided or unchanged rows</summary>"),
+        row("fmt/int"),
+        row("fmt/float"),
+        at("<details id=\"ignored\">"),
+        row("bench/setup"),
+    ];
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "rows out of report order at {order:?}:\n{page}"
+    );
+}
+
 #[tokio::test]
 async fn json_endpoints_return_the_page_data() {
     let (_dir, server, s) = seeded_server(&[]).await;
@@ -198,8 +238,26 @@ async fn samples_export_as_csv() {
     assert!(lines[1].starts_with("quiet-1,"), "{}", lines[1]);
 }
 
+/// `/metrics` as Prometheus scrapes it: the content type and the text.
+async fn scrape(server: &Server) -> String {
+    let resp = http().get(server.url("/metrics")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    resp.text().await.unwrap()
+}
+
+/// The value of the sample `series` (name and labels as exposed), if the text has it.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.parse().unwrap())
+}
+
 #[tokio::test]
-async fn metrics_are_prometheus_text() {
+async fn metrics_are_openmetrics_text() {
     let (dir, server, _) = seeded_server(&[]).await;
     // Comparisons' state changes queue their GitHub reports; with no GitHub configured they wait.
     let url = format!("sqlite://{}", dir.path().join("dash.db").display());
@@ -209,31 +267,131 @@ async fn metrics_are_prometheus_text() {
         .outbox_backlog()
         .await
         .unwrap();
-    let backlog_line = format!("benchgate_outbox_backlog {backlog}");
-    let resp = http().get(server.url("/metrics")).send().await.unwrap();
-    assert_eq!(resp.status(), 200);
-    assert!(
-        resp.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/plain")
-    );
-    let text = resp.text().await.unwrap();
+    let text = scrape(&server).await;
     for needle in [
         "# TYPE benchgate_queue_jobs gauge",
         "benchgate_queue_jobs{state=\"queued\"} 2",
         "benchgate_queue_jobs{state=\"running\"} 1",
-        "benchgate_recent_jobs_finished 2",
-        backlog_line.as_str(),
+        "benchgate_runners{status=\"busy\"} 1",
+        "benchgate_runners{status=\"online\"} 1",
+        "benchgate_runners{status=\"offline\"} 1",
+        "# TYPE benchgate_job_duration_seconds histogram",
+        "# UNIT benchgate_job_duration_seconds seconds",
+        "# TYPE benchgate_github_api_errors counter",
         "benchgate_github_api_errors_total 0",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+    assert_eq!(
+        sample(&text, "benchgate_outbox_backlog"),
+        Some(backlog as f64)
+    );
+    // An unlabelled histogram is exposed from the start: cumulative buckets, sum and count.
+    let buckets: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("benchgate_webhook_duration_seconds_bucket{le="))
+        .collect();
+    assert!(buckets.len() > 5, "{text}");
+    assert!(
+        buckets
+            .last()
+            .unwrap()
+            .starts_with("benchgate_webhook_duration_seconds_bucket{le=\"+Inf\"}")
+    );
+    assert_eq!(
+        sample(&text, "benchgate_webhook_duration_seconds_sum"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "benchgate_webhook_duration_seconds_count"),
+        Some(0.0)
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
     // Every sample line is `name{labels} value` with a number for the value.
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let (name, value) = line.rsplit_once(' ').unwrap();
         assert!(value.parse::<f64>().is_ok(), "{line}");
         assert!(name.starts_with("benchgate_"), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn a_finished_job_and_an_answered_webhook_are_counted_and_timed_when_they_happen() {
+    const SECRET: &str = "metrics-webhook-secret";
+    let (dir, server, _) = seeded_server(&[("BENCHGATE_WEBHOOK_SECRET", SECRET)]).await;
+    let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+    let store = benchgate_store::connect(&url).await.unwrap();
+    let token = store
+        .add_runner("metrics-probe", &[dashboard_seed::LABEL.into()])
+        .await
+        .unwrap()
+        .token;
+    let finished =
+        "benchgate_job_duration_seconds_count{kind=\"comparison\",outcome=\"succeeded\"}";
+    let before = scrape(&server).await;
+    assert_eq!(sample(&before, finished), Some(0.0), "no job finished yet");
+    assert_eq!(
+        sample(&before, "benchgate_analysis_duration_seconds_count"),
+        Some(0.0)
+    );
+
+    // An agent claims the queued comparison job and completes it.
+    let claimed: benchgate_api::agent::ClaimedJob = http()
+        .post(server.url("/api/v1/jobs/claim"))
+        .bearer_auth(token.expose())
+        .json(&benchgate_api::agent::ClaimRequest {
+            labels: vec![],
+            wait_secs: Some(0),
+        })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let resp = http()
+        .post(server.url(&format!("/api/v1/jobs/{}/complete", claimed.job_id)))
+        .bearer_auth(token.expose())
+        .json(&benchgate_api::agent::CompleteRequest {
+            lease_token: claimed.lease_token,
+            outcome: benchgate_api::agent::JobOutcome::Succeeded { log_tail: None },
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+
+    // GitHub pings the hook; a forged delivery is refused.
+    let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#.to_vec();
+    for (delivery, signature, status) in [
+        ("ping-1", sign_with(SECRET.as_bytes(), &body), 202),
+        ("forged", sign_with(b"not-the-secret", &body), 401),
+    ] {
+        let resp = http()
+            .post(server.url("/webhooks/github"))
+            .header("X-GitHub-Event", "ping")
+            .header("X-GitHub-Delivery", delivery)
+            .header("X-Hub-Signature-256", signature)
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), status, "{delivery}");
+    }
+
+    let after = scrape(&server).await;
+    assert_eq!(sample(&after, finished), Some(1.0), "{after}");
+    assert_eq!(
+        sample(&after, "benchgate_analysis_duration_seconds_count"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&after, "benchgate_webhook_duration_seconds_count"),
+        Some(2.0)
+    );
+    for (outcome, n) in [("ping", 1.0), ("unauthorized", 1.0)] {
+        let series = format!("benchgate_webhook_deliveries_total{{outcome=\"{outcome}\"}}");
+        assert_eq!(sample(&after, &series), Some(n), "{after}");
     }
 }
 

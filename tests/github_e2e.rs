@@ -580,6 +580,40 @@ async fn github_failing_for_a_while_still_ends_in_exactly_one_complete_comment()
     assert_eq!(s.github.answered(Calls::CheckRuns), 6);
     s.outbox_drained().await;
     nothing_refused(&s.github);
+
+    // Each refused call failed one outbox attempt, counted and timed when it happened.
+    let metrics = http()
+        .get(s.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+            .map_or(0.0, |v| v.parse().unwrap())
+    };
+    assert_eq!(
+        value("benchgate_github_api_errors_total"),
+        15.0,
+        "{metrics}"
+    );
+    let comment = "kind=\"report.comment\"";
+    assert!(
+        value(&format!(
+            "benchgate_outbox_attempt_duration_seconds_count{{{comment},result=\"retry\"}}"
+        )) >= 1.0,
+        "{metrics}"
+    );
+    assert!(
+        value(&format!(
+            "benchgate_outbox_delivery_delay_seconds_count{{{comment}}}"
+        )) >= 1.0,
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

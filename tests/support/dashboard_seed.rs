@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use benchgate_api::{BenchmarkResult, Measurement, Side, VerdictKind};
+use benchgate_api::{AppliedRule, BenchmarkResult, Measurement, Side, VerdictKind};
 use benchgate_store::{
     ClaimedJob, FloorKey, JobOutcome, NewCalibration, NewComparison, NewJob, NewRepository,
     NoiseFloor, Priority, RepositoryId, RoundUpload, RunnerId, SampleInput, Store,
@@ -422,4 +422,81 @@ pub async fn seed_second_repository(store: &dyn Store) -> i64 {
         .unwrap()
         .id
         .0
+}
+
+/// After `seed_small`: a comparison (PR 44 on quiet-1) whose stored results are in file order,
+/// not report order: an unchanged row, an undecided one, a small regression, an improvement, a
+/// large regression, and a regression a rule ignores. Returns its id.
+pub async fn seed_file_ordered_suite(store: &dyn Store) -> i64 {
+    let runner = store.runner_by_name("quiet-1").await.unwrap().unwrap();
+    let repo = repository(store, "acme/widgets", 1001).await;
+    let created = store
+        .create_comparison(&comparison(repo, 44, 1, 10))
+        .await
+        .unwrap();
+    let mut undecided = result(
+        "fmt/int",
+        12,
+        80_000.0,
+        1.5,
+        [-0.8, 3.9],
+        VerdictKind::NoResultYet,
+    );
+    undecided.rounds_needed = Some(30);
+    let mut ignored = result(
+        "bench/setup",
+        12,
+        5_000_000.0,
+        20.0,
+        [15.0, 25.0],
+        VerdictKind::Slower,
+    );
+    ignored.rule = Some(AppliedRule {
+        number: 1,
+        pattern: "bench/*".into(),
+        fail_on: None,
+        not_gated: false,
+        ignored: true,
+    });
+    let results = [
+        result(
+            "fmt/float",
+            12,
+            120_000.0,
+            0.2,
+            [-0.5, 0.9],
+            VerdictKind::Equivalent,
+        ),
+        undecided,
+        result(
+            "sort/small",
+            12,
+            40_000.0,
+            2.1,
+            [1.2, 3.0],
+            VerdictKind::Slower,
+        ),
+        result(
+            "hash/fnv",
+            12,
+            9_000.0,
+            -4.0,
+            [-5.1, -2.9],
+            VerdictKind::Faster,
+        ),
+        ignored,
+        result(
+            "sort/large",
+            12,
+            2_000_000.0,
+            9.0,
+            [7.4, 10.6],
+            VerdictKind::Slower,
+        ),
+    ];
+    store
+        .replace_comparison_results(created.id, runner.id, 1, &results)
+        .await
+        .unwrap();
+    created.id.0
 }

@@ -252,7 +252,7 @@ async fn upload_round(
         .await
         .map_err(fenced)?;
     if let Some(comparison) = job.comparison_id {
-        analysis::refresh_comparison(&app.store, comparison).await;
+        analysis::refresh_comparison(&app, comparison).await;
     }
     Ok(Json(UploadReceipt {
         inserted: receipt.inserted,
@@ -331,17 +331,17 @@ async fn complete(
         .complete_job(job.id, &LeaseToken(req.lease_token), &outcome)
         .await
         .map_err(fenced)?;
-    tracing::info!(
-        succeeded = matches!(outcome, JobOutcome::Succeeded { .. }),
-        "job completed"
-    );
+    let succeeded = matches!(outcome, JobOutcome::Succeeded { .. });
+    tracing::info!(succeeded, "job completed");
+    app.metrics
+        .job_finished(job.kind, succeeded, job.started_at);
     match (job.kind, &outcome) {
         (JobKind::Calibration, JobOutcome::Succeeded { .. }) => {
             calibration::record_session(&app.store, &job).await;
         }
         (JobKind::Comparison, _) => {
             if let Some(comparison) = job.comparison_id {
-                analysis::refresh_comparison(&app.store, comparison).await;
+                analysis::refresh_comparison(&app, comparison).await;
             }
         }
         _ => {}

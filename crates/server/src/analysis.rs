@@ -118,11 +118,13 @@ pub fn stats_floor(floor: &benchgate_store::NoiseFloor) -> benchgate_stats::Nois
 }
 
 /// Recomputes and stores a comparison's results; failures are logged, never returned, because
-/// the upload that triggered it already succeeded.
-pub async fn refresh_comparison(store: &Arc<dyn Store>, id: ComparisonId) {
-    if let Err(e) = analyze_comparison(store, id).await {
+/// the upload that triggered it already succeeded. Timed for `/metrics`.
+pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
+    let started = std::time::Instant::now();
+    if let Err(e) = analyze_comparison(&app.store, id).await {
         tracing::error!(comparison = %id, error = ?e, "analysis failed");
     }
+    app.metrics.analysed(started.elapsed());
 }
 
 /// Analyses every runner's series of a comparison and stores the results per runner.

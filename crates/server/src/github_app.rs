@@ -219,6 +219,7 @@ fn spawn_github_tasks(
     let worker = crate::outbox::Runner {
         store: state.store.clone(),
         backoff_ms: args.outbox_backoff_ms,
+        metrics: state.metrics.clone(),
         perform: crate::tasks::Context {
             app: state.clone(),
             store: state.store.clone(),

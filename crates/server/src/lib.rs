@@ -45,6 +45,8 @@ pub struct AppState {
     /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
     /// not shared state: each replica guards its own memory).
     pub webhook_budget: Arc<tokio::sync::Semaphore>,
+    /// This process's counters and histograms, encoded by `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -60,6 +62,7 @@ impl AppState {
             )),
             config: Arc::new(config),
             shutdown: tokio_util::sync::CancellationToken::new(),
+            metrics: Arc::new(metrics::Metrics::new()),
         }
     }
 }

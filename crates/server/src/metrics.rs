@@ -1,61 +1,33 @@
-//! `/metrics` in the Prometheus text format: queue depth, job durations, webhooks by outcome,
-//! outbox backlog, and process counters other modules increment (e.g. GitHub API errors).
+//! `/metrics` for Prometheus, encoded by `prometheus-client` in the OpenMetrics text format.
 //!
-//! Store-backed figures are read at scrape time; events that leave no row (an API error) are
-//! counted here, in statics, so any module can count without holding state:
-//! `metrics::GITHUB_API_ERRORS.inc()`.
+//! Events are counted and timed where they happen, in this process: a module holding the
+//! [`AppState`] calls e.g. `app.metrics.job_finished(…)`. Figures the database holds (queue
+//! depth, outbox backlog, runners) are read at scrape time into gauges just before encoding.
+//! Counters and histograms are per process; with several replicas, sum them across instances.
 
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use chrono::Utc;
+use benchgate_store::{JobKind, JobState, Store, StoreError};
+use chrono::{DateTime, Utc};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::{Registry, Unit};
 
+use crate::dashboard::overview::{RunnerStatus, RunnerSummary};
 use crate::{ApiError, AppState};
 
-/// A monotonically increasing process counter, exported as `<name>_total`.
-pub struct Counter {
-    name: &'static str,
-    help: &'static str,
-    value: AtomicU64,
-}
-
-impl Counter {
-    /// A counter starting at zero; add it to [`COUNTERS`] to export it.
-    pub const fn new(name: &'static str, help: &'static str) -> Self {
-        Self {
-            name,
-            help,
-            value: AtomicU64::new(0),
-        }
-    }
-
-    /// Adds one.
-    pub fn inc(&self) {
-        self.value.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The current count.
-    pub fn get(&self) -> u64 {
-        self.value.load(Ordering::Relaxed)
-    }
-}
-
-/// GitHub API calls that failed (any status or transport error), counted by the client's callers.
-pub static GITHUB_API_ERRORS: Counter = Counter::new(
-    "benchgate_github_api_errors",
-    "GitHub API calls that failed.",
-);
-
-/// Every exported process counter.
-pub static COUNTERS: &[&Counter] = &[&GITHUB_API_ERRORS];
-
-/// Newest comparisons whose finished jobs feed the job-duration figures.
-const DURATION_WINDOW: i64 = 50;
+/// The content type of the OpenMetrics text format, which Prometheus asks for first and every
+/// scraper that reads the Prometheus text format also reads.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The `/metrics` route. Public even when the dashboard token is set: it carries counts only,
 /// and scrapers are usually configured per network rather than per token.
@@ -65,160 +37,358 @@ pub fn routes() -> Router<AppState> {
 
 /// The metrics page as Prometheus scrapes it.
 async fn metrics(State(app): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let text = render(&app).await?;
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    ))
+    let text = app.metrics.render(app.store.as_ref()).await?;
+    Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], text))
 }
 
-/// Writes `# HELP` and `# TYPE` once per metric family.
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
 }
 
-/// A label value escaped as the text format requires.
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabels {
+    kind: &'static str,
+    outcome: &'static str,
 }
 
-async fn render(app: &AppState) -> Result<String, ApiError> {
-    let store = app.store.as_ref();
-    let mut out = String::new();
+impl JobLabels {
+    fn new(kind: JobKind, succeeded: bool) -> Self {
+        JobLabels {
+            kind: kind.as_str(),
+            outcome: if succeeded { "succeeded" } else { "failed" },
+        }
+    }
+}
 
-    let depth = store.queue_depth().await?;
-    family(
-        &mut out,
-        "benchgate_queue_jobs",
-        "gauge",
-        "Jobs in the queue by state.",
-    );
-    let _ = writeln!(
-        out,
-        "benchgate_queue_jobs{{state=\"queued\"}} {}",
-        depth.queued
-    );
-    let _ = writeln!(
-        out,
-        "benchgate_queue_jobs{{state=\"running\"}} {}",
-        depth.running
-    );
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: &'static str,
+}
 
-    let now = Utc::now();
-    let oldest_running = store
-        .active_jobs()
-        .await?
-        .iter()
-        // A requeued job keeps its first start time; only a job running now is counted.
-        .filter(|j| j.state == benchgate_store::model::JobState::Running)
-        .filter_map(|j| j.started_at)
-        .map(|t| (now - t).num_milliseconds() as f64 / 1000.0)
-        .fold(0.0, f64::max);
-    family(
-        &mut out,
-        "benchgate_running_job_age_seconds_max",
-        "gauge",
-        "Seconds since the longest-running active job was first claimed.",
-    );
-    let _ = writeln!(
-        out,
-        "benchgate_running_job_age_seconds_max {oldest_running}"
-    );
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutboxLabels {
+    kind: String,
+    result: &'static str,
+}
 
-    let mut durations = Vec::new();
-    for c in store.recent_comparisons(DURATION_WINDOW).await? {
-        for j in store.comparison_jobs(c.id).await? {
-            if let (Some(s), Some(f)) = (j.started_at, j.finished_at) {
-                durations.push((f - s).num_milliseconds() as f64 / 1000.0);
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RunnerLabel {
+    status: &'static str,
+}
+
+/// What became of one attempt at an outbox row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutboxResult {
+    Delivered,
+    Retry,
+    GivenUp,
+}
+
+impl OutboxResult {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retry => "retry",
+            Self::GivenUp => "given_up",
+        }
+    }
+}
+
+/// Histogram buckets in seconds: `start`, then doubling, `count` of them (and `+Inf`).
+#[derive(Debug, Clone, Copy)]
+struct Doubling {
+    start: f64,
+    count: u16,
+}
+
+impl MetricConstructor<Histogram> for Doubling {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(exponential_buckets(self.start, 2.0, self.count))
+    }
+}
+
+/// Seconds from `t` to `now`; zero when the clock went backwards.
+fn seconds_since(t: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
+    (now - t).to_std().unwrap_or_default().as_secs_f64()
+}
+
+/// A histogram per label set, all with the same buckets.
+type Histograms<L> = Family<L, Histogram, Doubling>;
+
+fn doubling(start: f64, count: u16) -> Doubling {
+    Doubling { start, count }
+}
+
+/// This process's metrics and the registry `/metrics` encodes.
+pub struct Metrics {
+    registry: Registry,
+    github_api_errors: Counter,
+    webhook_deliveries: Family<OutcomeLabel, Counter>,
+    webhook_duration: Histogram,
+    job_duration: Histograms<JobLabels>,
+    leases_expired: Family<StateLabel, Counter>,
+    outbox_attempt_duration: Histograms<OutboxLabels>,
+    outbox_delivery_delay: Histograms<KindLabel>,
+    analysis_duration: Histogram,
+    queue_jobs: Family<StateLabel, Gauge>,
+    running_job_age_max: Gauge<f64, AtomicU64>,
+    outbox_backlog: Gauge,
+    runners: Family<RunnerLabel, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric registered, at zero.
+    pub fn new() -> Self {
+        let mut m = Metrics {
+            registry: Registry::default(),
+            github_api_errors: Counter::default(),
+            webhook_deliveries: Family::default(),
+            // GitHub gives up on a delivery after 10 s.
+            webhook_duration: doubling(0.001, 14).new_metric(),
+            // Benchmark jobs run for seconds to hours.
+            job_duration: Family::new_with_constructor(doubling(1.0, 15)),
+            leases_expired: Family::default(),
+            // One GitHub call or a few; the client times out at 30 s.
+            outbox_attempt_duration: Family::new_with_constructor(doubling(0.01, 12)),
+            // Retries back off up to 15 minutes between attempts.
+            outbox_delivery_delay: Family::new_with_constructor(doubling(0.1, 16)),
+            analysis_duration: doubling(0.001, 14).new_metric(),
+            queue_jobs: Family::default(),
+            running_job_age_max: Gauge::default(),
+            outbox_backlog: Gauge::default(),
+            runners: Family::default(),
+        };
+        // Series that exist before their first event, so a dashboard shows 0 rather than nothing.
+        for kind in [JobKind::Comparison, JobKind::Calibration] {
+            for succeeded in [true, false] {
+                drop(
+                    m.job_duration
+                        .get_or_create(&JobLabels::new(kind, succeeded)),
+                );
             }
         }
+        for state in [JobState::Queued, JobState::Failed] {
+            drop(m.leases_expired.get_or_create(&StateLabel {
+                state: state.as_str(),
+            }));
+        }
+        let r = &mut m.registry;
+        r.register(
+            "benchgate_queue_jobs",
+            "Jobs in the queue by state (read from the database at scrape time)",
+            m.queue_jobs.clone(),
+        );
+        r.register(
+            "benchgate_running_job_age_seconds_max",
+            "Seconds since the longest-running active job was first claimed",
+            m.running_job_age_max.clone(),
+        );
+        r.register(
+            "benchgate_outbox_backlog",
+            "GitHub writes recorded and not yet delivered (read from the database at scrape time)",
+            m.outbox_backlog.clone(),
+        );
+        r.register(
+            "benchgate_runners",
+            "Registered runners by status, as the dashboard shows them",
+            m.runners.clone(),
+        );
+        r.register_with_unit(
+            "benchgate_job_duration",
+            "Jobs an agent completed, from first claim to completion, by kind and outcome",
+            Unit::Seconds,
+            m.job_duration.clone(),
+        );
+        r.register(
+            "benchgate_job_leases_expired",
+            "Job leases the reaper found expired, by what became of the job (queued again or failed)",
+            m.leases_expired.clone(),
+        );
+        r.register(
+            "benchgate_webhook_deliveries",
+            "Webhook deliveries answered by this process, by what the server made of them",
+            m.webhook_deliveries.clone(),
+        );
+        r.register_with_unit(
+            "benchgate_webhook_duration",
+            "Time to verify, plan and record one webhook delivery",
+            Unit::Seconds,
+            m.webhook_duration.clone(),
+        );
+        r.register_with_unit(
+            "benchgate_outbox_attempt_duration",
+            "Time of one attempt at an outbox row (its GitHub calls), by kind and result",
+            Unit::Seconds,
+            m.outbox_attempt_duration.clone(),
+        );
+        r.register_with_unit(
+            "benchgate_outbox_delivery_delay",
+            "Time from recording an outbox row to delivering it, retries included, by kind",
+            Unit::Seconds,
+            m.outbox_delivery_delay.clone(),
+        );
+        r.register(
+            "benchgate_github_api_errors",
+            "GitHub API calls that failed (an error status, no answer, or an unreadable one)",
+            m.github_api_errors.clone(),
+        );
+        r.register_with_unit(
+            "benchgate_analysis_duration",
+            "Time to analyse a comparison after an upload or a completed job",
+            Unit::Seconds,
+            m.analysis_duration.clone(),
+        );
+        m
     }
-    durations.sort_by(f64::total_cmp);
-    family(
-        &mut out,
-        "benchgate_recent_job_duration_seconds",
-        "gauge",
-        "Start-to-finish seconds of the finished jobs of the 50 newest comparisons, by quantile.",
-    );
-    for q in [0.5, 0.9, 0.99, 1.0] {
-        if let Some(v) = quantile(&durations, q) {
-            let _ = writeln!(
-                out,
-                "benchgate_recent_job_duration_seconds{{quantile=\"{q}\"}} {v}"
-            );
+
+    /// A GitHub call failed (its status is in the log line of whoever made it).
+    pub fn github_api_error(&self) {
+        self.github_api_errors.inc();
+    }
+
+    /// A webhook delivery was answered; `took` is `None` when it was refused before being read.
+    pub fn webhook(&self, outcome: &'static str, took: Option<Duration>) {
+        self.webhook_deliveries
+            .get_or_create(&OutcomeLabel { outcome })
+            .inc();
+        if let Some(took) = took {
+            self.webhook_duration.observe(took.as_secs_f64());
         }
     }
-    family(
-        &mut out,
-        "benchgate_recent_jobs_finished",
-        "gauge",
-        "Finished jobs the duration quantiles are computed from.",
-    );
-    let _ = writeln!(out, "benchgate_recent_jobs_finished {}", durations.len());
 
-    family(
-        &mut out,
-        "benchgate_webhook_deliveries_total",
-        "counter",
-        "Webhook deliveries recorded, by what the server made of them.",
-    );
-    for (outcome, n) in store.deliveries_by_outcome().await? {
-        let _ = writeln!(
-            out,
-            "benchgate_webhook_deliveries_total{{outcome=\"{}\"}} {n}",
-            label(&outcome)
-        );
+    /// An agent completed a job that was first claimed at `started_at`.
+    pub fn job_finished(&self, kind: JobKind, succeeded: bool, started_at: Option<DateTime<Utc>>) {
+        let Some(started_at) = started_at else { return };
+        self.job_duration
+            .get_or_create(&JobLabels::new(kind, succeeded))
+            .observe(seconds_since(started_at, Utc::now()));
     }
 
-    family(
-        &mut out,
-        "benchgate_outbox_backlog",
-        "gauge",
-        "GitHub writes recorded and not yet delivered.",
-    );
-    let _ = writeln!(
-        out,
-        "benchgate_outbox_backlog {}",
-        store.outbox_backlog().await?
-    );
-
-    for c in COUNTERS {
-        let name = format!("{}_total", c.name);
-        family(&mut out, &name, "counter", c.help);
-        let _ = writeln!(out, "{name} {}", c.get());
+    /// The reaper found a job's lease expired; `now` is the job's state after reaping.
+    pub fn lease_expired(&self, now: JobState) {
+        self.leases_expired
+            .get_or_create(&StateLabel {
+                state: now.as_str(),
+            })
+            .inc();
     }
-    Ok(out)
-}
 
-/// The nearest-rank quantile of sorted values.
-fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
+    /// One attempt at an outbox row of `kind` (recorded at `recorded_at`) ended.
+    pub fn outbox_attempt(
+        &self,
+        kind: &str,
+        result: OutboxResult,
+        took: Duration,
+        recorded_at: DateTime<Utc>,
+    ) {
+        let labels = OutboxLabels {
+            kind: kind.to_owned(),
+            result: result.as_str(),
+        };
+        self.outbox_attempt_duration
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+        if result == OutboxResult::Delivered {
+            self.outbox_delivery_delay
+                .get_or_create(&KindLabel {
+                    kind: kind.to_owned(),
+                })
+                .observe(seconds_since(recorded_at, Utc::now()));
+        }
     }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
+
+    /// A comparison was analysed.
+    pub fn analysed(&self, took: Duration) {
+        self.analysis_duration.observe(took.as_secs_f64());
+    }
+
+    /// Reads the database-backed gauges, then encodes everything.
+    pub async fn render(&self, store: &dyn Store) -> Result<String, StoreError> {
+        let depth = store.queue_depth().await?;
+        for (state, n) in [("queued", depth.queued), ("running", depth.running)] {
+            self.queue_jobs.get_or_create(&StateLabel { state }).set(n);
+        }
+        let now = Utc::now();
+        let active = store.active_jobs().await?;
+        let oldest_running = active
+            .iter()
+            // A requeued job keeps its first start time; only a job running now is counted.
+            .filter(|j| j.state == JobState::Running)
+            .filter_map(|j| j.started_at)
+            .map(|t| seconds_since(t, now))
+            .fold(0.0, f64::max);
+        self.running_job_age_max.set(oldest_running);
+        self.outbox_backlog.set(store.outbox_backlog().await?);
+        let statuses: Vec<RunnerStatus> = store
+            .list_runners()
+            .await?
+            .iter()
+            .map(|r| RunnerSummary::new(r, &active, now).status)
+            .collect();
+        for status in RunnerStatus::ALL {
+            let n = statuses.iter().filter(|s| **s == status).count();
+            self.runners
+                .get_or_create(&RunnerLabel {
+                    status: status.as_str(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn nearest_rank_quantiles() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile(&v, 0.5), Some(2.0));
-        assert_eq!(quantile(&v, 1.0), Some(4.0));
-        assert_eq!(quantile(&[], 0.5), None);
+    fn encoded(m: &Metrics) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &m.registry).unwrap();
+        out
     }
 
     #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    fn a_finished_job_is_one_observation_in_its_kind_and_outcome() {
+        let m = Metrics::new();
+        let started = Utc::now() - chrono::Duration::seconds(90);
+        m.job_finished(JobKind::Comparison, true, Some(started));
+        let text = encoded(&m);
+        for needle in [
+            "# TYPE benchgate_job_duration_seconds histogram",
+            "# UNIT benchgate_job_duration_seconds seconds",
+            "benchgate_job_duration_seconds_count{kind=\"comparison\",outcome=\"succeeded\"} 1",
+            "benchgate_job_duration_seconds_bucket{le=\"64.0\",kind=\"comparison\",outcome=\"succeeded\"} 0",
+            "benchgate_job_duration_seconds_bucket{le=\"128.0\",kind=\"comparison\",outcome=\"succeeded\"} 1",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn job_and_lease_series_exist_before_their_first_event() {
+        let text = encoded(&Metrics::new());
+        for needle in [
+            "benchgate_job_duration_seconds_count{kind=\"calibration\",outcome=\"failed\"} 0",
+            "benchgate_job_leases_expired_total{state=\"queued\"} 0",
+            "benchgate_github_api_errors_total 0",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
     }
 }

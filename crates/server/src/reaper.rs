@@ -25,6 +25,7 @@ pub async fn run(app: AppState, cancel: CancellationToken) {
         match app.store.reap_expired_leases(Utc::now()).await {
             Ok(reaped) => {
                 for job in reaped {
+                    app.metrics.lease_expired(job.state);
                     let (id, attempts) = (job.id, job.attempts);
                     match job.state {
                         JobState::Queued => {

@@ -52,6 +52,7 @@ async fn within_budget(
                 bytes,
                 "webhook memory budget spent; 503 so GitHub redelivers"
             );
+            app.metrics.webhook("over_budget", None);
             let mut resp = ApiError::Unavailable(
                 "too many large deliveries at once; redeliver shortly".into(),
             )
@@ -69,23 +70,43 @@ async fn within_budget(
 /// 10 s delivery timeout, so GitHub sees a failure it can redeliver instead of a hang.
 pub const DATABASE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Answers a delivery, counting it by outcome and timing it for `/metrics`.
 async fn receive(
     State(app): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    verify(&app, &headers, &body).await?;
-    let delivery_id = header(&headers, DELIVERY_HEADER)
+    let started = std::time::Instant::now();
+    let answer = handle(&app, &headers, &body).await;
+    let outcome = match &answer {
+        Ok((_, outcome)) => *outcome,
+        Err(ApiError::Unauthorized) => "unauthorized",
+        Err(ApiError::BadRequest(_)) => "bad_request",
+        Err(ApiError::Unavailable(_)) => "unavailable",
+        Err(_) => "error",
+    };
+    app.metrics.webhook(outcome, Some(started.elapsed()));
+    answer.map(|(response, _)| response)
+}
+
+/// The answer to a delivery and what the server made of it.
+async fn handle(
+    app: &AppState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<((StatusCode, Json<Value>), &'static str), ApiError> {
+    verify(app, headers, body).await?;
+    let delivery_id = header(headers, DELIVERY_HEADER)
         .ok_or_else(|| ApiError::BadRequest(format!("missing {DELIVERY_HEADER} header")))?;
-    let event_name = header(&headers, EVENT_HEADER)
+    let event_name = header(headers, EVENT_HEADER)
         .ok_or_else(|| ApiError::BadRequest(format!("missing {EVENT_HEADER} header")))?;
-    let event = parse_event(event_name, &body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let event = parse_event(event_name, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let recorded = tokio::time::timeout(DATABASE_BUDGET, async {
         let plan = scheduler::plan(app.store.as_ref(), &event).await?;
         let delivery = Delivery {
             delivery_id: delivery_id.to_owned(),
             event: event_name.to_owned(),
-            action: action_of(&body),
+            action: action_of(body),
             outcome: plan.outcome.to_owned(),
         };
         let record = app.store.record_delivery(&delivery, &plan.effects).await?;
@@ -111,7 +132,8 @@ async fn receive(
                 event = event_name,
                 "redelivery; nothing done again"
             );
-            Ok((StatusCode::OK, Json(json!({ "status": "duplicate" }))))
+            let answer = (StatusCode::OK, Json(json!({ "status": "duplicate" })));
+            Ok((answer, "duplicate"))
         }
         DeliveryRecord::Recorded {
             jobs,
@@ -128,10 +150,11 @@ async fn receive(
                 outbox = outbox.len(),
                 "webhook recorded"
             );
-            Ok((
+            let answer = (
                 StatusCode::ACCEPTED,
                 Json(json!({ "status": "accepted", "outcome": plan.outcome })),
-            ))
+            );
+            Ok((answer, plan.outcome))
         }
     }
 }

@@ -245,8 +245,6 @@ pub trait Store: Send + Sync + 'static {
         delivery: &Delivery,
         effects: &[DeliveryEffect],
     ) -> Result<DeliveryRecord, StoreError>;
-    /// Deliveries counted by outcome (for `/metrics`).
-    async fn deliveries_by_outcome(&self) -> Result<Vec<(String, i64)>, StoreError>;
 
     // --- outbox ---
 

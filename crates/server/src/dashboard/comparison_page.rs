@@ -1,5 +1,7 @@
 //! `/comparisons/{id}`: per benchmark the PR comment's table with plots of the rounds and of the
-//! interval narrowing, the jobs with their logs, and the link to the PR.
+//! interval narrowing, the jobs with their logs, and the link to the PR. Rows read in the
+//! comment's order (`benchgate_stats::order`): the summary, the decided rows regressions first,
+//! then the undecided and unchanged folded away, then the rows a rule ignores.
 //!
 //! Reads the stored results, this comparison's samples only, and the floors of its runners.
 
@@ -10,7 +12,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use benchgate_api::BenchmarkResult;
 use benchgate_stats::modified_z_outliers;
-use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store};
+use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store, StoredResult};
 use chrono::{DateTime, Utc};
 
 use super::format::{age, duration_words, log_spread_pct, short_sha, verdict_class};
@@ -22,6 +24,8 @@ use benchgate_stats::words;
 
 /// One row of the table and its two plots.
 struct BenchmarkView {
+    /// Its place among all the comparison's rows, 1-based: the id of its plots' section.
+    anchor: usize,
     runner: String,
     name: String,
     metric: String,
@@ -32,8 +36,10 @@ struct BenchmarkView {
     verdict: String,
     verdict_class: &'static str,
     outliers: usize,
-    rounds_plot: String,
-    interval_plot: String,
+    /// The rounds plot and the interval-narrowing plot; `None` without a base/head pair (a
+    /// benchmark on one side only, or results whose samples are gone), which empty axes
+    /// would only disguise.
+    plots: Option<(String, String)>,
 }
 
 /// One job (a batch of rounds, or a retry of it) with its log.
@@ -58,7 +64,15 @@ struct ComparisonPage {
     head_short: String,
     created: String,
     pr_url: Option<String>,
-    benchmarks: Vec<BenchmarkView>,
+    /// What a maintainer reads first, one line per runner (the runner named when there are
+    /// several).
+    summaries: Vec<String>,
+    /// This page's rows that decide something, regressions first.
+    decided: Vec<BenchmarkView>,
+    /// This page's undecided and unchanged rows, folded as the PR comment folds them.
+    folded: Vec<BenchmarkView>,
+    /// This page's rows a rule of the suite ignores.
+    ignored: Vec<BenchmarkView>,
     /// Which rows this page shows, of how many, and the neighbouring pages.
     rows: PageOf,
     jobs: Vec<JobView>,
@@ -119,6 +133,7 @@ async fn margins(
 }
 
 fn benchmark_view(
+    anchor: usize,
     runner: &str,
     result: Option<&BenchmarkResult>,
     series: Option<&PairedSeries>,
@@ -145,6 +160,7 @@ fn benchmark_view(
         (None, None) => Default::default(),
     };
     BenchmarkView {
+        anchor,
         runner: runner.to_string(),
         name,
         metric: result.map_or(metric, words::metric_label),
@@ -155,8 +171,12 @@ fn benchmark_view(
         verdict: result.map_or("not analysed yet".into(), words::verdict),
         verdict_class: result.map_or("open", |r| verdict_class(r.verdict)),
         outliers: outliers.len(),
-        rounds_plot: plot::rounds(pairs, unit, &outliers),
-        interval_plot: plot::interval_narrowing(&running_intervals(pairs, n_star), margin_pct),
+        plots: (!pairs.is_empty()).then(|| {
+            (
+                plot::rounds(pairs, unit, &outliers),
+                plot::interval_narrowing(&running_intervals(pairs, n_star), margin_pct),
+            )
+        }),
     }
 }
 
@@ -180,6 +200,63 @@ fn job_view(job: &Job, runner_names: &HashMap<RunnerId, String>, now: DateTime<U
         last_error: job.last_error.clone(),
         log_tail: job.log_tail.clone(),
     }
+}
+
+/// Where a row stands on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// In the table: a regression, an improvement, a benchmark on one side only.
+    Decided,
+    /// Folded: undecided, unchanged, or not analysed yet.
+    Folded,
+    /// Left out of the report by a rule (`ignore = true`).
+    Ignored,
+}
+
+/// A row before its view is built: where it goes, its runner, its result and its series.
+type Row<'a> = (
+    Section,
+    RunnerId,
+    Option<&'a BenchmarkResult>,
+    Option<PairedSeries>,
+);
+
+/// The PR comment's summary line per runner, of the rows the report shows (a rule's ignored
+/// rows are not counted); prefixed with the runner's name when several runners have results.
+fn summaries(
+    results: &[StoredResult],
+    runners: &[RunnerId],
+    name_of: &impl Fn(&RunnerId) -> String,
+) -> Vec<String> {
+    let per_runner: Vec<(RunnerId, String)> = runners
+        .iter()
+        .filter_map(|&runner| {
+            let shown: Vec<BenchmarkResult> = results
+                .iter()
+                .filter(|s| s.runner_id == runner && !s.result.is_ignored())
+                .map(|s| s.result.clone())
+                .collect();
+            Some((runner, benchgate_stats::order::summary(&shown)?))
+        })
+        .collect();
+    let several = per_runner.len() > 1;
+    per_runner
+        .into_iter()
+        .map(|(runner, line)| {
+            if several {
+                let rows: Vec<BenchmarkResult> = results
+                    .iter()
+                    .filter(|s| s.runner_id == runner)
+                    .map(|s| s.result.clone())
+                    .collect();
+                let name =
+                    crate::analysis::combined_name(&rows).unwrap_or_else(|| name_of(&runner));
+                format!("{name}: {line}")
+            } else {
+                line
+            }
+        })
+        .collect()
 }
 
 /// A comparison's page; `NotFound` for an unknown id.
@@ -218,7 +295,7 @@ pub async fn page(
         fallback: c.planned_rounds,
     };
 
-    // Stored results lead, in their order; series without a result yet follow.
+    // Each runner's paired series, in upload order; a stored result takes its own below.
     let mut series: HashMap<(RunnerId, String, String), PairedSeries> = HashMap::new();
     let mut series_order = Vec::new();
     for runner_series in &samples {
@@ -238,16 +315,35 @@ pub async fn page(
             .cloned()
             .unwrap_or_else(|| id.to_string())
     };
-    // Every row in order (stored results lead, series without a result yet follow); views
-    // with their plots are built for this page's rows only.
-    let mut rows: Vec<(RunnerId, Option<&BenchmarkResult>, Option<PairedSeries>)> = Vec::new();
-    for stored in &results {
+    // Every row in report order, then series without a result yet, then what a rule ignores;
+    // views with their plots are built for this page's rows only.
+    let plain: Vec<BenchmarkResult> = results.iter().map(|s| s.result.clone()).collect();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut ignored = Vec::new();
+    for i in benchgate_stats::report_order(&plain) {
+        let stored = &results[i];
         let key = (
             stored.runner_id,
             stored.result.name.clone(),
             stored.result.metric.clone(),
         );
-        rows.push((stored.runner_id, Some(&stored.result), series.remove(&key)));
+        let section = if stored.result.is_ignored() {
+            Section::Ignored
+        } else if benchgate_stats::standing(&stored.result).is_decided() {
+            Section::Decided
+        } else {
+            Section::Folded
+        };
+        let row = (
+            section,
+            stored.runner_id,
+            Some(&stored.result),
+            series.remove(&key),
+        );
+        match section {
+            Section::Ignored => ignored.push(row),
+            _ => rows.push(row),
+        }
     }
     // Runners combined into another's rows show no rows of their own.
     let combined: Vec<&str> = results
@@ -259,43 +355,58 @@ pub async fn page(
             continue;
         }
         if let Some(s) = series.remove(&key) {
-            rows.push((key.0, None, Some(s)));
+            rows.push((Section::Folded, key.0, None, Some(s)));
         }
     }
+    rows.extend(ignored);
     let pages = rows.len().div_ceil(ROWS_PER_PAGE).max(1);
     let at = query.page.unwrap_or(1).clamp(1, pages);
     let first = (at - 1) * ROWS_PER_PAGE;
-    let benchmarks: Vec<BenchmarkView> = rows
-        .iter()
-        .skip(first)
-        .take(ROWS_PER_PAGE)
-        .map(|(runner, result, s)| {
-            let (name, metric) = match (result, s) {
-                (Some(r), _) => (r.name.clone(), r.metric.clone()),
-                (None, Some(s)) => (s.benchmark.clone(), s.metric.clone()),
-                (None, None) => Default::default(),
-            };
-            let m = margins.get(&(*runner, name.clone(), metric)).copied();
-            let runner_name = result
-                .filter(|r| !r.runners.is_empty())
-                .map_or_else(|| name_of(runner), |r| r.runners.join(" + "));
-            benchmark_view(&runner_name, *result, s.as_ref(), m, plan.n_star(&name))
-        })
-        .collect();
+    let (mut decided, mut folded, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, (section, runner, result, s)) in rows.iter().enumerate().skip(first).take(ROWS_PER_PAGE)
+    {
+        let (name, metric) = match (result, s) {
+            (Some(r), _) => (r.name.clone(), r.metric.clone()),
+            (None, Some(s)) => (s.benchmark.clone(), s.metric.clone()),
+            (None, None) => Default::default(),
+        };
+        let m = margins.get(&(*runner, name.clone(), metric)).copied();
+        let runner_name = result
+            .filter(|r| !r.runners.is_empty())
+            .map_or_else(|| name_of(runner), |r| r.runners.join(" + "));
+        let view = benchmark_view(
+            i + 1,
+            &runner_name,
+            *result,
+            s.as_ref(),
+            m,
+            plan.n_star(&name),
+        );
+        match section {
+            Section::Decided => decided.push(view),
+            Section::Folded => folded.push(view),
+            Section::Ignored => ignored.push(view),
+        }
+    }
+    let shown = decided.len() + folded.len() + ignored.len();
     let rows_shown = PageOf {
         first: first + 1,
-        last: first + benchmarks.len(),
+        last: first + shown,
         total: rows.len(),
         previous: (at > 1).then(|| at - 1),
         next: (at < pages).then(|| at + 1),
     };
+    let summaries = summaries(&results, &runner_ids, &name_of);
 
     let page = ComparisonPage {
         base_short: short_sha(&c.base_sha).to_string(),
         head_short: short_sha(&c.head_sha).to_string(),
         created: age(c.created_at, now),
         pr_url: pull_request_url(&c),
-        benchmarks,
+        summaries,
+        decided,
+        folded,
+        ignored,
         rows: rows_shown,
         jobs: jobs
             .iter()

@@ -11,7 +11,7 @@ mod comparison_list;
 mod comparison_page;
 mod fingerprint;
 mod format;
-mod overview;
+pub(crate) mod overview;
 mod plot;
 mod queue_page;
 mod rounds;

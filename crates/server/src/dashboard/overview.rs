@@ -30,6 +30,9 @@ pub enum RunnerStatus {
 }
 
 impl RunnerStatus {
+    /// Every status, in the order pages list them.
+    pub const ALL: [RunnerStatus; 4] = [Self::Online, Self::Busy, Self::Offline, Self::Revoked];
+
     /// How a status is written on a page (also its CSS class).
     pub fn as_str(self) -> &'static str {
         match self {

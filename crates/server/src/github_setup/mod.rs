@@ -112,6 +112,7 @@ async fn callback(
     }
     let created = convert_manifest_code(&app.config.github.github_api_url, &code, EXCHANGE_TIMEOUT)
         .await
+        .inspect_err(|_| app.metrics.github_api_error())
         .map_err(exchange_failed)?;
     let Some(webhook_secret) = created.webhook_secret.clone() else {
         return Err(SetupError::bad_gateway(

@@ -12,6 +12,8 @@ use benchgate_store::model::{OutboxId, OutboxMessage};
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::{Metrics, OutboxResult};
+
 /// Rows claimed per poll.
 const BATCH: i64 = 8;
 /// How long a claimed row stays ours; a worker that dies lets it go after this.
@@ -43,12 +45,14 @@ pub trait Perform: Send + Sync {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 }
 
-/// The runner: the store its rows live in, the first retry delay, and what carries rows out.
+/// The runner: the store its rows live in, the first retry delay, what carries rows out, and
+/// where attempts are timed.
 pub struct Runner<P> {
     pub store: Arc<dyn Store>,
     /// First retry delay in milliseconds; doubles per attempt.
     pub backoff_ms: u64,
     pub perform: P,
+    pub metrics: Arc<Metrics>,
 }
 
 /// Runs until `cancel` fires; a row in flight is finished first.
@@ -103,9 +107,19 @@ impl<P: Perform> Runner<P> {
 
     #[tracing::instrument(skip_all, fields(outbox = %row.id, kind = %row.kind, attempts = row.attempts))]
     async fn process(&self, row: OutboxMessage) {
+        let started = std::time::Instant::now();
         let outcome = self.perform.perform(&row.kind, &row.payload, row.id).await;
+        let took = started.elapsed();
         let report = match outcome {
-            Ok(()) => self.store.outbox_delivered(row.id, &row.lease).await,
+            Ok(()) => {
+                self.metrics.outbox_attempt(
+                    &row.kind,
+                    OutboxResult::Delivered,
+                    took,
+                    row.created_at,
+                );
+                self.store.outbox_delivered(row.id, &row.lease).await
+            }
             Err(e) => {
                 let attempts = row.attempts + 1;
                 let retry_at = (e.is_retryable() && attempts < MAX_ATTEMPTS).then(|| {
@@ -113,12 +127,18 @@ impl<P: Perform> Runner<P> {
                         backoff(self.backoff_ms, attempts).max(e.retry_after().unwrap_or_default());
                     Utc::now() + wait
                 });
-                match retry_at {
+                let result = match retry_at {
                     Some(at) => {
-                        tracing::info!(error = %e, retry_at = %at, "outbox row failed; will retry")
+                        tracing::info!(error = %e, retry_at = %at, "outbox row failed; will retry");
+                        OutboxResult::Retry
                     }
-                    None => tracing::warn!(error = %e, attempts, "outbox row given up"),
-                }
+                    None => {
+                        tracing::warn!(error = %e, attempts, "outbox row given up");
+                        OutboxResult::GivenUp
+                    }
+                };
+                self.metrics
+                    .outbox_attempt(&row.kind, result, took, row.created_at);
                 let message = e.to_string();
                 self.store
                     .outbox_failed(row.id, &row.lease, &message, retry_at)
@@ -185,6 +205,7 @@ mod tests {
         let worker = Runner {
             store: store.clone(),
             backoff_ms: 2000,
+            metrics: app.metrics.clone(),
             perform: crate::tasks::Context {
                 github: app.config.github.client().unwrap().expect("a token client"),
                 args: Arc::new(app.config.github.clone()),

@@ -95,6 +95,17 @@ impl crate::outbox::Perform for Context {
     ) -> Result<(), TaskError> {
         let task = Task::from_row(kind, payload)
             .map_err(|e| TaskError::Permanent(format!("unreadable payload: {e}")))?;
+        let done = self.run(task, row).await;
+        if let Err(TaskError::GitHub(_)) = &done {
+            self.app.metrics.github_api_error();
+        }
+        done
+    }
+}
+
+impl Context {
+    /// Carries out one task of outbox row `row`.
+    async fn run(&self, task: Task, row: OutboxId) -> Result<(), TaskError> {
         match task {
             Task::SchedulePullRequest(t) => t.run(self).await,
             Task::CancelPullRequest(t) => t.run(self).await,
@@ -107,9 +118,7 @@ impl crate::outbox::Perform for Context {
             Task::AddReaction(t) => t.run(self).await,
         }
     }
-}
 
-impl Context {
     /// Records a follow-up task.
     pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
         self.store.enqueue_outbox(&task.message()).await?;

@@ -323,9 +323,6 @@ macro_rules! impl_store {
             ) -> Result<DeliveryRecord, StoreError> {
                 webhooks::record(&self.pool, delivery, effects).await
             }
-            async fn deliveries_by_outcome(&self) -> Result<Vec<(String, i64)>, StoreError> {
-                webhooks::by_outcome(&self.pool).await
-            }
 
             async fn enqueue_outbox(
                 &self,

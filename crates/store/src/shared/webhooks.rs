@@ -6,7 +6,6 @@ macro_rules! webhooks_sql {
         use super::{Pool, begin, comparisons, outbox, queue, repositories};
         use crate::StoreError;
         use crate::model::*;
-        use sqlx::Row as _;
 
         pub(super) async fn record(
             pool: &Pool,
@@ -91,18 +90,6 @@ macro_rules! webhooks_sql {
                 cancelled_jobs,
                 outbox: outbox_ids,
             })
-        }
-
-        pub(super) async fn by_outcome(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
-            sqlx::query(
-                "SELECT outcome, COUNT(*) AS n FROM webhook_deliveries GROUP BY outcome \
-                 ORDER BY outcome",
-            )
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|row| Ok((row.try_get("outcome")?, row.try_get("n")?)))
-            .collect()
         }
     };
 }

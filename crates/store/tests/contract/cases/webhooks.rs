@@ -90,8 +90,6 @@ pub async fn redelivery_does_nothing_twice(store: Arc<dyn Store>) {
         ),
         "{closed:?}"
     );
-    let outcomes = store.deliveries_by_outcome().await.unwrap();
-    assert_eq!(outcomes, vec![("enqueued".to_string(), 2)]);
 }
 
 pub async fn failed_delivery_records_nothing(store: Arc<dyn Store>) {
