@@ -7,6 +7,7 @@
 //! method to users.
 
 pub mod analysis;
+pub mod chain;
 pub mod confidence_sequence;
 pub mod drift;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod words;
 
 pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
 pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
+pub use chain::{ChainPoint, ChainStep, chain, step_alpha};
 pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, plan_n_star};
 pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
