@@ -16,4 +16,5 @@ pub mod rounds;
 pub mod samples;
 pub mod sandbox;
 pub mod schedule;
+mod watch;
 pub mod worktree;

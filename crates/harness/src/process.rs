@@ -6,18 +6,15 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use rustix::thread::CpuSet;
 use serde::{Deserialize, Serialize};
 
-use crate::capture::{Captured, Keep, read_capped};
+use crate::capture::{Capture, Captured, Keep};
 use crate::env::ScrubbedEnv;
+use crate::watch::{Stream, watch};
 
 /// Everything needed to start one measured process.
 #[derive(Debug, Clone)]
@@ -59,7 +56,8 @@ impl RunSpec {
 pub enum Exit {
     Code(i32),
     Signal(i32),
-    /// Killed by the harness when the timeout passed.
+    /// Killed by the harness when the timeout passed, or its output was still held open then by
+    /// a process that left its group.
     TimedOut,
 }
 
@@ -83,7 +81,8 @@ impl std::fmt::Display for Exit {
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessMeasurement {
-    /// From just before spawn to the child's exit, on the monotonic clock.
+    /// From just before the spawn (everything else prepared) until the child's exit is seen, on
+    /// the monotonic clock.
     pub wall: Duration,
     pub user_cpu: Duration,
     pub sys_cpu: Duration,
@@ -107,84 +106,68 @@ pub enum RunError {
     Wait { program: String, source: io::Error },
 }
 
-/// Runs one process to its end and measures it.
+/// Runs one process to its end and measures it, watching it from the calling thread.
 pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     let program = spec.argv.first().ok_or(RunError::EmptyCommand)?.clone();
+    let spawn_err = |source| RunError::Spawn {
+        program: program.clone(),
+        source,
+    };
     let mut cmd = Command::new(&program);
     cmd.args(&spec.argv[1..])
         .env_clear()
         .envs(spec.env.vars())
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
+    // Pipes are made before the clock starts.
+    let (stdout, writer) = io::pipe().map_err(spawn_err)?;
+    cmd.stdout(writer);
+    let (stderr, writer) = io::pipe().map_err(spawn_err)?;
+    cmd.stderr(writer);
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
     install_quieting(&mut cmd, &spec.cpus, spec.disable_aslr)?;
 
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
+    let child = cmd.spawn().map_err(spawn_err)?;
+    // The command holds the pipes' write ends: only the child may keep them open.
+    drop(cmd);
     let raw_pid = child.id() as i32;
     let pid = Pid::from_raw(raw_pid).expect("a spawned child has a positive pid");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let (out_cap, err_cap) = (spec.stdout_cap, spec.stderr_cap);
-    let stdout = thread::spawn(move || read_capped(stdout, out_cap, Keep::Head));
-    let stderr = thread::spawn(move || read_capped(stderr, err_cap, Keep::Tail));
-
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (stop_watchdog, watchdog_rx) = mpsc::channel::<()>();
-    let watchdog = spec.timeout.map(|timeout| {
-        let timed_out = Arc::clone(&timed_out);
-        thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog_rx.recv_timeout(timeout) {
-                timed_out.store(true, Ordering::SeqCst);
-                let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-            }
-        })
-    });
+    let streams = [
+        Stream::new(Some(stdout), Capture::new(spec.stdout_cap, Keep::Head)),
+        Stream::new(Some(stderr), Capture::new(spec.stderr_cap, Keep::Tail)),
+    ];
 
     let wait_err = |source| RunError::Wait {
         program: program.clone(),
         source,
     };
-    // Wait for the exit without reaping, so the zombie keeps the pid and process-group id
-    // reserved while the watchdog and the clean-up below may still signal the group.
-    wait_exited_keep_zombie(raw_pid).map_err(wait_err)?;
-    let wall = start.elapsed();
-    drop(stop_watchdog);
-    if let Some(watchdog) = watchdog {
-        let _ = watchdog.join();
-    }
-    // Whatever the benchmark left running in its group would disturb the next run.
-    let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    let watched = watch(pid, start, spec.timeout, streams).map_err(|e| {
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        let _ = reap_with_rusage(raw_pid);
+        wait_err(e)
+    })?;
     let (status, usage) = reap_with_rusage(raw_pid).map_err(wait_err)?;
 
-    let exit = if timed_out.load(Ordering::SeqCst) {
+    let exit = if watched.timed_out {
         Exit::TimedOut
     } else if libc::WIFEXITED(status) {
         Exit::Code(libc::WEXITSTATUS(status))
     } else {
         Exit::Signal(libc::WTERMSIG(status))
     };
-    let join = |h: thread::JoinHandle<io::Result<Captured>>| {
-        h.join()
-            .unwrap_or_else(|_| Ok(Captured::default()))
-            .map_err(wait_err)
-    };
+    let [stdout, stderr] = watched.streams;
     Ok(ProcessMeasurement {
-        wall,
+        wall: watched.wall,
         user_cpu: timeval(usage.ru_utime),
         sys_cpu: timeval(usage.ru_stime),
         // Linux reports ru_maxrss in kibibytes.
         peak_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
         exit,
-        stdout: join(stdout)?,
-        stderr: join(stderr)?,
+        stdout,
+        stderr,
     })
 }
 
@@ -229,29 +212,6 @@ fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
         });
     }
     Ok(())
-}
-
-fn wait_exited_keep_zombie(pid: i32) -> io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain data that waitid fills in.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid pointer to a local; P_PID with our own child's pid.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
 }
 
 fn reap_with_rusage(pid: i32) -> io::Result<(i32, libc::rusage)> {
