@@ -25,6 +25,9 @@ pub struct RunSpec {
     pub env: ScrubbedEnv,
     /// Kill the process group after this long; `None` waits forever.
     pub timeout: Option<Duration>,
+    /// Pipe stdout to the harness; `false`: the child's stdout is /dev/null and comes back empty,
+    /// for runs whose output nobody reads (no pipe to fill, nothing to read while it runs).
+    pub capture_stdout: bool,
     pub stdout_cap: usize,
     pub stderr_cap: usize,
     /// Logical CPUs to pin the process to; empty: no pinning.
@@ -34,14 +37,15 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// A spec with the given argv, a scrubbed environment from the parent, no timeout and
-    /// 16 MiB / 64 KiB caps for stdout / stderr.
+    /// A spec with the given argv, a scrubbed environment from the parent, no timeout, stdout
+    /// captured, and 16 MiB / 64 KiB caps for stdout / stderr.
     pub fn new(argv: Vec<String>) -> Self {
         RunSpec {
             argv,
             cwd: None,
             env: ScrubbedEnv::from_parent(&[]).unwrap_or_default(),
             timeout: None,
+            capture_stdout: true,
             stdout_cap: 16 << 20,
             stderr_cap: 64 << 10,
             cpus: Vec::new(),
@@ -119,9 +123,15 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         .envs(spec.env.vars())
         .stdin(Stdio::null())
         .process_group(0);
-    // Pipes are made before the clock starts.
-    let (stdout, writer) = io::pipe().map_err(spawn_err)?;
-    cmd.stdout(writer);
+    // Pipes are made before the clock starts; a stdout nobody reads goes to /dev/null.
+    let stdout = if spec.capture_stdout {
+        let (reader, writer) = io::pipe().map_err(spawn_err)?;
+        cmd.stdout(writer);
+        Some(reader)
+    } else {
+        cmd.stdout(Stdio::null());
+        None
+    };
     let (stderr, writer) = io::pipe().map_err(spawn_err)?;
     cmd.stderr(writer);
     if let Some(cwd) = &spec.cwd {
@@ -136,7 +146,7 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     let raw_pid = child.id() as i32;
     let pid = Pid::from_raw(raw_pid).expect("a spawned child has a positive pid");
     let streams = [
-        Stream::new(Some(stdout), Capture::new(spec.stdout_cap, Keep::Head)),
+        Stream::new(stdout, Capture::new(spec.stdout_cap, Keep::Head)),
         Stream::new(Some(stderr), Capture::new(spec.stderr_cap, Keep::Tail)),
     ];
 

@@ -73,10 +73,11 @@ fn timeout_kills_the_whole_process_group() {
 }
 
 #[test]
-fn timeout_kills_a_child_that_ignores_sigterm_and_its_grandchildren() {
+fn timeout_kills_a_child_that_ignores_sigterm_and_its_grandchildren_without_stdout() {
     // Both ignore SIGTERM (an ignored signal stays ignored across fork and exec).
     let mut spec = sh("trap '' TERM; sleep 30 & echo $$ $! >&2; wait; sleep 30");
     spec.timeout = Some(Duration::from_millis(300));
+    spec.capture_stdout = false;
     let run = run_process(&spec).unwrap();
     assert_eq!(run.exit, Exit::TimedOut);
     let pids: Vec<i32> = run
@@ -197,4 +198,15 @@ fn output_beyond_the_cap_is_cut_but_drained() {
         (run.stdout.bytes.len(), run.stdout.total),
         (1000, 1_000_000)
     );
+}
+
+#[test]
+fn a_stdout_nobody_reads_is_dev_null() {
+    // Expanded before dash applies `>&2` to the shell itself.
+    let mut spec = sh(r#"echo "$(readlink /proc/$$/fd/1)" >&2; echo discarded"#);
+    spec.capture_stdout = false;
+    let run = run_process(&spec).unwrap();
+    assert!(run.exit.success());
+    assert_eq!(run.stderr.text(), "/dev/null\n");
+    assert_eq!(run.stdout.total, 0);
 }
