@@ -11,6 +11,7 @@ pub mod fingerprint;
 pub mod formats;
 pub mod perf;
 pub mod process;
+pub mod program;
 pub mod quieting;
 pub mod rounds;
 pub mod samples;

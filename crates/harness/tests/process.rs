@@ -132,6 +132,17 @@ fn megabytes_on_both_streams_do_not_block_and_stdout_is_read_whole() {
 }
 
 #[test]
+fn a_program_found_in_path_keeps_the_name_it_was_given() {
+    // What the child sees as argv[0] is what the user wrote, not the path it was found at.
+    let run = run_process(&sh("tr '\\0' ' ' < /proc/$$/cmdline")).unwrap();
+    assert!(
+        run.stdout.text().starts_with("sh -c "),
+        "{}",
+        run.stdout.text()
+    );
+}
+
+#[test]
 fn exit_codes_signals_and_stderr_are_kept() {
     let run = run_process(&sh("echo out; echo boom >&2; exit 3")).unwrap();
     assert_eq!(run.exit, Exit::Code(3));
@@ -174,6 +185,21 @@ fn peak_rss_of_an_allocating_program_is_larger() {
         small.peak_rss_bytes
     );
     assert!(large.user_cpu + large.sys_cpu > Duration::ZERO);
+}
+
+#[test]
+fn peak_rss_of_a_small_program_is_not_the_harness_s_past_peak() {
+    // 256 MiB touched and freed (returned to the kernel: an allocation this large is its own
+    // mapping), so this process's high-water mark is high while little of it is resident now.
+    let block = vec![1u8; 256 << 20];
+    std::hint::black_box(&block);
+    drop(block);
+    let run = run_process(&RunSpec::new(vec!["true".into()])).unwrap();
+    assert!(
+        run.peak_rss_bytes < 64 << 20,
+        "true reported {} bytes",
+        run.peak_rss_bytes
+    );
 }
 
 #[test]
