@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod cli;
+mod clock;
 pub mod command;
 pub mod env;
 pub mod evaluate;

@@ -3,6 +3,7 @@
 //! whole process group killed, so a benchmark that forks cannot leave work running.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,6 +14,7 @@ use rustix::thread::CpuSet;
 use serde::{Deserialize, Serialize};
 
 use crate::capture::{Capture, Captured, Keep};
+use crate::clock::{monotonic_now, received_exec_moment, send_exec_moment};
 use crate::env::ScrubbedEnv;
 use crate::program::find_program;
 use crate::watch::{Stream, watch};
@@ -86,8 +88,8 @@ impl std::fmt::Display for Exit {
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessMeasurement {
-    /// From just before the spawn (everything else prepared) until the child's exit is seen, on
-    /// the monotonic clock.
+    /// From right before the child's exec (read by the child) until the harness sees its exit,
+    /// on CLOCK_MONOTONIC: the harness's fork of it is not included (clock.rs).
     pub wall: Duration,
     pub user_cpu: Duration,
     pub sys_cpu: Duration,
@@ -142,12 +144,15 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr)?;
+    let (exec_moment, writer) = io::pipe().map_err(spawn_err)?;
+    install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr, writer)?;
 
-    let start = Instant::now();
+    let deadline = spec.timeout.map(|t| Instant::now() + t);
+    let before_spawn = monotonic_now();
     let child = cmd.spawn().map_err(spawn_err)?;
     // The command holds the pipes' write ends: only the child may keep them open.
     drop(cmd);
+    let started = received_exec_moment(exec_moment).unwrap_or(before_spawn);
     let raw_pid = child.id() as i32;
     let pid = Pid::from_raw(raw_pid).expect("a spawned child has a positive pid");
     let streams = [
@@ -159,7 +164,7 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         program: program.clone(),
         source,
     };
-    let watched = watch(pid, start, spec.timeout, streams).map_err(|e| {
+    let watched = watch(pid, deadline, streams).map_err(|e| {
         let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         let _ = reap_with_rusage(raw_pid);
         wait_err(e)
@@ -175,7 +180,7 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     };
     let [stdout, stderr] = watched.streams;
     Ok(ProcessMeasurement {
-        wall: watched.wall,
+        wall: watched.exited_at.saturating_sub(started),
         user_cpu: timeval(usage.ru_utime),
         sys_cpu: timeval(usage.ru_stime),
         // Linux reports ru_maxrss in kibibytes.
@@ -186,13 +191,18 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     })
 }
 
-/// Pins the child and disables ASLR in it when asked. The closure is installed always: it also
-/// makes std fork the child rather than vfork it (`posix_spawn`). A vfork child execs from the
-/// harness's own memory, and exec folds that memory's high-water mark into the child's
-/// `ru_maxrss` (Linux `exec_mmap`), so every benchmark would report at least the harness's peak
-/// RSS (`true`: 4 MiB instead of 1 MiB under `compare`); a forked child counts only the pages it
-/// shares with the harness when it is forked, as before. docs/performance.md has the cost.
-fn install_pre_exec(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Result<(), RunError> {
+/// Between fork and exec, in the child: pins it and disables ASLR when asked, then sends the
+/// clock's start through `exec_moment`. The closure also keeps std on fork instead of vfork
+/// (`posix_spawn`): a vfork child execs from the harness's own memory, and exec folds that
+/// memory's high-water mark into the child's `ru_maxrss` (Linux `exec_mmap`), so every benchmark
+/// would report at least the harness's peak RSS (`true`: 4 MiB instead of 1 MiB under
+/// `compare`); a forked child counts only the pages it shares with the harness when forked.
+fn install_pre_exec(
+    cmd: &mut Command,
+    cpus: &[usize],
+    disable_aslr: bool,
+    exec_moment: io::PipeWriter,
+) -> Result<(), RunError> {
     let cpuset = if cpus.is_empty() {
         None
     } else {
@@ -208,7 +218,7 @@ fn install_pre_exec(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
         }
         Some(set)
     };
-    // SAFETY: the closure runs between fork and exec and makes at most three system calls; it
+    // SAFETY: the closure runs between fork and exec and makes at most five system calls; it
     // does not allocate or take locks.
     unsafe {
         cmd.pre_exec(move || {
@@ -226,6 +236,8 @@ fn install_pre_exec(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
                     return Err(io::Error::last_os_error());
                 }
             }
+            // Last, so that only the exec itself lies between this moment and the benchmark.
+            send_exec_moment(exec_moment.as_raw_fd());
             Ok(())
         });
     }

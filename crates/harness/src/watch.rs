@@ -10,6 +10,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags, Signal, kill_process_group, pidfd_open};
 
 use crate::capture::{Capture, Captured};
+use crate::clock::monotonic_now;
 
 /// One output stream of the child: its pipe while it is open, and what is kept of it.
 #[derive(Debug)]
@@ -42,8 +43,8 @@ impl Stream {
 /// What the child did until its end.
 #[derive(Debug)]
 pub(crate) struct Watched {
-    /// From `started` until its exit was seen.
-    pub wall: Duration,
+    /// When its exit was seen, on CLOCK_MONOTONIC ([`monotonic_now`]).
+    pub exited_at: Duration,
     /// The deadline passed and its process group was killed.
     pub timed_out: bool,
     pub streams: [Captured; 2],
@@ -52,25 +53,23 @@ pub(crate) struct Watched {
 /// Slot of the pidfd among the polled descriptors, after the two streams.
 const EXIT: usize = 2;
 
-/// Watches the child `pid`, started at `started`, until it has exited and its streams are at
-/// end of file. At `timeout` after the start its process group is killed. The child stays
-/// unreaped (a zombie keeps its process-group id reserved while the group may be signalled); its
-/// group is killed when it exits, since leftovers would hold the pipes and disturb the next run.
+/// Watches the child `pid` until it has exited and its streams are at end of file; at
+/// `deadline` its process group is killed. The child stays unreaped (a zombie keeps its
+/// process-group id reserved while the group may be signalled); its group is killed when it
+/// exits, since leftovers would hold the pipes and disturb the next run.
 pub(crate) fn watch(
     pid: Pid,
-    started: Instant,
-    timeout: Option<Duration>,
+    deadline: Option<Instant>,
     mut streams: [Stream; 2],
 ) -> io::Result<Watched> {
     let exit = pidfd_open(pid, PidfdFlags::empty())?;
-    let deadline = timeout.map(|t| started + t);
-    let mut wall = None;
+    let mut exited_at = None;
     let mut timed_out = false;
     // A pipe holds 64 KiB by default: one read empties it.
     let mut buf = [0u8; 64 << 10];
     loop {
         let open = streams.iter().any(|s| s.pipe.is_some());
-        if wall.is_some() && !open {
+        if exited_at.is_some() && !open {
             break;
         }
         if !timed_out && deadline.is_some_and(|d| Instant::now() >= d) {
@@ -79,7 +78,7 @@ pub(crate) fn watch(
         }
         // Killed at the deadline and gone, yet its pipes are open: a process outside its group
         // holds them. Take what is buffered, without waiting for that process.
-        let last_pass = wall.is_some() && timed_out;
+        let last_pass = exited_at.is_some() && timed_out;
         let wait = match deadline {
             _ if last_pass => Some(Duration::ZERO),
             Some(deadline) if !timed_out => {
@@ -100,7 +99,7 @@ pub(crate) fn watch(
                     slots.push(slot);
                 }
             }
-            if wall.is_none() {
+            if exited_at.is_none() {
                 fds.push(PollFd::new(&exit, PollFlags::IN));
                 slots.push(EXIT);
             }
@@ -115,7 +114,7 @@ pub(crate) fn watch(
         }
 
         if ready[EXIT] {
-            wall = Some(started.elapsed());
+            exited_at = Some(monotonic_now());
             let _ = kill_process_group(pid, Signal::KILL);
         }
         for (stream, ready) in streams.iter_mut().zip(ready) {
@@ -128,7 +127,7 @@ pub(crate) fn watch(
         }
     }
     Ok(Watched {
-        wall: wall.expect("the loop ends only after the exit"),
+        exited_at: exited_at.expect("the loop ends only after the exit"),
         timed_out,
         streams: streams.map(|s| s.capture.finish()),
     })

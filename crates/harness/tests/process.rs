@@ -143,6 +143,21 @@ fn a_program_found_in_path_keeps_the_name_it_was_given() {
 }
 
 #[test]
+fn the_wall_clock_brackets_the_child_inside_the_call() {
+    // Semantic bounds, not a speed claim: the child's start is sent by the child itself, so a
+    // wrong clock or unit would put the wall time outside these.
+    let called = Instant::now();
+    let run = run_process(&sh("sleep 0.05")).unwrap();
+    let call = called.elapsed();
+    assert!(run.exit.success());
+    assert!(
+        run.wall >= Duration::from_millis(50) && run.wall <= call,
+        "wall {:?}, call {call:?}",
+        run.wall
+    );
+}
+
+#[test]
 fn exit_codes_signals_and_stderr_are_kept() {
     let run = run_process(&sh("echo out; echo boom >&2; exit 3")).unwrap();
     assert_eq!(run.exit, Exit::Code(3));
