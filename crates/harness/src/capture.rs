@@ -1,7 +1,5 @@
-//! Reading a child's output to the end while keeping at most a fixed number of bytes, so a
-//! chatty benchmark can neither block on a full pipe nor exhaust the runner's memory.
-
-use std::io::Read;
+//! Keeping a child's output up to a fixed number of bytes while it arrives in chunks, so a chatty
+//! benchmark can neither block on a full pipe nor exhaust the runner's memory.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,31 +39,54 @@ impl Captured {
     }
 }
 
-/// Reads `reader` to its end, keeping at most `cap` bytes from the chosen end.
-pub fn read_capped(mut reader: impl Read, cap: usize, keep: Keep) -> std::io::Result<Captured> {
-    let mut out = Captured::default();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.total += n as u64;
-        match keep {
+/// A stream being captured: chunks are pushed as they are read, at most `cap` bytes are kept.
+#[derive(Debug)]
+pub struct Capture {
+    cap: usize,
+    keep: Keep,
+    out: Captured,
+}
+
+impl Capture {
+    /// An empty capture keeping at most `cap` bytes from the `keep` end.
+    pub fn new(cap: usize, keep: Keep) -> Self {
+        Capture {
+            cap,
+            keep,
+            out: Captured::default(),
+        }
+    }
+
+    /// Adds the next chunk of the stream.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.out.total += chunk.len() as u64;
+        match self.keep {
             Keep::Head => {
-                let room = cap.saturating_sub(out.bytes.len());
-                out.bytes.extend_from_slice(&buf[..n.min(room)]);
+                let room = self.cap.saturating_sub(self.out.bytes.len());
+                self.out
+                    .bytes
+                    .extend_from_slice(&chunk[..chunk.len().min(room)]);
             }
             Keep::Tail => {
-                out.bytes.extend_from_slice(&buf[..n]);
-                if out.bytes.len() > cap {
-                    let excess = out.bytes.len() - cap;
-                    out.bytes.drain(..excess);
+                self.out.bytes.extend_from_slice(chunk);
+                // Cut only once twice the cap has piled up, so many small chunks do not each
+                // move the whole kept tail.
+                if self.out.bytes.len() > self.cap.saturating_mul(2) {
+                    self.cut_tail();
                 }
             }
         }
+    }
+
+    /// The kept bytes and the stream's total length.
+    pub fn finish(mut self) -> Captured {
+        self.cut_tail();
+        self.out
+    }
+
+    fn cut_tail(&mut self) {
+        let excess = self.out.bytes.len().saturating_sub(self.cap);
+        self.out.bytes.drain(..excess);
     }
 }
 
@@ -73,19 +94,36 @@ pub fn read_capped(mut reader: impl Read, cap: usize, keep: Keep) -> std::io::Re
 mod tests {
     use super::*;
 
+    fn captured(chunks: &[&[u8]], cap: usize, keep: Keep) -> Captured {
+        let mut capture = Capture::new(cap, keep);
+        for chunk in chunks {
+            capture.push(chunk);
+        }
+        capture.finish()
+    }
+
     #[test]
     fn head_keeps_the_start_and_counts_everything() {
-        let c = read_capped(&b"abcdefgh"[..], 3, Keep::Head).unwrap();
+        let c = captured(&[b"abc", b"defgh"], 4, Keep::Head);
         assert_eq!(
             (c.bytes.as_slice(), c.total, c.truncated()),
-            (&b"abc"[..], 8, true)
+            (&b"abcd"[..], 8, true)
         );
     }
 
     #[test]
     fn tail_keeps_the_end() {
-        let c = read_capped(&b"line1\nline2\nline3\n"[..], 12, Keep::Tail).unwrap();
+        let c = captured(&[b"line1\nline2\n", b"line3\n"], 12, Keep::Tail);
         assert_eq!(c.text(), "line2\nline3\n");
         assert_eq!(c.tail_lines(1), "line3");
+    }
+
+    #[test]
+    fn tail_of_many_small_chunks_is_the_last_cap_bytes() {
+        let chunks: Vec<Vec<u8>> = (0..1000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        let chunks: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+        let c = captured(&chunks, 10, Keep::Tail);
+        assert_eq!(c.total, 4000);
+        assert_eq!(c.bytes, chunks.concat()[3990..]);
     }
 }

@@ -65,6 +65,14 @@ impl ScrubbedEnv {
         self.vars.iter().map(|(n, v)| (n.as_str(), v.as_str()))
     }
 
+    /// The value of one variable.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The variable names, which are safe to record (values may not be).
     pub fn names(&self) -> Vec<String> {
         self.vars.iter().map(|(n, _)| n.clone()).collect()

@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod cli;
+mod clock;
 pub mod command;
 pub mod env;
 pub mod evaluate;
@@ -11,9 +12,11 @@ pub mod fingerprint;
 pub mod formats;
 pub mod perf;
 pub mod process;
+pub mod program;
 pub mod quieting;
 pub mod rounds;
 pub mod samples;
 pub mod sandbox;
 pub mod schedule;
+mod watch;
 pub mod worktree;

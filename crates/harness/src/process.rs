@@ -3,21 +3,21 @@
 //! whole process group killed, so a benchmark that forks cannot leave work running.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use rustix::thread::CpuSet;
 use serde::{Deserialize, Serialize};
 
-use crate::capture::{Captured, Keep, read_capped};
+use crate::capture::{Capture, Captured, Keep};
+use crate::clock::{monotonic_now, received_exec_moment, send_exec_moment};
 use crate::env::ScrubbedEnv;
+use crate::program::find_program;
+use crate::watch::{Stream, watch};
 
 /// Everything needed to start one measured process.
 #[derive(Debug, Clone)]
@@ -28,6 +28,9 @@ pub struct RunSpec {
     pub env: ScrubbedEnv,
     /// Kill the process group after this long; `None` waits forever.
     pub timeout: Option<Duration>,
+    /// Pipe stdout to the harness; `false`: the child's stdout is /dev/null and comes back empty,
+    /// for runs whose output nobody reads (no pipe to fill, nothing to read while it runs).
+    pub capture_stdout: bool,
     pub stdout_cap: usize,
     pub stderr_cap: usize,
     /// Logical CPUs to pin the process to; empty: no pinning.
@@ -37,14 +40,15 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// A spec with the given argv, a scrubbed environment from the parent, no timeout and
-    /// 16 MiB / 64 KiB caps for stdout / stderr.
+    /// A spec with the given argv, a scrubbed environment from the parent, no timeout, stdout
+    /// captured, and 16 MiB / 64 KiB caps for stdout / stderr.
     pub fn new(argv: Vec<String>) -> Self {
         RunSpec {
             argv,
             cwd: None,
             env: ScrubbedEnv::from_parent(&[]).unwrap_or_default(),
             timeout: None,
+            capture_stdout: true,
             stdout_cap: 16 << 20,
             stderr_cap: 64 << 10,
             cpus: Vec::new(),
@@ -59,7 +63,8 @@ impl RunSpec {
 pub enum Exit {
     Code(i32),
     Signal(i32),
-    /// Killed by the harness when the timeout passed.
+    /// Killed by the harness when the timeout passed, or its output was still held open then by
+    /// a process that left its group.
     TimedOut,
 }
 
@@ -83,11 +88,14 @@ impl std::fmt::Display for Exit {
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessMeasurement {
-    /// From just before spawn to the child's exit, on the monotonic clock.
+    /// From right before the child's exec (read by the child) until the harness sees its exit,
+    /// on CLOCK_MONOTONIC: the harness's fork of it is not included (clock.rs).
     pub wall: Duration,
     pub user_cpu: Duration,
     pub sys_cpu: Duration,
-    /// Largest resident set of the child or any descendant it waited for.
+    /// Largest resident set of the child or any descendant it waited for. Never below what the
+    /// child shared with the harness when it was forked (the harness's resident anonymous
+    /// memory, counted in the child's copy until it execs).
     pub peak_rss_bytes: u64,
     pub exit: Exit,
     pub stdout: Captured,
@@ -107,88 +115,94 @@ pub enum RunError {
     Wait { program: String, source: io::Error },
 }
 
-/// Runs one process to its end and measures it.
+/// Runs one process to its end and measures it, watching it from the calling thread.
 pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     let program = spec.argv.first().ok_or(RunError::EmptyCommand)?.clone();
-    let mut cmd = Command::new(&program);
-    cmd.args(&spec.argv[1..])
+    let spawn_err = |source| RunError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let found = find_program(&program, spec.env.get("PATH"));
+    let mut cmd = Command::new(found.as_deref().unwrap_or(Path::new(&program)));
+    cmd.arg0(&program)
+        .args(&spec.argv[1..])
         .env_clear()
         .envs(spec.env.vars())
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
+    // Pipes are made before the clock starts; a stdout nobody reads goes to /dev/null.
+    let stdout = if spec.capture_stdout {
+        let (reader, writer) = io::pipe().map_err(spawn_err)?;
+        cmd.stdout(writer);
+        Some(reader)
+    } else {
+        cmd.stdout(Stdio::null());
+        None
+    };
+    let (stderr, writer) = io::pipe().map_err(spawn_err)?;
+    cmd.stderr(writer);
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    install_quieting(&mut cmd, &spec.cpus, spec.disable_aslr)?;
+    let (exec_moment, writer) = io::pipe().map_err(spawn_err)?;
+    install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr, writer)?;
 
-    let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
+    let deadline = spec.timeout.map(|t| Instant::now() + t);
+    let before_spawn = monotonic_now();
+    let child = cmd.spawn().map_err(spawn_err)?;
+    // The command holds the pipes' write ends: only the child may keep them open.
+    drop(cmd);
+    let started = received_exec_moment(exec_moment).unwrap_or(before_spawn);
     let raw_pid = child.id() as i32;
     let pid = Pid::from_raw(raw_pid).expect("a spawned child has a positive pid");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let (out_cap, err_cap) = (spec.stdout_cap, spec.stderr_cap);
-    let stdout = thread::spawn(move || read_capped(stdout, out_cap, Keep::Head));
-    let stderr = thread::spawn(move || read_capped(stderr, err_cap, Keep::Tail));
-
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (stop_watchdog, watchdog_rx) = mpsc::channel::<()>();
-    let watchdog = spec.timeout.map(|timeout| {
-        let timed_out = Arc::clone(&timed_out);
-        thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog_rx.recv_timeout(timeout) {
-                timed_out.store(true, Ordering::SeqCst);
-                let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-            }
-        })
-    });
+    let streams = [
+        Stream::new(stdout, Capture::new(spec.stdout_cap, Keep::Head)),
+        Stream::new(Some(stderr), Capture::new(spec.stderr_cap, Keep::Tail)),
+    ];
 
     let wait_err = |source| RunError::Wait {
         program: program.clone(),
         source,
     };
-    // Wait for the exit without reaping, so the zombie keeps the pid and process-group id
-    // reserved while the watchdog and the clean-up below may still signal the group.
-    wait_exited_keep_zombie(raw_pid).map_err(wait_err)?;
-    let wall = start.elapsed();
-    drop(stop_watchdog);
-    if let Some(watchdog) = watchdog {
-        let _ = watchdog.join();
-    }
-    // Whatever the benchmark left running in its group would disturb the next run.
-    let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    let watched = watch(pid, deadline, streams).map_err(|e| {
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        let _ = reap_with_rusage(raw_pid);
+        wait_err(e)
+    })?;
     let (status, usage) = reap_with_rusage(raw_pid).map_err(wait_err)?;
 
-    let exit = if timed_out.load(Ordering::SeqCst) {
+    let exit = if watched.timed_out {
         Exit::TimedOut
     } else if libc::WIFEXITED(status) {
         Exit::Code(libc::WEXITSTATUS(status))
     } else {
         Exit::Signal(libc::WTERMSIG(status))
     };
-    let join = |h: thread::JoinHandle<io::Result<Captured>>| {
-        h.join()
-            .unwrap_or_else(|_| Ok(Captured::default()))
-            .map_err(wait_err)
-    };
+    let [stdout, stderr] = watched.streams;
     Ok(ProcessMeasurement {
-        wall,
+        wall: watched.exited_at.saturating_sub(started),
         user_cpu: timeval(usage.ru_utime),
         sys_cpu: timeval(usage.ru_stime),
         // Linux reports ru_maxrss in kibibytes.
         peak_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
         exit,
-        stdout: join(stdout)?,
-        stderr: join(stderr)?,
+        stdout,
+        stderr,
     })
 }
 
-fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Result<(), RunError> {
+/// Between fork and exec, in the child: pins it and disables ASLR when asked, then sends the
+/// clock's start through `exec_moment`. The closure also keeps std on fork instead of vfork
+/// (`posix_spawn`): a vfork child execs from the harness's own memory, and exec folds that
+/// memory's high-water mark into the child's `ru_maxrss` (Linux `exec_mmap`), so every benchmark
+/// would report at least the harness's peak RSS (`true`: 4 MiB instead of 1 MiB under
+/// `compare`); a forked child counts only the pages it shares with the harness when forked.
+fn install_pre_exec(
+    cmd: &mut Command,
+    cpus: &[usize],
+    disable_aslr: bool,
+    exec_moment: io::PipeWriter,
+) -> Result<(), RunError> {
     let cpuset = if cpus.is_empty() {
         None
     } else {
@@ -204,11 +218,8 @@ fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
         }
         Some(set)
     };
-    if cpuset.is_none() && !disable_aslr {
-        return Ok(());
-    }
-    // SAFETY: the closure runs between fork and exec and only makes two system calls; it does
-    // not allocate or take locks.
+    // SAFETY: the closure runs between fork and exec and makes at most five system calls; it
+    // does not allocate or take locks.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(set) = &cpuset {
@@ -225,33 +236,12 @@ fn install_quieting(cmd: &mut Command, cpus: &[usize], disable_aslr: bool) -> Re
                     return Err(io::Error::last_os_error());
                 }
             }
+            // Last, so that only the exec itself lies between this moment and the benchmark.
+            send_exec_moment(exec_moment.as_raw_fd());
             Ok(())
         });
     }
     Ok(())
-}
-
-fn wait_exited_keep_zombie(pid: i32) -> io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain data that waitid fills in.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid pointer to a local; P_PID with our own child's pid.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
 }
 
 fn reap_with_rusage(pid: i32) -> io::Result<(i32, libc::rusage)> {

@@ -201,6 +201,7 @@ impl RoundRunner {
             cwd: command.cwd.clone(),
             env: self.config.env.clone(),
             timeout: self.config.timeout,
+            capture_stdout: reads_stdout(self.config.format),
             cpus: self.config.quieting.cpus.clone(),
             disable_aslr: self.config.quieting.disable_aslr,
             ..RunSpec::new(Vec::new())
@@ -243,13 +244,19 @@ impl RoundRunner {
     }
 }
 
+/// Whether samples of `format` come from the run's stdout; `command` measures the process alone,
+/// so its stdout is not even piped.
+pub fn reads_stdout(format: Format) -> bool {
+    format != Format::Command
+}
+
 /// The measurements of one successful run: the process itself for `command`, else its stdout.
 pub fn extract(
     format: Format,
     run: &ProcessMeasurement,
     instructions: Option<u64>,
 ) -> Result<Vec<Measurement>, ParseError> {
-    if format != Format::Command {
+    if reads_stdout(format) {
         let parsed = formats::parse_report(format, &run.stdout.text())?;
         // What the parser skipped (a failed benchmark) lands in the job log, named.
         for warning in &parsed.warnings {

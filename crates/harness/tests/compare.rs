@@ -102,6 +102,22 @@ fn a_failing_command_is_a_measurement_error_with_its_stderr() {
 }
 
 #[test]
+fn only_a_format_that_reads_stdout_gets_it_piped() {
+    // The shell's own fd 1 (a command substitution has its own), shown through the stderr tail.
+    let stdout_of = |format: &str| {
+        let script = r#"echo "stdout is $(readlink /proc/$$/fd/1)" >&2; exit 3"#;
+        let argv = [
+            "--shell", "--format", format, "--base", script, "--head", script,
+        ];
+        compare(&args(&argv), false).unwrap_err().to_string()
+    };
+    let command = stdout_of("command");
+    assert!(command.contains("stdout is /dev/null"), "{command}");
+    let raw = stdout_of("raw");
+    assert!(raw.contains("stdout is pipe:["), "{raw}");
+}
+
+#[test]
 fn fixed_rounds_random_schedule_and_json_report() {
     let _turn = measuring();
     let outcome = compare(

@@ -38,19 +38,10 @@ fn a_child_never_sees_a_secret_of_the_parent() {
     }
 }
 
-#[test]
-fn timeout_kills_the_whole_process_group() {
-    let mut spec = sh("sleep 30 & echo $!; wait");
-    spec.timeout = Some(Duration::from_millis(300));
-    let started = Instant::now();
-    let run = run_process(&spec).unwrap();
-    assert_eq!(run.exit, Exit::TimedOut);
-    // A semantic bound, not a timing claim: the 30 s grandchild did not keep us waiting.
-    assert!(started.elapsed() < Duration::from_secs(20));
-    let grandchild: i32 = run.stdout.text().trim().parse().unwrap();
-    let gone = (0..50).any(|_| {
-        let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat"));
-        // Gone, or a zombie waiting for init to reap it: either way it no longer runs.
+/// Whether `pid` stops running within a second: gone, or a zombie waiting for init to reap it.
+fn stops_running(pid: i32) -> bool {
+    (0..50).any(|_| {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"));
         let dead = state.map_or(true, |s| {
             s.rsplit(')')
                 .next()
@@ -62,8 +53,108 @@ fn timeout_kills_the_whole_process_group() {
             std::thread::sleep(Duration::from_millis(20));
         }
         dead
-    });
-    assert!(gone, "background sleep {grandchild} survived the timeout");
+    })
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let mut spec = sh("sleep 30 & echo $!; wait");
+    spec.timeout = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let run = run_process(&spec).unwrap();
+    assert_eq!(run.exit, Exit::TimedOut);
+    // A semantic bound, not a timing claim: the 30 s grandchild did not keep us waiting.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let grandchild: i32 = run.stdout.text().trim().parse().unwrap();
+    assert!(
+        stops_running(grandchild),
+        "background sleep {grandchild} survived the timeout"
+    );
+}
+
+#[test]
+fn timeout_kills_a_child_that_ignores_sigterm_and_its_grandchildren_without_stdout() {
+    // Both ignore SIGTERM (an ignored signal stays ignored across fork and exec).
+    let mut spec = sh("trap '' TERM; sleep 30 & echo $$ $! >&2; wait; sleep 30");
+    spec.timeout = Some(Duration::from_millis(300));
+    spec.capture_stdout = false;
+    let run = run_process(&spec).unwrap();
+    assert_eq!(run.exit, Exit::TimedOut);
+    let pids: Vec<i32> = run
+        .stderr
+        .text()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{}", run.stderr.text());
+    for pid in pids {
+        assert!(stops_running(pid), "{pid} survived the timeout");
+    }
+}
+
+#[test]
+fn a_process_that_left_the_group_holding_stdout_ends_the_run_at_the_timeout() {
+    // setsid puts the sleep in its own session, out of reach of the group kill; it keeps the
+    // stdout pipe open after the shell has exited. The shell exits once that has happened (the
+    // session id, field 6 of /proc/PID/stat, is the pid itself).
+    let mut spec = sh("setsid sleep 30 & echo $!
+         until [ \"$(cut -d' ' -f6 /proc/$!/stat)\" = $! ]; do sleep 0.01; done");
+    spec.timeout = Some(Duration::from_millis(300));
+    let started = Instant::now();
+    let run = run_process(&spec).unwrap();
+    let escaped: i32 = run.stdout.text().trim().parse().unwrap();
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(escaped).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    // The run did not wait the 30 s for that pipe, and says its output never ended.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(run.exit, Exit::TimedOut);
+}
+
+#[test]
+fn megabytes_on_both_streams_do_not_block_and_stdout_is_read_whole() {
+    // stderr first: a reader that waited for stdout to end before reading stderr would leave
+    // the child blocked on a full stderr pipe for ever.
+    let run = run_process(&sh(
+        "yes err | head -c 1000000 >&2; yes out | head -c 1000000; yes err | head -c 100000 >&2",
+    ))
+    .unwrap();
+    assert!(run.exit.success(), "{}", run.stderr.tail_lines(3));
+    assert_eq!(
+        (run.stdout.total, run.stdout.bytes.len()),
+        (1_000_000, 1_000_000)
+    );
+    assert!(run.stdout.text().lines().all(|l| l == "out"));
+    assert_eq!(run.stderr.total, 1_100_000);
+    assert_eq!(run.stderr.bytes.len(), 64 << 10);
+    assert!(run.stderr.text().ends_with("err\n"));
+}
+
+#[test]
+fn a_program_found_in_path_keeps_the_name_it_was_given() {
+    // What the child sees as argv[0] is what the user wrote, not the path it was found at.
+    let run = run_process(&sh("tr '\\0' ' ' < /proc/$$/cmdline")).unwrap();
+    assert!(
+        run.stdout.text().starts_with("sh -c "),
+        "{}",
+        run.stdout.text()
+    );
+}
+
+#[test]
+fn the_wall_clock_brackets_the_child_inside_the_call() {
+    // Semantic bounds, not a speed claim: the child's start is sent by the child itself, so a
+    // wrong clock or unit would put the wall time outside these.
+    let called = Instant::now();
+    let run = run_process(&sh("sleep 0.05")).unwrap();
+    let call = called.elapsed();
+    assert!(run.exit.success());
+    assert!(
+        run.wall >= Duration::from_millis(50) && run.wall <= call,
+        "wall {:?}, call {call:?}",
+        run.wall
+    );
 }
 
 #[test]
@@ -112,6 +203,21 @@ fn peak_rss_of_an_allocating_program_is_larger() {
 }
 
 #[test]
+fn peak_rss_of_a_small_program_is_not_the_harness_s_past_peak() {
+    // 256 MiB touched and freed (returned to the kernel: an allocation this large is its own
+    // mapping), so this process's high-water mark is high while little of it is resident now.
+    let block = vec![1u8; 256 << 20];
+    std::hint::black_box(&block);
+    drop(block);
+    let run = run_process(&RunSpec::new(vec!["true".into()])).unwrap();
+    assert!(
+        run.peak_rss_bytes < 64 << 20,
+        "true reported {} bytes",
+        run.peak_rss_bytes
+    );
+}
+
+#[test]
 fn pinning_and_aslr_reach_the_child() {
     let mut spec = sh("grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality");
     spec.cpus = vec![0];
@@ -133,4 +239,15 @@ fn output_beyond_the_cap_is_cut_but_drained() {
         (run.stdout.bytes.len(), run.stdout.total),
         (1000, 1_000_000)
     );
+}
+
+#[test]
+fn a_stdout_nobody_reads_is_dev_null() {
+    // Expanded before dash applies `>&2` to the shell itself.
+    let mut spec = sh(r#"echo "$(readlink /proc/$$/fd/1)" >&2; echo discarded"#);
+    spec.capture_stdout = false;
+    let run = run_process(&spec).unwrap();
+    assert!(run.exit.success());
+    assert_eq!(run.stderr.text(), "/dev/null\n");
+    assert_eq!(run.stdout.total, 0);
 }
