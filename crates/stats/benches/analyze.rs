@@ -1,7 +1,9 @@
 //! A PR of 200 benchmarks × 100 rounds analysed end to end: log-ratios, the confidence sequence
 //! at every n, the t and Wilcoxon diagnostics, verdicts, outliers, drift, then e-BH over all 200.
 
-use benchgate_stats::{AnalysisOptions, analyze_pairs, e_benjamini_hochberg};
+use benchgate_stats::{
+    AnalysisOptions, Stratum, analyze_pairs, analyze_strata, e_benjamini_hochberg,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -49,5 +51,40 @@ fn analyze_pr(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, analyze_pr);
+/// The same PR measured by two runners of one hardware class (50 rounds each), combined
+/// stratified by runner.
+fn analyze_pr_two_runners(c: &mut Criterion) {
+    let pr = make_pr();
+    let opts = AnalysisOptions::default();
+    let order: Vec<bool> = (0..ROUNDS / 2).map(|i| i % 2 == 0).collect();
+    c.bench_function("analyze 200 benchmarks x 2 runners x 50 rounds", |b| {
+        b.iter(|| {
+            let analyses: Vec<_> = pr
+                .iter()
+                .map(|(base, head)| {
+                    let half = ROUNDS / 2;
+                    let strata = [
+                        Stratum {
+                            base: &base[..half],
+                            head: &head[..half],
+                            base_first: &order,
+                            floor: None,
+                        },
+                        Stratum {
+                            base: &base[half..],
+                            head: &head[half..],
+                            base_first: &order,
+                            floor: None,
+                        },
+                    ];
+                    analyze_strata(&strata, &opts).unwrap()
+                })
+                .collect();
+            let e: Vec<f64> = analyses.iter().map(|a| a.e_value).collect();
+            black_box(e_benjamini_hochberg(&e, opts.alpha).unwrap())
+        })
+    });
+}
+
+criterion_group!(benches, analyze_pr, analyze_pr_two_runners);
 criterion_main!(benches);

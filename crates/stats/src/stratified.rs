@@ -61,53 +61,74 @@ impl Prefix {
     }
 }
 
-/// The summed log Bayes factors of every runner at `mu` after `look` pairs per runner.
-fn ln_evidence(boundary: &MixtureBoundary, strata: &[Prefix], look: usize, mu: f64) -> f64 {
-    strata
+/// Every runner's (n, mean, sd) after `look` pairs per runner (all of its pairs when fewer).
+fn at_look(strata: &[Prefix], look: usize) -> Vec<(u64, f64, f64)> {
+    strata.iter().map(|p| p.at(look)).collect()
+}
+
+/// The summed log Bayes factors of every runner at `mu`.
+fn ln_evidence(boundary: &MixtureBoundary, runners: &[(u64, f64, f64)], mu: f64) -> f64 {
+    runners
         .iter()
-        .map(|p| {
-            let (n, mean, sd) = p.at(look);
-            boundary.ln_bayes_factor(mean, sd, n, mu)
-        })
+        .map(|&(n, mean, sd)| boundary.ln_bayes_factor(mean, sd, n, mu))
         .sum()
 }
 
 /// The hull of `{mu : ln_evidence(mu) < threshold}` at one look; `None` when it is empty (the
-/// runners contradict each other). Every runner's term grows as `mu` leaves its mean, so the
-/// set lies within the bounds found by searching outward from the outermost runner means.
+/// runners contradict each other). Every runner's term grows as `mu` leaves its mean, so past
+/// the outermost runner means the evidence only grows: the set's hull is found by walking out
+/// from a point inside, and, when an edge falls between the means, by checking the rest of
+/// that span for another piece.
 fn level_set(
     boundary: &MixtureBoundary,
-    strata: &[Prefix],
-    look: usize,
+    runners: &[(u64, f64, f64)],
     threshold: f64,
 ) -> Option<Interval> {
-    let means: Vec<(f64, f64)> = strata
+    let means: Vec<(u64, f64, f64)> = runners
         .iter()
-        .map(|p| p.at(look))
+        .copied()
         .filter(|&(n, _, _)| n >= 2)
-        .map(|(n, mean, sd)| (mean, sd / (n as f64).sqrt()))
         .collect();
     if means.is_empty() {
         return Some(Interval::WHOLE_LINE);
     }
-    let inside = |mu: f64| ln_evidence(boundary, strata, look, mu) < threshold;
-    let lo_mean = means.iter().map(|m| m.0).fold(f64::INFINITY, f64::min);
-    let hi_mean = means.iter().map(|m| m.0).fold(f64::NEG_INFINITY, f64::max);
-    let step = means.iter().map(|m| m.1).fold(0.0, f64::max).max(1e-12);
-    // The first point inside, scanning the span of the means (one point when they agree).
+    let inside = |mu: f64| ln_evidence(boundary, &means, mu) < threshold;
+    let lo_mean = means.iter().map(|m| m.1).fold(f64::INFINITY, f64::min);
+    let hi_mean = means.iter().map(|m| m.1).fold(f64::NEG_INFINITY, f64::max);
+    let step = means
+        .iter()
+        .map(|&(n, _, sd)| sd / (n as f64).sqrt())
+        .fold(0.0, f64::max)
+        .max(1e-12);
+    let total: u64 = means.iter().map(|m| m.0).sum();
+    let pooled = means.iter().map(|&(n, m, _)| n as f64 * m).sum::<f64>() / total as f64;
     const GRID: usize = 256;
-    let start = (0..=GRID)
-        .map(|i| lo_mean + (hi_mean - lo_mean) * i as f64 / GRID as f64)
-        .find(|&mu| inside(mu))?;
-    let last = (0..=GRID)
-        .rev()
-        .map(|i| lo_mean + (hi_mean - lo_mean) * i as f64 / GRID as f64)
-        .find(|&mu| inside(mu))
-        .unwrap_or(start);
-    Some(Interval {
-        lower: edge(&inside, start, -step),
-        upper: edge(&inside, last, step),
-    })
+    let grid = |i: usize| lo_mean + (hi_mean - lo_mean) * i as f64 / GRID as f64;
+    let start = if inside(pooled) {
+        pooled
+    } else {
+        (0..=GRID).map(grid).find(|&mu| inside(mu))?
+    };
+    let mut lower = edge(&inside, start, -step);
+    if lower > lo_mean
+        && let Some(p) = (0..=GRID)
+            .map(grid)
+            .take_while(|&mu| mu < lower)
+            .find(|&mu| inside(mu))
+    {
+        lower = edge(&inside, p, -step);
+    }
+    let mut upper = edge(&inside, start, step);
+    if upper < hi_mean
+        && let Some(p) = (0..=GRID)
+            .rev()
+            .map(grid)
+            .take_while(|&mu| mu > upper)
+            .find(|&mu| inside(mu))
+    {
+        upper = edge(&inside, p, step);
+    }
+    Some(Interval { lower, upper })
 }
 
 /// Where the set ends, walking from `from` (inside) in steps of `step` that double, then
@@ -115,13 +136,13 @@ fn level_set(
 fn edge(inside: &impl Fn(f64) -> bool, from: f64, step: f64) -> f64 {
     let (mut inner, mut width) = (from, step);
     let mut outer = from + width;
-    let mut tries = 0;
     while inside(outer) {
         inner = outer;
         width *= 2.0;
         outer = from + width;
-        tries += 1;
-        if tries > 200 || !outer.is_finite() {
+        // A log-ratio of 50 is a factor e^50: a set still open there has no bound yet, and
+        // calling it the whole line only widens it.
+        if width.abs() > 50.0 || !outer.is_finite() {
             return if step > 0.0 {
                 f64::INFINITY
             } else {
@@ -129,7 +150,9 @@ fn edge(inside: &impl Fn(f64) -> bool, from: f64, step: f64) -> f64 {
             };
         }
     }
-    for _ in 0..100 {
+    // Down to a millionth of a step: far below anything a timing resolves.
+    let tolerance = step.abs() * 1e-6;
+    while (outer - inner).abs() > tolerance {
         let mid = 0.5 * (inner + outer);
         if mid == inner || mid == outer {
             break;
@@ -192,8 +215,9 @@ pub fn analyze_strata(
     let (mut running, mut current) = (Interval::WHOLE_LINE, Interval::WHOLE_LINE);
     let (mut crossed, mut max_ln_e) = (false, 0.0_f64);
     for look in 2..=longest {
-        max_ln_e = max_ln_e.max(ln_evidence(&boundary, &prefixes, look, 0.0));
-        match level_set(&boundary, &prefixes, look, threshold) {
+        let runners = at_look(&prefixes, look);
+        max_ln_e = max_ln_e.max(ln_evidence(&boundary, &runners, 0.0));
+        match level_set(&boundary, &runners, threshold) {
             Some(set) => {
                 current = set;
                 let lower = running.lower.max(set.lower);
@@ -247,7 +271,7 @@ pub fn analyze_strata(
     analysis.interval = interval;
     analysis.current_interval = current;
     analysis.margin = margin;
-    analysis.e_value = ln_evidence(&boundary, &prefixes, longest, 0.0)
+    analysis.e_value = ln_evidence(&boundary, &at_look(&prefixes, longest), 0.0)
         .exp()
         .min(f64::MAX);
     analysis.anytime_p_value = (-max_ln_e).exp().min(1.0);
