@@ -119,7 +119,7 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
         base,
         head,
     }
-    .comparison(6, Vec::new());
+    .comparison(10, Vec::new());
     req.config.benchmark.build = Some("sh build.sh".into());
     req.config
         .benchmark
