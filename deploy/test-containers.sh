@@ -14,10 +14,14 @@ BASE_IMAGE=benchgate-base:bookworm
 APP_IMAGE=benchgate-test/benchgate:local
 PG_IMAGE=benchgate-test/postgres:local
 PROJECT=benchgate-container-test
-ROUNDS=6
+# Ten, not six: the interval of a cpu_time series on a loaded machine may not open before
+# about eight pairs, however large the change (same reason as tests/agent_sandbox.rs).
+ROUNDS=10
 
 step() { echo "container-test: [$(($(date +%s) - START))s] $*"; }
+FAIL_REASON=
 fail() {
+  FAIL_REASON="$*"
   echo "container-test: FAILED: $*" >&2
   exit 1
 }
@@ -150,7 +154,8 @@ teardown() {
   if ((rc == 0)); then
     step "passed; everything torn down"
   else
-    echo "container-test: FAILED (exit $rc) after $(($(date +%s) - START)) s" >&2
+    # Again after the logs, so the reason is the last thing a truncated CI log shows.
+    echo "container-test: FAILED (exit $rc) after $(($(date +%s) - START)) s: ${FAIL_REASON:-see above}" >&2
   fi
 }
 trap teardown EXIT
