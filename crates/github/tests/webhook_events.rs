@@ -48,6 +48,15 @@ enum Want {
         action: PullRequestAction,
         number: u64,
     },
+    Push {
+        repo: &'static str,
+        branch: &'static str,
+        default_branch: bool,
+        before: Option<&'static str>,
+        after: &'static str,
+        commits: usize,
+        installation: Option<u64>,
+    },
     Ignored {
         action: Option<&'static str>,
     },
@@ -249,6 +258,39 @@ const TABLE: &[(&str, &str, Want)] = &[
             installation: Some(1),
             head_ref: "changes",
             draft: false,
+        },
+    ),
+    (
+        "push.new-branch.json",
+        "push",
+        Want::Push {
+            repo: "Codertocat/Hello-World",
+            branch: "master",
+            default_branch: true,
+            before: None,
+            after: "6113728f27ae82c7b1a177c8d03f9e96e0adf246",
+            commits: 1,
+            installation: Some(1),
+        },
+    ),
+    (
+        "push.tag-deleted.json",
+        "push",
+        Want::Ignored {
+            action: Some("tag"),
+        },
+    ),
+    (
+        "real/push.main.ngs-docker-action.json",
+        "push",
+        Want::Push {
+            repo: "tryggth/ngs-docker-action",
+            branch: "main",
+            default_branch: true,
+            before: Some("11b60c517a36dbe70071ec4a028c382a9ad9e9ac"),
+            after: "ac8eb00ed476abebdd46ad7b25f1e7a49ae9bae5",
+            commits: 1,
+            installation: None,
         },
     ),
     (
@@ -468,6 +510,27 @@ fn check(file: &str, got: &WebhookEvent, want: &Want) {
         }
         (WebhookEvent::PullRequest(pr), Want::PullRequestAction { action, number }) => {
             assert_eq!((pr.action, pr.number), (*action, *number), "{file}");
+        }
+        (
+            WebhookEvent::Push(p),
+            Want::Push {
+                repo,
+                branch,
+                default_branch,
+                before,
+                after,
+                commits,
+                installation,
+            },
+        ) => {
+            assert_eq!(p.repo.full_name, *repo, "{file}");
+            assert_eq!(p.branch, *branch, "{file}");
+            assert_eq!(p.is_default_branch(), *default_branch, "{file}");
+            assert_eq!(p.before.as_deref(), *before, "{file}");
+            assert_eq!(p.after, *after, "{file}");
+            assert_eq!(p.commits.len(), *commits, "{file}");
+            assert_eq!(p.installation_id, *installation, "{file}");
+            assert!(!p.head_message.is_empty(), "{file}");
         }
         (WebhookEvent::Ignored(i), Want::Ignored { action }) => {
             assert_eq!(i.action.as_deref(), *action, "{file}");

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 pub use types::{
     AuthorAssociation, CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, GitRef, IgnoredEvent,
     InstallationEvent, InstallationRepositoriesEvent, PingEvent, PrCommentEvent, PullRequestAction,
-    PullRequestEvent, RepoRef, WebhookEvent,
+    PullRequestEvent, PushEvent, RepoRef, WebhookEvent,
 };
 
 /// The header naming the event type of a delivery.
@@ -153,6 +153,7 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
                 },
             ))
         }
+        "push" => push_event(event, body),
         _ => {
             // Not parsed at all: an event we do not handle must not fail on its shape.
             ignored(None)
@@ -196,6 +197,45 @@ fn pull_request_event(action: PullRequestAction, p: wire::PullRequest) -> PullRe
         draft: pr.draft,
         merged: pr.merged.unwrap_or(false),
     }
+}
+
+/// The all-zero sha GitHub sends as `before` of a new branch and `after` of a deleted one.
+const NULL_SHA: &str = "0000000000000000000000000000000000000000";
+
+fn push_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseError> {
+    let p: wire::Push = decode(event, body)?;
+    let Some(branch) = p.ref_name.strip_prefix("refs/heads/") else {
+        // A tag: nothing on a branch changed.
+        return Ok(WebhookEvent::Ignored(IgnoredEvent {
+            event: event.to_owned(),
+            action: Some("tag".to_owned()),
+        }));
+    };
+    if p.deleted || p.after == NULL_SHA {
+        return Ok(WebhookEvent::Ignored(IgnoredEvent {
+            event: event.to_owned(),
+            action: Some("deleted".to_owned()),
+        }));
+    }
+    let head_message = p
+        .head_commit
+        .as_ref()
+        .map(|c| c.message.lines().next().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    Ok(WebhookEvent::Push(PushEvent {
+        repo: RepoRef {
+            full_name: p.repository.full_name,
+            clone_url: p.repository.clone_url,
+        },
+        installation_id: p.installation.map(|i| i.id),
+        branch: branch.to_owned(),
+        default_branch: p.repository.default_branch,
+        before: (!p.created && p.before != NULL_SHA).then_some(p.before),
+        after: p.after,
+        forced: p.forced,
+        commits: p.commits.into_iter().map(|c| c.id).collect(),
+        head_message,
+    }))
 }
 
 fn repo_ref(r: wire::Repository) -> RepoRef {

@@ -19,8 +19,38 @@ pub enum WebhookEvent {
     CheckRunRerequested(CheckRunRerequestedEvent),
     /// Someone pressed "Re-run all checks" on a commit's check suite of this App.
     CheckSuiteRerequested(CheckSuiteRerequestedEvent),
+    /// New commits on a branch; benchgate compares pushes to the default branch.
+    Push(PushEvent),
     /// An event or action benchgate does not act on; answered 202 and logged at debug.
     Ignored(IgnoredEvent),
+}
+
+/// A push of commits to a branch (tags and deleted branches are [`WebhookEvent::Ignored`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushEvent {
+    pub repo: RepoRef,
+    pub installation_id: Option<u64>,
+    /// Branch name without `refs/heads/`.
+    pub branch: String,
+    /// The repository's default branch, as the payload says.
+    pub default_branch: Option<String>,
+    /// The branch's commit before the push; `None` when the push created the branch.
+    pub before: Option<String>,
+    /// The branch's commit after the push.
+    pub after: String,
+    /// A force push: `before` may not be an ancestor of `after`.
+    pub forced: bool,
+    /// The pushed commits, oldest first (GitHub lists at most 2048).
+    pub commits: Vec<String>,
+    /// The first line of the head commit's message.
+    pub head_message: String,
+}
+
+impl PushEvent {
+    /// The push moved the default branch forward (not a new branch, not another branch).
+    pub fn is_default_branch(&self) -> bool {
+        self.default_branch.as_deref() == Some(self.branch.as_str())
+    }
 }
 
 /// What was ignored, for the debug log line.

@@ -187,3 +187,37 @@ pub(super) struct App {
 pub(super) struct PullRequestNumber {
     pub number: u64,
 }
+
+#[derive(Deserialize)]
+pub(super) struct Push {
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    pub before: String,
+    pub after: String,
+    #[serde(default)]
+    pub created: bool,
+    #[serde(default)]
+    pub deleted: bool,
+    #[serde(default)]
+    pub forced: bool,
+    #[serde(default)]
+    pub commits: Vec<PushCommit>,
+    pub head_commit: Option<PushCommit>,
+    pub repository: PushRepository,
+    pub installation: Option<InstallationId>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct PushCommit {
+    pub id: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// A push's repository: `default_branch` is what tells main from other branches.
+#[derive(Deserialize)]
+pub(super) struct PushRepository {
+    pub full_name: String,
+    pub clone_url: String,
+    pub default_branch: Option<String>,
+}
