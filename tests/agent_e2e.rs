@@ -430,6 +430,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
             runner_label: agent_support::LABEL.into(),
             config: serde_json::to_value(&req.config).unwrap(),
             planned_rounds: None,
+            main: None,
             jobs: vec![NewJob {
                 rounds: 20,
                 priority: Priority::NORMAL,

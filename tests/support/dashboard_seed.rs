@@ -85,6 +85,7 @@ fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewCompa
         config: json!({"benchmark": {"run": "./bench", "format": "criterion"},
                        "gate": {"min_effect": 0.01}}),
         planned_rounds: Some(20),
+        main: None,
         jobs: (0..jobs)
             .map(|_| NewJob {
                 rounds,

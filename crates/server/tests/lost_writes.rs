@@ -170,6 +170,7 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
             runner_label: "x".into(),
             config: serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
             planned_rounds: Some(20),
+            main: None,
             jobs: vec![NewJob {
                 rounds: 10,
                 priority: Priority::NORMAL,

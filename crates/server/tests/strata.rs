@@ -127,6 +127,7 @@ async fn comparison(f: &Fixture, jobs: usize, rounds: i64) -> ComparisonId {
             runner_label: LABEL.into(),
             config,
             planned_rounds: None,
+            main: None,
             jobs: (0..jobs)
                 .map(|_| NewJob {
                     rounds,

@@ -313,4 +313,25 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<Acceptance>, StoreError>;
     /// Every acceptance, revoked ones included, by repository and newest first.
     async fn acceptances(&self, limit: i64) -> Result<Vec<Acceptance>, StoreError>;
+
+    // --- the default branch's history ---
+
+    /// Every comparison of one branch (steps and anchor comparisons), oldest first.
+    async fn main_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        branch: &str,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// Every (repository, branch, label, suite) with a comparison of its history.
+    async fn main_series(&self) -> Result<Vec<MainSeries>, StoreError>;
+    /// Opens a regression episode, or notes another sighting of the open one.
+    async fn open_regression(&self, new: &NewRegression) -> Result<Regression, StoreError>;
+    /// Closes an open episode; `false` when it was not open.
+    async fn close_regression(&self, id: i64, by: ComparisonId) -> Result<bool, StoreError>;
+    /// Records the GitHub issue raised for an episode.
+    async fn set_regression_issue(&self, id: i64, issue_number: i64) -> Result<(), StoreError>;
+    async fn regression(&self, id: i64) -> Result<Option<Regression>, StoreError>;
+    /// A repository's regression episodes, newest first.
+    async fn regressions(&self, repository_id: RepositoryId)
+    -> Result<Vec<Regression>, StoreError>;
 }

@@ -77,6 +77,8 @@ pub struct Priority(pub i64);
 impl Priority {
     /// Scheduled calibration: runs when nothing else waits.
     pub const BACKGROUND: Priority = Priority(-10);
+    /// The default branch's history: after PRs, whose authors wait, before calibration.
+    pub const HISTORY: Priority = Priority(-5);
     /// A PR push.
     pub const NORMAL: Priority = Priority(0);
     /// A person asked and is waiting (`/rebench`, `/rebench aa`).

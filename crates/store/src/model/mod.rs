@@ -5,6 +5,7 @@ mod floor;
 mod github_app;
 mod ids;
 mod job;
+mod main;
 mod outbox;
 mod runner;
 mod sample;
@@ -19,11 +20,12 @@ pub use job::{
     ClaimedJob, Heartbeat, Job, JobKind, JobOutcome, JobState, NewCalibration, NewJob, Priority,
     QueueDepth, ReapedJob,
 };
-pub use outbox::{NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT};
+pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
+pub use outbox::{MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
 pub use work::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation,
-    NewComparison, NewRepository, PullRequestHead, Repository, StoredResult,
+    MainInfo, MainKind, NewComparison, NewRepository, PullRequestHead, Repository, StoredResult,
 };

@@ -19,6 +19,9 @@ pub struct NewOutboxMessage {
 pub const REPORT_CHECK: &str = "report.check";
 /// The kind of the row that writes a comparison's PR comment.
 pub const REPORT_COMMENT: &str = "report.comment";
+/// The row that judges a finished comparison of the default branch: its regressions' episodes
+/// and GitHub issues.
+pub const MAIN_REPORT: &str = "main.report";
 
 impl NewOutboxMessage {
     /// The row that renders comparison `id` and writes its check run ([`REPORT_CHECK`]) or PR

@@ -99,6 +99,8 @@ pub struct NewComparison {
     /// n*, planned from the runner's A/A spread before any A/B data.
     pub planned_rounds: Option<i64>,
     pub jobs: Vec<NewJob>,
+    /// A comparison of the default branch's history; `None` for a PR's or an ad-hoc one.
+    pub main: Option<MainInfo>,
     /// Outbox rows written in the same transaction; each payload object gets `comparison_id` set,
     /// and a row without a dedupe key gets `{kind}:{id}` (so it coalesces with later reports).
     pub notify: Vec<NewOutboxMessage>,
@@ -111,6 +113,48 @@ pub struct CreatedComparison {
     pub jobs: Vec<JobId>,
     /// Older comparisons of the same PR and runner label (another head) that were superseded.
     pub superseded: Vec<ComparisonId>,
+    /// Steps of the same branch, suite and label still queued, folded into this one: it starts
+    /// from the oldest one's base and covers their commits too.
+    pub folded: Vec<ComparisonId>,
+}
+
+/// Which part of the default branch's history a comparison is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MainKind {
+    /// A pushed commit against the last compared commit of the branch.
+    Step,
+    /// The branch now against an older commit (creep detection).
+    Anchor,
+}
+
+impl MainKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MainKind::Step => "step",
+            MainKind::Anchor => "anchor",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "step" => MainKind::Step,
+            "anchor" => MainKind::Anchor,
+            _ => return None,
+        })
+    }
+}
+
+/// What makes a comparison part of the default branch's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainInfo {
+    pub branch: String,
+    pub kind: MainKind,
+    /// The suite key (`""` for a lone `[benchmark]`): one chain per suite and runner label.
+    pub suite: String,
+    /// The commits between base and head, oldest first, head last (a step of several when
+    /// pushes were folded); for an anchor comparison, what it was told.
+    pub commits: Vec<String>,
 }
 
 /// A stored comparison.
@@ -135,6 +179,8 @@ pub struct Comparison {
     pub check_run_generation: i64,
     /// benchgate has written `check_run_id` as completed.
     pub check_run_completed: bool,
+    /// Set for a comparison of the default branch's history.
+    pub main: Option<MainInfo>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

@@ -19,7 +19,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/post
 /// Serialises refreshes of one comparison's state (see `comparisons::refresh_state`).
 /// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
 const LOCK_PULL_REQUEST_HEAD: &str = "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2 FOR UPDATE";
-const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1 FOR UPDATE";
+const LOCK_COMPARISON: &str =
+    "SELECT state, pr_number, branch FROM comparisons WHERE id = $1 FOR UPDATE";
 
 /// Starts a transaction (READ COMMITTED; row locks do the rest).
 async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
@@ -64,6 +65,9 @@ mod github_app {
 }
 mod acceptances {
     crate::shared::acceptances::acceptances_sql!();
+}
+mod main_history {
+    crate::shared::main_history::main_history_sql!();
 }
 
 /// The store on a Postgres database.

@@ -17,7 +17,8 @@ macro_rules! comparison_columns {
     () => {
         "c.id, c.repository_id, r.full_name AS repository, c.pr_number, c.base_sha, c.head_sha, \
          c.runner_label, c.config, c.planned_rounds, c.state, c.check_run_id, c.rounds_generation, \
-         c.check_run_generation, c.check_run_completed, c.created_at, c.updated_at"
+         c.check_run_generation, c.check_run_completed, c.branch, c.main_kind, c.main_suite, \
+         c.main_commits, c.created_at, c.updated_at"
     };
 }
 

@@ -24,19 +24,52 @@ macro_rules! comparisons_sql {
                 Some(pr) => supersede(conn, new, pr, now).await?,
                 None => Vec::new(),
             };
+            let mut base_sha = new.base_sha.clone();
+            let mut main = new.main.clone();
+            let mut folded = Vec::new();
+            if let Some(info) = main.as_mut().filter(|m| m.kind == MainKind::Step) {
+                let earlier = fold_steps(conn, new, info, now).await?;
+                let mut commits = Vec::new();
+                for (id, base, their_commits) in earlier {
+                    if folded.is_empty() {
+                        base_sha = base;
+                    }
+                    folded.push(id);
+                    commits.extend(their_commits);
+                }
+                for c in std::mem::take(&mut info.commits) {
+                    if !commits.contains(&c) {
+                        commits.push(c);
+                    }
+                }
+                info.commits = commits;
+            }
+            let main_commits = match &main {
+                Some(m) => Some(
+                    serde_json::to_string(&m.commits)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ),
+                None => None,
+            };
             let id: ComparisonId = sqlx::query(
                 "INSERT INTO comparisons (repository_id, pr_number, base_sha, head_sha, \
-                 runner_label, config, planned_rounds, state, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8) RETURNING id",
+                 runner_label, config, planned_rounds, state, created_at, updated_at, \
+                 branch, main_kind, main_suite, main_commits) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12) \
+                 RETURNING id",
             )
             .bind(new.repository_id)
             .bind(new.pr_number)
-            .bind(&new.base_sha)
+            .bind(&base_sha)
             .bind(&new.head_sha)
             .bind(&new.runner_label)
             .bind(Json(&new.config))
             .bind(new.planned_rounds)
             .bind(now)
+            .bind(main.as_ref().map(|m| m.branch.as_str()))
+            .bind(main.as_ref().map(|m| m.kind.as_str()))
+            .bind(main.as_ref().map(|m| m.suite.as_str()))
+            .bind(main_commits)
             .fetch_one(&mut *conn)
             .await?
             .try_get("id")?;
@@ -55,7 +88,74 @@ macro_rules! comparisons_sql {
                 id,
                 jobs,
                 superseded,
+                folded,
             })
+        }
+
+        /// Folds into the new step the queued steps it continues: the one whose head is the
+        /// new base, the one before that, and so on, as long as no runner has started them.
+        /// Their jobs are cancelled and they are marked superseded. Returns (id, base,
+        /// commits) of each, oldest first; the new step starts from the first base.
+        async fn fold_steps(
+            conn: &mut Conn,
+            new: &NewComparison,
+            info: &MainInfo,
+            now: chrono::DateTime<chrono::Utc>,
+        ) -> Result<Vec<(ComparisonId, String, Vec<String>)>, StoreError> {
+            let rows = sqlx::query(
+                "SELECT id, base_sha, head_sha, main_commits FROM comparisons \
+                 WHERE repository_id = $1 AND branch = $2 AND main_kind = 'step' \
+                 AND main_suite = $3 AND runner_label = $4 AND state = 'queued' ORDER BY id DESC",
+            )
+            .bind(new.repository_id)
+            .bind(&info.branch)
+            .bind(&info.suite)
+            .bind(&new.runner_label)
+            .fetch_all(&mut *conn)
+            .await?;
+            let mut queued = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let commits: Option<String> = row.try_get("main_commits")?;
+                let commits: Vec<String> = serde_json::from_str(commits.as_deref().unwrap_or("[]"))
+                    .map_err(|e| StoreError::Corrupt(format!("main commits: {e}")))?;
+                let id: ComparisonId = row.try_get("id")?;
+                let base: String = row.try_get("base_sha")?;
+                let head: String = row.try_get("head_sha")?;
+                queued.push((id, base, head, commits));
+            }
+            let mut folded = Vec::new();
+            let mut base = new.base_sha.clone();
+            while let Some(i) = queued.iter().position(|(_, _, head, _)| *head == base) {
+                let (id, their_base, _, commits) = queued.swap_remove(i);
+                // Jobs first (the lock order). A job claimed meanwhile is no longer queued:
+                // that step runs as it is, and the chain is folded no further back.
+                let cancelled = sqlx::query(
+                    "UPDATE jobs SET state = 'cancelled', finished_at = $2, updated_at = $2 \
+                     WHERE comparison_id = $1 AND state = 'queued'",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
+                let superseded = sqlx::query(
+                    "UPDATE comparisons SET state = 'superseded', updated_at = $2 \
+                     WHERE id = $1 AND state = 'queued' AND NOT EXISTS (SELECT 1 FROM jobs \
+                     WHERE comparison_id = $1 AND state IN ('queued', 'running', 'done'))",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
+                if cancelled == 0 || superseded == 0 {
+                    break;
+                }
+                base = their_base.clone();
+                folded.push((id, their_base, commits));
+            }
+            folded.reverse();
+            Ok(folded)
         }
 
         /// A schedule of a head older than the PR's newest (recorded by its webhook) would
@@ -368,13 +468,23 @@ macro_rules! comparisons_sql {
             .bind(crate::shared::now())
             .fetch_optional(&mut *conn)
             .await?;
+            let branch: Option<String> = before.try_get("branch")?;
             if let Some(after) = after
                 && after != was
-                && pr_number.is_some()
             {
                 let state = ComparisonState::parse(&after)
                     .ok_or_else(|| StoreError::Corrupt(format!("comparison state {after:?}")))?;
-                report_state_change(conn, comparison_id, state).await?;
+                if pr_number.is_some() {
+                    report_state_change(conn, comparison_id, state).await?;
+                } else if branch.is_some() && state.is_finished() {
+                    // A finished comparison of the default branch: its regressions are judged
+                    // (and raised) by the row, whichever server runs it.
+                    outbox::insert(
+                        conn,
+                        &NewOutboxMessage::comparison_report(MAIN_REPORT, comparison_id),
+                    )
+                    .await?;
+                }
             }
             Ok(())
         }

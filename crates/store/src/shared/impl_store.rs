@@ -409,6 +409,39 @@ macro_rules! impl_store {
             async fn acceptances(&self, limit: i64) -> Result<Vec<Acceptance>, StoreError> {
                 acceptances::recent(&self.pool, limit).await
             }
+
+            async fn main_comparisons(
+                &self,
+                repository_id: RepositoryId,
+                branch: &str,
+            ) -> Result<Vec<Comparison>, StoreError> {
+                main_history::comparisons(&self.pool, repository_id, branch).await
+            }
+            async fn main_series(&self) -> Result<Vec<MainSeries>, StoreError> {
+                main_history::series(&self.pool).await
+            }
+            async fn open_regression(&self, new: &NewRegression) -> Result<Regression, StoreError> {
+                main_history::open(&self.pool, new).await
+            }
+            async fn close_regression(
+                &self,
+                id: i64,
+                by: ComparisonId,
+            ) -> Result<bool, StoreError> {
+                main_history::close(&self.pool, id, by).await
+            }
+            async fn set_regression_issue(&self, id: i64, number: i64) -> Result<(), StoreError> {
+                main_history::set_issue(&self.pool, id, number).await
+            }
+            async fn regression(&self, id: i64) -> Result<Option<Regression>, StoreError> {
+                main_history::by_id(&self.pool, id).await
+            }
+            async fn regressions(
+                &self,
+                repository_id: RepositoryId,
+            ) -> Result<Vec<Regression>, StoreError> {
+                main_history::of_repository(&self.pool, repository_id).await
+            }
         }
     };
 }

@@ -16,6 +16,7 @@ pub(crate) mod comparisons;
 pub(crate) mod floors;
 pub(crate) mod github_app;
 pub(crate) mod impl_store;
+pub(crate) mod main_history;
 pub(crate) mod outbox;
 pub(crate) mod queue;
 pub(crate) mod repositories;

@@ -57,9 +57,31 @@ macro_rules! rows_sql {
                 rounds_generation: row.try_get("rounds_generation")?,
                 check_run_generation: row.try_get("check_run_generation")?,
                 check_run_completed: row.try_get("check_run_completed")?,
+                main: main_info(row)?,
                 created_at: row.try_get("created_at")?,
                 updated_at: row.try_get("updated_at")?,
             })
+        }
+
+        fn main_info(row: &DbRow) -> Result<Option<MainInfo>, StoreError> {
+            let Some(branch) = row.try_get::<Option<String>, _>("branch")? else {
+                return Ok(None);
+            };
+            let kind: String = row
+                .try_get::<Option<String>, _>("main_kind")?
+                .unwrap_or_default();
+            let commits: String = row
+                .try_get::<Option<String>, _>("main_commits")?
+                .unwrap_or_else(|| "[]".into());
+            Ok(Some(MainInfo {
+                branch,
+                kind: MainKind::parse(&kind).ok_or_else(|| corrupt("main kind", &kind))?,
+                suite: row
+                    .try_get::<Option<String>, _>("main_suite")?
+                    .unwrap_or_default(),
+                commits: serde_json::from_str(&commits)
+                    .map_err(|e| corrupt("main commits", &e.to_string()))?,
+            }))
         }
 
         pub(super) fn job(row: &DbRow) -> Result<Job, StoreError> {

@@ -20,7 +20,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqli
 /// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
 const LOCK_PULL_REQUEST_HEAD: &str =
     "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2";
-const LOCK_COMPARISON: &str = "SELECT state, pr_number FROM comparisons WHERE id = $1";
+const LOCK_COMPARISON: &str = "SELECT state, pr_number, branch FROM comparisons WHERE id = $1";
 
 /// Starts a transaction holding the write lock from the start: a deferred transaction that
 /// reads first and writes later fails with SQLITE_BUSY instead of waiting its turn.
@@ -66,6 +66,9 @@ mod github_app {
 }
 mod acceptances {
     crate::shared::acceptances::acceptances_sql!();
+}
+mod main_history {
+    crate::shared::main_history::main_history_sql!();
 }
 
 /// The store on a SQLite file.

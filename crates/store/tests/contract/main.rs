@@ -63,4 +63,7 @@ contract_tests!(
     setup_states_are_single_use_and_expire,
     a_setup_state_is_accepted_once_under_concurrent_callbacks,
     github_app_credentials_are_kept_and_replaced,
+    queued_steps_fold_into_the_newest_push,
+    a_finished_step_enqueues_its_judgement,
+    a_regression_episode_is_opened_once_and_closed_once,
 );

@@ -155,6 +155,7 @@ pub fn comparison(
         runner_label: label.into(),
         config: serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
         planned_rounds: Some(20),
+        main: None,
         jobs,
         notify: Vec::new(),
     }

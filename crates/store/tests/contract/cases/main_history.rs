@@ -1,0 +1,205 @@
+//! The default branch's history: steps folded while queued, a finished step judged by an
+//! outbox row, regression episodes opened once and closed once.
+
+use crate::support::*;
+use benchgate_store::*;
+use std::sync::Arc;
+
+fn step(repo: &Repository, base: &str, head: &str, label: &str) -> NewComparison {
+    NewComparison {
+        base_sha: base.into(),
+        main: Some(MainInfo {
+            branch: "main".into(),
+            kind: MainKind::Step,
+            suite: String::new(),
+            commits: vec![head.into()],
+        }),
+        ..comparison(repo, None, head, label, jobs(1, 3))
+    }
+}
+
+pub async fn queued_steps_fold_into_the_newest_push(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r = runner(&store, "r1", &["x"]).await.runner;
+    let first = store
+        .create_comparison(&step(&repo, "c0", "c1", "x"))
+        .await
+        .unwrap();
+    // The runner takes the first step: it runs as it is and is never folded.
+    let claim = store
+        .claim_job(r.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.job.comparison_id, Some(first.id));
+    let second = store
+        .create_comparison(&step(&repo, "c1", "c2", "x"))
+        .await
+        .unwrap();
+    let third = store
+        .create_comparison(&step(&repo, "c2", "c3", "x"))
+        .await
+        .unwrap();
+    // Another label's step and a step that does not continue the chain stay as they are.
+    let other_label = store
+        .create_comparison(&step(&repo, "c1", "c2", "y"))
+        .await
+        .unwrap();
+    let unrelated = store
+        .create_comparison(&step(&repo, "z0", "z1", "x"))
+        .await
+        .unwrap();
+    let fourth = store
+        .create_comparison(&step(&repo, "c3", "c4", "x"))
+        .await
+        .unwrap();
+    assert_eq!(
+        second.folded,
+        Vec::<ComparisonId>::new(),
+        "c0→c1 had started"
+    );
+    assert_eq!(third.folded, vec![second.id]);
+    assert_eq!(fourth.folded, vec![third.id]);
+    let c = store.comparison(fourth.id).await.unwrap().unwrap();
+    assert_eq!(
+        c.base_sha, "c1",
+        "starts from the oldest folded step's base"
+    );
+    let main = c.main.unwrap();
+    assert_eq!((main.kind, main.branch.as_str()), (MainKind::Step, "main"));
+    assert_eq!(
+        main.commits,
+        ["c2", "c3", "c4"],
+        "three commits, oldest first"
+    );
+    for (id, state) in [
+        (first.id, ComparisonState::Running),
+        (second.id, ComparisonState::Superseded),
+        (third.id, ComparisonState::Superseded),
+        (other_label.id, ComparisonState::Queued),
+        (unrelated.id, ComparisonState::Queued),
+        (fourth.id, ComparisonState::Queued),
+    ] {
+        assert_eq!(
+            store.comparison(id).await.unwrap().unwrap().state,
+            state,
+            "{id}"
+        );
+    }
+    for job in store.comparison_jobs(second.id).await.unwrap() {
+        assert_eq!(job.state, JobState::Cancelled);
+    }
+    // The folded step's job is gone from the queue: the next claim is the first step's
+    // successor on this label, not a folded one.
+    store
+        .complete_job(
+            claim.job.id,
+            &claim.lease,
+            &JobOutcome::Succeeded { log_tail: None },
+        )
+        .await
+        .unwrap();
+    let next = store
+        .claim_job(r.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(next.job.comparison_id, Some(second.id));
+    assert_ne!(next.job.comparison_id, Some(third.id));
+    let all = store.main_comparisons(repo.id, "main").await.unwrap();
+    assert_eq!(all.len(), 6);
+    let series = store.main_series().await.unwrap();
+    assert_eq!(series.len(), 2, "one series per label: {series:?}");
+}
+
+pub async fn a_finished_step_enqueues_its_judgement(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r = runner(&store, "r1", &["x"]).await.runner;
+    let created = store
+        .create_comparison(&step(&repo, "c0", "c1", "x"))
+        .await
+        .unwrap();
+    let claim = store
+        .claim_job(r.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .complete_job(
+            claim.job.id,
+            &claim.lease,
+            &JobOutcome::Succeeded { log_tail: None },
+        )
+        .await
+        .unwrap();
+    let rows = store.claim_outbox(10, LEASE).await.unwrap();
+    let report: Vec<_> = rows.iter().filter(|m| m.kind == MAIN_REPORT).collect();
+    assert_eq!(report.len(), 1, "{rows:?}");
+    assert_eq!(report[0].payload["comparison_id"], created.id.0);
+    // No PR, so no check run or comment rows.
+    assert!(rows.iter().all(|m| m.kind == MAIN_REPORT), "{rows:?}");
+}
+
+pub async fn a_regression_episode_is_opened_once_and_closed_once(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let a = store
+        .create_comparison(&step(&repo, "c0", "c1", "x"))
+        .await
+        .unwrap();
+    let b = store
+        .create_comparison(&step(&repo, "c1", "c2", "x"))
+        .await
+        .unwrap();
+    let series = MainSeries {
+        repository_id: repo.id,
+        branch: "main".into(),
+        runner_label: "x".into(),
+        suite: String::new(),
+    };
+    let new = |comparison| NewRegression {
+        series: series.clone(),
+        benchmark: "parse".into(),
+        metric: "wall_time".into(),
+        kind: RegressionKind::Step,
+        comparison,
+        base_sha: "c0".into(),
+        head_sha: "c1".into(),
+        change: 0.3,
+        lower: 0.25,
+        upper: 0.35,
+    };
+    let opened = store.open_regression(&new(a.id)).await.unwrap();
+    assert!(opened.open);
+    assert_eq!((opened.opened_by, opened.last_seen_by), (a.id, a.id));
+    // Seen again: the same episode, noted, not a second one.
+    let again = store.open_regression(&new(b.id)).await.unwrap();
+    assert_eq!(again.id, opened.id);
+    assert_eq!((again.opened_by, again.last_seen_by), (a.id, b.id));
+    // Another kind is another episode.
+    let creep = store
+        .open_regression(&NewRegression {
+            kind: RegressionKind::Creep,
+            ..new(b.id)
+        })
+        .await
+        .unwrap();
+    assert_ne!(creep.id, opened.id);
+    assert!(store.close_regression(opened.id, b.id).await.unwrap());
+    assert!(
+        !store.close_regression(opened.id, b.id).await.unwrap(),
+        "closed once"
+    );
+    store.set_regression_issue(opened.id, 17).await.unwrap();
+    let closed = store.regression(opened.id).await.unwrap().unwrap();
+    assert_eq!(
+        (closed.open, closed.closed_by, closed.issue_number),
+        (false, Some(b.id), Some(17))
+    );
+    // A later slowdown of the same benchmark is a new episode.
+    let later = store.open_regression(&new(b.id)).await.unwrap();
+    assert_ne!(later.id, opened.id);
+    assert!(later.open);
+    let listed = store.regressions(repo.id).await.unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[0].id, later.id, "newest first");
+}
