@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
 
 const SECRET: &str = "e2e-webhook-secret";
+const ADMIN_TOKEN: &str = "e2e-admin-token";
 const LABEL: &str = "e2e";
 /// Head spins four times as long as base: a known slowdown large enough that wall time (what
 /// gates) decides within 8 rounds even on a loaded machine.
@@ -104,6 +105,7 @@ async fn setup_with(
         ("BENCHGATE_COMMENT_INTERVAL", "1"),
         ("BENCHGATE_OUTBOX_BACKOFF_MS", "100"),
         ("BENCHGATE_CLAIM_WAIT", "2"),
+        ("BENCHGATE_ADMIN_TOKEN", ADMIN_TOKEN),
     ];
     env.extend_from_slice(auth);
     let server = spawn_server(&database_url, &env);
@@ -1033,4 +1035,319 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
             .contains("done, 3 of 3 rounds")
     );
     nothing_refused(&s.github);
+}
+
+/// The default branch's history end to end: a real repository whose main gets a no-op commit,
+/// a 1.5× slowdown, a creep of four +4% commits (each below the 5% margin) and then a burst of
+/// three pushes that ends in a revert. Each push is a step compared with the one before it; the
+/// slowdown opens an issue and comments on the merged PR; the creep is found by the anchor
+/// comparison while no step claims it; the burst is folded into one step of three commits,
+/// whose win asks for a comparison against the commit before the slowdown, which closes both.
+#[tokio::test]
+async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_gone() {
+    const ROUNDS: u32 = 24;
+    let config = format!(
+        "[benchmark]\nrun = \"{BIN} spin --iterations $(cat iterations)\"\nformat = \"command\"\n\
+         rounds = {ROUNDS}\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
+         [[benchmark.rule]]\nmatch = \"*\"\nmetric = \"cpu_time\"\n\n\
+         [gate]\nmin_effect = \"5%\"\n\n\
+         [main]\nanchor = \"4 commits\"\nschedule = \"off\"\nissues = true\n\
+         issue_labels = [\"performance\"]\n"
+    );
+    let mut s = setup(Some(&config), None).await;
+    let repo = s.dir.path().join("main-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let work = |n: u64| std::fs::write(repo.join("iterations"), n.to_string()).unwrap();
+    let commit = |message: &str| {
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", message]);
+        git(&repo, &["rev-parse", "HEAD"])
+    };
+    work(6_000_000);
+    let c0 = commit("start");
+    std::fs::write(repo.join("README"), "docs only\n").unwrap();
+    let c1 = commit("docs (#1)");
+    work(9_000_000);
+    let c2 = commit("Merge pull request #2 from octo/slower-parser");
+    let mut creep = Vec::new();
+    let mut n = 9_000_000f64;
+    for i in 0..4 {
+        n *= 1.04;
+        work(n as u64);
+        creep.push(commit(&format!("a little more work {i}")));
+    }
+    let push = |before: &str, after: &str, message: &str| {
+        let mut p = fixture("webhooks/push.main.json");
+        p["repository"]["full_name"] = json!(REPO);
+        p["repository"]["clone_url"] = json!(repo.to_string_lossy());
+        p["repository"]["default_branch"] = json!("main");
+        p["installation"] = json!({"id": 1});
+        p["ref"] = json!("refs/heads/main");
+        p["before"] = json!(before);
+        p["after"] = json!(after);
+        p["commits"] = json!([{"id": after, "message": message}]);
+        p["head_commit"] = json!({"id": after, "message": message});
+        p
+    };
+    let done_steps = "SELECT COUNT(*) FROM comparisons WHERE branch = 'main' AND state = 'done'";
+    s.start_agent().await;
+    let mut delivered = 0;
+    let mut step = |before: String, after: String, message: &'static str| {
+        delivered += 1;
+        (
+            format!("d-push-{delivered}"),
+            push(&before, &after, message),
+        )
+    };
+    let steps = [
+        step(c0.clone(), c1.clone(), "docs (#1)"),
+        step(
+            c1.clone(),
+            c2.clone(),
+            "Merge pull request #2 from octo/slower-parser",
+        ),
+        step(c2.clone(), creep[0].clone(), "a little more work 0"),
+        step(creep[0].clone(), creep[1].clone(), "a little more work 1"),
+        step(creep[1].clone(), creep[2].clone(), "a little more work 2"),
+        step(creep[2].clone(), creep[3].clone(), "a little more work 3"),
+    ];
+    for (i, (delivery, payload)) in steps.iter().enumerate() {
+        let (status, body) = s.deliver("push", delivery, payload).await;
+        assert_eq!(
+            (status, body["outcome"].as_str()),
+            (202, Some("main_scheduled"))
+        );
+        wait_for_count(&s, done_steps, i as i64 + 1, 240).await;
+    }
+    s.outbox_drained().await;
+
+    // The slowdown is one step's, found at its commit; the creep's steps claim nothing.
+    let first = history(&s).await;
+    let regressions = first["regressions"].as_array().unwrap().clone();
+    assert_eq!(regressions.len(), 1, "{first:#}");
+    assert_eq!(regressions[0]["kind"], "step");
+    assert_eq!(
+        (
+            regressions[0]["base_sha"].as_str(),
+            regressions[0]["head_sha"].as_str()
+        ),
+        (Some(c1.as_str()), Some(c2.as_str()))
+    );
+    assert!(
+        regressions[0]["change"].as_f64().unwrap() > 0.3,
+        "{:#}",
+        regressions[0]
+    );
+    let chain = &first["series"][0]["benchmarks"];
+    let cpu = chain
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["metric"] == "cpu_time")
+        .unwrap();
+    let points = cpu["segments"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6, "one point per step: {cpu:#}");
+    assert_eq!(cpu["segments"][0]["anchor"], c0.as_str());
+    // The band widens with every step, as summing k steps must.
+    let width = |p: &Value| {
+        p["chain_interval_pct"][1].as_f64().unwrap() - p["chain_interval_pct"][0].as_f64().unwrap()
+    };
+    assert!(
+        points.windows(2).all(|w| width(&w[1]) > width(&w[0])),
+        "{points:#?}"
+    );
+    let issues = s.github.issues();
+    assert_eq!(issues.len(), 1, "{issues:#?}");
+    assert_eq!(issues[0].state, "open");
+    assert_eq!(issues[0].labels, ["performance"]);
+    assert!(
+        issues[0].title.contains("`command` (cpu_time)"),
+        "{}",
+        issues[0].title
+    );
+    let merged_pr = s.github.bot_report_comments("main-regression");
+    assert_eq!(merged_pr.len(), 1, "the merged PR #2 is told");
+    assert_eq!(merged_pr[0].pr, 2);
+    assert!(
+        merged_pr[0].body.contains("got slower with this merge"),
+        "{}",
+        merged_pr[0].body
+    );
+
+    // On demand, the anchor comparison: main now against 4 commits back finds the creep.
+    let anchor = http()
+        .post(s.server.url("/api/v1/history/anchor"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"repository": REPO}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anchor.status(), 201);
+    let anchor: Value = anchor.json().await.unwrap();
+    assert_eq!(
+        anchor["comparisons"].as_array().unwrap().len(),
+        1,
+        "{anchor}"
+    );
+    wait_for_count(&s, done_steps, 7, 240).await;
+    s.outbox_drained().await;
+    let history_now = history(&s).await;
+    let creep_found: Vec<&Value> = history_now["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "creep")
+        .collect();
+    assert_eq!(creep_found.len(), 1, "{history_now:#}");
+    assert_eq!(
+        (
+            creep_found[0]["base_sha"].as_str(),
+            creep_found[0]["head_sha"].as_str()
+        ),
+        (Some(c2.as_str()), Some(creep[3].as_str()))
+    );
+    let anchors = history_now["series"][0]["anchors"].as_array().unwrap();
+    assert_eq!(
+        anchors[0]["commits"].as_array().unwrap().len(),
+        4,
+        "the commits in between"
+    );
+    assert_eq!(s.github.issues().len(), 2);
+
+    // A burst of three pushes while the runner is paused: one step of three commits.
+    let agent = s.agent.as_ref().unwrap().id().to_string();
+    let signal = |sig: &str| {
+        assert!(
+            Command::new("kill")
+                .args([sig, &agent])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    // Its last long poll ends empty-handed while it is stopped.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    std::fs::write(repo.join("README"), "more docs\n").unwrap();
+    let c7 = commit("docs again");
+    std::fs::write(repo.join("NOTES"), "notes\n").unwrap();
+    let c8 = commit("notes");
+    work(6_000_000);
+    let c9 = commit("Revert the slower parser (#3)");
+    let last = creep[3].clone();
+    for (delivery, payload) in [
+        step(last, c7.clone(), "docs again"),
+        step(c7.clone(), c8.clone(), "notes"),
+        step(c8.clone(), c9.clone(), "Revert the slower parser (#3)"),
+    ] {
+        assert_eq!(s.deliver("push", &delivery, &payload).await.0, 202);
+    }
+    s.outbox_drained().await;
+    let queued = s
+        .count("SELECT COUNT(*) FROM comparisons WHERE branch = 'main' AND state = 'queued'")
+        .await;
+    let folded = s
+        .count("SELECT COUNT(*) FROM comparisons WHERE branch = 'main' AND state = 'superseded'")
+        .await;
+    assert_eq!((queued, folded), (1, 2), "three pushes, one step");
+    signal("-CONT");
+    // The step wins both back; a comparison against each episode's base commit (c1 for the
+    // slowdown, c2 for the creep) says whether it is gone: steps 6 + 1, anchor comparisons 3.
+    wait_for_count(&s, done_steps, 10, 300).await;
+    s.outbox_drained().await;
+    let end = history(&s).await;
+    let steps_done: Vec<&Value> = end["series"][0]["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["metric"] == "cpu_time")
+        .unwrap()["segments"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    let burst = steps_done.last().unwrap();
+    assert_eq!(
+        (
+            burst["base"].as_str(),
+            burst["head"].as_str(),
+            burst["commits"].as_u64()
+        ),
+        (Some(creep[3].as_str()), Some(c9.as_str()), Some(3))
+    );
+    let recheck = end["series"][0]["anchors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["base"] == c1.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("no comparison against c1: {end:#}"));
+    assert_eq!(recheck["head"], c9.as_str());
+    let episodes = end["regressions"].as_array().unwrap();
+    assert!(episodes.iter().all(|e| e["open"] == false), "{end:#}");
+    let issues = s.github.issues();
+    assert_eq!(issues.len(), 2, "{issues:#?}");
+    assert!(
+        issues
+            .iter()
+            .all(|i| i.state == "closed" && i.state_reason.as_deref() == Some("completed")),
+        "{issues:#?}"
+    );
+    assert!(
+        issues.iter().all(|i| i.body.contains("**Gone**")),
+        "{issues:#?}"
+    );
+    // The page plots the chain; the CSV has one row per step and benchmark metric.
+    let page = s.page(&format!("/history?repository={REPO}")).await;
+    assert!(page.contains("<svg class=\"plot\""), "{page}");
+    assert!(
+        page.contains(&format!("/comparisons/{}", burst["comparison"])),
+        "{page}"
+    );
+    let csv = http()
+        .get(
+            s.server
+                .url(&format!("/api/v1/history.csv?repository={REPO}")),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",cpu_time,") && l.contains(&c9)),
+        "{csv}"
+    );
+    nothing_refused(&s.github);
+}
+
+/// The history JSON of the test repository's default branch.
+async fn history(s: &Setup) -> Value {
+    let answer = http()
+        .get(s.server.url(&format!("/api/v1/history?repository={REPO}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    answer.json().await.unwrap()
+}
+
+/// Polls `sql` until it counts `want`, or fails after `secs`.
+async fn wait_for_count(s: &Setup, sql: &str, want: i64, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let got = s.count(sql).await;
+        if got >= want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sql}: {got}, not {want} after {secs} s\nrequests: {:?}",
+            s.github.requests().await
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
 }

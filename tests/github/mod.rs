@@ -67,6 +67,20 @@ pub struct CheckRun {
     pub summary: String,
 }
 
+/// One issue as the fake keeps it (its latest state).
+#[derive(Debug, Clone)]
+pub struct Issue {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+    /// `open` or `closed`.
+    pub state: String,
+    pub state_reason: Option<String>,
+    pub author: String,
+    pub edits: usize,
+}
+
 /// One commit status (token mode).
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -114,6 +128,7 @@ struct State {
     config_reads: Vec<String>,
     comments: Vec<Comment>,
     checks: Vec<CheckRun>,
+    issues: Vec<Issue>,
     statuses: Vec<Status>,
     /// (comment id, content, who reacted).
     reactions: Vec<(u64, String, String)>,
@@ -268,6 +283,10 @@ impl FakeGitHub {
 
     pub fn checks(&self) -> Vec<CheckRun> {
         self.state.lock().unwrap().checks.clone()
+    }
+
+    pub fn issues(&self) -> Vec<Issue> {
+        self.state.lock().unwrap().issues.clone()
     }
 
     pub fn statuses(&self) -> Vec<Status> {

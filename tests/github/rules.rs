@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
 
 use super::{
-    APP_ID, BOT_LOGIN, Calls, CheckRun, Comment, Fault, Mode, REPO, State, Status, TOKEN,
+    APP_ID, BOT_LOGIN, Calls, CheckRun, Comment, Fault, Issue, Mode, REPO, State, Status, TOKEN,
     TOKEN_LOGIN, fixture,
 };
 
@@ -16,6 +16,10 @@ use super::{
 const COMMENT_CHARS: usize = 65_536;
 const SUMMARY_BYTES: usize = 65_535;
 const STATUS_DESCRIPTION_CHARS: usize = 140;
+/// An issue title, in characters (GitHub answers 422 beyond it).
+const ISSUE_TITLE_CHARS: usize = 256;
+/// Issues and PRs share numbers on GitHub; the fake's issues start well above the tests' PRs.
+const FIRST_ISSUE: u64 = 500;
 const DEFAULT_PER_PAGE: usize = 30;
 const MAX_PER_PAGE: usize = 100;
 
@@ -194,6 +198,44 @@ impl Responder {
                 c.edits += 1;
                 let comment = c.clone();
                 Ok(ResponseTemplate::new(200).set_body_json(written_comment(&comment)))
+            }
+            ("GET", "/issues") => {
+                // GitHub lists open issues unless asked otherwise, newest first.
+                let state = query("state").unwrap_or_else(|| "open".into());
+                if !["open", "closed", "all"].contains(&state.as_str()) {
+                    return Err((422, format!("state {state:?} is not included in the list")));
+                }
+                let all: Vec<Value> = s
+                    .issues
+                    .iter()
+                    .rev()
+                    .filter(|i| state == "all" || i.state == state)
+                    .map(issue_json)
+                    .collect();
+                let (items, link) =
+                    self.page(path_of(request), all, query("per_page"), query("page"))?;
+                Ok(with_link(
+                    ResponseTemplate::new(200).set_body_json(items),
+                    link,
+                ))
+            }
+            ("POST", "/issues") => {
+                let issue = issue_written(FIRST_ISSUE + s.issues.len() as u64, &body, None)?;
+                let issue = Issue {
+                    author: caller.login().to_owned(),
+                    ..issue
+                };
+                s.issues.push(issue.clone());
+                Ok(ResponseTemplate::new(201).set_body_json(issue_json(&issue)))
+            }
+            ("PATCH", r) if r.starts_with("/issues/") => {
+                let n = number(r, 2)?;
+                let Some(i) = s.issues.iter().position(|i| i.number == n) else {
+                    return Err((404, "Not Found".into()));
+                };
+                let issue = issue_written(n, &body, Some(&s.issues[i]))?;
+                s.issues[i] = issue.clone();
+                Ok(ResponseTemplate::new(200).set_body_json(issue_json(&issue)))
             }
             ("POST", "/check-runs") => {
                 only_apps(&caller)?;
@@ -458,6 +500,91 @@ fn written_comment(c: &Comment) -> Value {
     let person = fixture("rest/create-issue-comment.on-pr.201.json");
     let bot = fixture("rest/issue-comment.performed-via-github-app.json");
     comment_json(&person, &bot, c)
+}
+
+/// An issue after a create (`old` = None) or an edit, or why GitHub refuses it.
+fn issue_written(number: u64, body: &Value, old: Option<&Issue>) -> Result<Issue, (u16, String)> {
+    let title = match (&body["title"], old) {
+        (Value::String(t), _) => t.clone(),
+        (Value::Null, Some(o)) => o.title.clone(),
+        _ => return Err((422, "title wasn't supplied".into())),
+    };
+    if title.trim().is_empty() || title.chars().count() > ISSUE_TITLE_CHARS {
+        return Err((
+            422,
+            format!("title must be 1 to {ISSUE_TITLE_CHARS} characters"),
+        ));
+    }
+    let text = match (&body["body"], old) {
+        (Value::Null, Some(o)) => o.body.clone(),
+        (Value::Null, None) => String::new(),
+        _ => comment_body(body)?,
+    };
+    let labels = match &body["labels"] {
+        Value::Null => old.map(|o| o.labels.clone()).unwrap_or_default(),
+        Value::Array(items) => items
+            .iter()
+            .map(|l| l.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or((422, "labels must be strings".to_owned()))?,
+        _ => return Err((422, "labels must be an array".into())),
+    };
+    let state = match &body["state"] {
+        Value::Null => old.map_or("open".to_owned(), |o| o.state.clone()),
+        Value::String(st) if old.is_some() && (st == "open" || st == "closed") => st.clone(),
+        other => return Err((422, format!("state {other} is not included in the list"))),
+    };
+    let state_reason = match &body["state_reason"] {
+        Value::Null if state == "closed" => Some("completed".to_owned()),
+        Value::Null => None,
+        Value::String(r) if ["completed", "not_planned", "reopened"].contains(&r.as_str()) => {
+            Some(r.clone())
+        }
+        other => {
+            return Err((
+                422,
+                format!("state_reason {other} is not included in the list"),
+            ));
+        }
+    };
+    Ok(Issue {
+        number,
+        title,
+        body: text,
+        labels,
+        state,
+        state_reason,
+        author: old.map_or_else(String::new, |o| o.author.clone()),
+        edits: old.map_or(0, |o| o.edits + 1),
+    })
+}
+
+/// An issue as GitHub answers it: the recorded issue (closed or open) with the fake's fields;
+/// one the App opened names the App in `performed_via_github_app`.
+fn issue_json(i: &Issue) -> Value {
+    let mut v = if i.state == "closed" {
+        fixture("rest/update-issue.closed.200.json")
+    } else {
+        fixture("rest/create-issue.201.json")
+    };
+    v["number"] = json!(i.number);
+    v["title"] = json!(i.title);
+    v["body"] = json!(i.body);
+    v["state"] = json!(i.state);
+    v["state_reason"] = json!(i.state_reason);
+    v["labels"] = json!(
+        i.labels
+            .iter()
+            .map(|l| json!({"name": l}))
+            .collect::<Vec<_>>()
+    );
+    v["user"]["login"] = json!(i.author);
+    if i.author == BOT_LOGIN {
+        let bot = fixture("rest/issue-comment.performed-via-github-app.json");
+        v["performed_via_github_app"] = bot["performed_via_github_app"].clone();
+        v["performed_via_github_app"]["id"] = json!(APP_ID);
+    }
+    v
 }
 
 /// A check run after a create (`old` = None) or an update, or why GitHub refuses it.

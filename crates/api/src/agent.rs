@@ -158,6 +158,82 @@ pub struct StoredComparisonConfig {
     /// What the scheduler learnt of the pull request (absent for admin comparisons).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github: Option<PullRequestContext>,
+    /// `[main]` of the file, for a comparison of the default branch's history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main: Option<MainSettings>,
+    /// The pull request whose merge a step of the default branch compares, as the commit
+    /// message names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_pr: Option<u64>,
+}
+
+/// `[main]`: how the default branch's history is kept and its regressions raised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainSettings {
+    /// Each push to the default branch is compared with the commit before it.
+    pub enabled: bool,
+    /// What an anchor comparison compares the branch with.
+    pub anchor: Anchor,
+    /// Hours between scheduled anchor comparisons; `None`: only on demand.
+    pub schedule_hours: Option<u32>,
+    /// Open a GitHub issue per regression found on the branch.
+    pub issues: bool,
+    /// Labels of those issues.
+    pub issue_labels: Vec<String>,
+}
+
+impl Default for MainSettings {
+    fn default() -> Self {
+        MainSettings {
+            enabled: true,
+            anchor: Anchor::Days(30),
+            schedule_hours: Some(24),
+            issues: false,
+            issue_labels: Vec::new(),
+        }
+    }
+}
+
+/// The older commit of an anchor comparison, counted back along the compared commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Anchor {
+    /// The newest compared commit at least this many days old (else the oldest one).
+    Days(u32),
+    /// This many compared commits back.
+    Commits(u32),
+}
+
+impl std::fmt::Display for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Anchor::Days(n) => write!(f, "{n}d"),
+            Anchor::Commits(1) => write!(f, "1 commit"),
+            Anchor::Commits(n) => write!(f, "{n} commits"),
+        }
+    }
+}
+
+impl std::str::FromStr for Anchor {
+    type Err = String;
+
+    /// `"30d"` or `"20 commits"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let refuse =
+            || format!("`{s}` is not an anchor: write days (\"30d\") or commits (\"20 commits\")");
+        let number = |digits: &str| digits.trim().parse::<u32>().ok().filter(|n| *n > 0);
+        if let Some(days) = s.strip_suffix('d') {
+            return number(days).map(Anchor::Days).ok_or_else(refuse);
+        }
+        let commits = s
+            .strip_suffix("commits")
+            .or_else(|| s.strip_suffix("commit"));
+        commits
+            .and_then(number)
+            .map(Anchor::Commits)
+            .ok_or_else(refuse)
+    }
 }
 
 /// The pull request behind a comparison, as the scheduler saw it.

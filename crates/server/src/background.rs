@@ -26,6 +26,7 @@ pub fn spawn(state: AppState) -> BackgroundTasks {
     // Each background module adds itself here: tasks.spawn(module::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::reaper::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::calibration::run(state.clone(), cancel.clone()));
+    tasks.spawn(crate::main_history::run(state.clone(), cancel.clone()));
     crate::github_app::spawn_tasks(&state, &cancel, &mut tasks);
     let _ = &state;
     BackgroundTasks { cancel, tasks }

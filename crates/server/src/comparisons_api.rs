@@ -20,6 +20,78 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/comparisons", post(create_comparison))
         .route("/api/v1/comparisons/{id}", get(show_comparison))
+        .route("/api/v1/history/anchor", post(anchor_now))
+}
+
+/// `POST /api/v1/history/anchor`: compare the default branch now with its anchor (or `base`).
+#[derive(Debug, serde::Deserialize)]
+struct AnchorRequest {
+    repository: String,
+    /// Defaults to every branch with a history.
+    branch: Option<String>,
+    /// Defaults to every label of the branch.
+    runner_label: Option<String>,
+    /// A commit to compare with instead of the `[main] anchor`.
+    base: Option<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct AnchorAnswer {
+    /// The anchor comparisons created (none when each series is at its anchor, or one of the
+    /// same commits is already queued).
+    comparisons: Vec<i64>,
+}
+
+#[tracing::instrument(skip_all, fields(repository = %req.repository))]
+async fn anchor_now(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Json(req): Json<AnchorRequest>,
+) -> Result<(StatusCode, Json<AnchorAnswer>), ApiError> {
+    let repository = app
+        .store
+        .repository_by_name(&req.repository)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("repository {}", req.repository)))?;
+    let series: Vec<_> = app
+        .store
+        .main_series()
+        .await?
+        .into_iter()
+        .filter(|s| s.repository_id == repository.id)
+        .filter(|s| req.branch.as_ref().is_none_or(|b| *b == s.branch))
+        .filter(|s| {
+            req.runner_label
+                .as_ref()
+                .is_none_or(|l| *l == s.runner_label)
+        })
+        .collect();
+    if series.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "no history of {} matches: no push to its default branch was compared yet",
+            req.repository
+        )));
+    }
+    let mut comparisons = Vec::new();
+    for s in &series {
+        if let Some(id) = crate::main_history::schedule_anchor(
+            &app.store,
+            app.config.max_attempts,
+            s,
+            req.base.as_deref(),
+            chrono::Utc::now(),
+        )
+        .await?
+        {
+            comparisons.push(id.0);
+        }
+    }
+    tracing::info!(
+        created = comparisons.len(),
+        series = series.len(),
+        "anchor comparisons requested"
+    );
+    Ok((StatusCode::CREATED, Json(AnchorAnswer { comparisons })))
 }
 
 /// Creates a comparison and its jobs, with `n*` planned from the runners' current floors.
@@ -65,6 +137,8 @@ async fn create_comparison(
         config: req.config,
         n_star: plan.per_benchmark,
         github: None,
+        main: None,
+        merged_pr: None,
     })
     .map_err(anyhow::Error::from)?;
     let created = app
@@ -77,6 +151,7 @@ async fn create_comparison(
             runner_label: req.runner_label,
             config,
             planned_rounds,
+            main: None,
             jobs: split_rounds(rounds, jobs, app.config.max_attempts),
             notify: Vec::new(),
         })

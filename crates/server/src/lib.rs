@@ -14,6 +14,7 @@ pub mod github_app;
 pub mod github_setup;
 mod health;
 mod http;
+pub mod main_history;
 pub mod metrics;
 mod outbox;
 mod reaper;

@@ -26,7 +26,7 @@ pub use error::{DEFAULT_RATE_LIMIT_WAIT, GitHubError};
 pub use manifest::convert_manifest_code;
 pub use types::{
     Account, AppRef, ChangedFile, CheckConclusion, CheckRun, CheckRunOutput, CheckRunRequest,
-    CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest, Identity,
+    CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest, Identity, Issue,
     IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::types::{
     ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, CommitStatusRequest,
-    Identity, IssueComment, ListedCheckRun, Permission, comment_marker,
+    Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 use super::{GitHubClient, GitHubError, JSON, RepoTarget, decode};
 
@@ -87,6 +87,64 @@ impl GitHubClient {
         let path = format!("{}/issues/{number}/comments", repo.path());
         let payload = serde_json::json!({ "body": body });
         self.call_json(repo, Method::POST, &path, Some(&payload))
+            .await
+    }
+
+    /// The issue this identity opened with `marker` in its body, open or closed, found across
+    /// all pages of the repository's issues (pull requests skipped). Only issues this identity
+    /// opened count: anyone can paste the marker.
+    pub async fn find_marked_issue(
+        &self,
+        repo: &RepoTarget,
+        marker: &str,
+    ) -> Result<Option<Issue>, GitHubError> {
+        let me = self.identity().await?;
+        let first = format!("{}/issues?state=all&per_page={PER_PAGE}", repo.path());
+        let mut found = None;
+        self.each_page(repo, first, |page: Vec<Issue>| {
+            found = page.into_iter().find(|i| {
+                i.pull_request.is_none()
+                    && me.opened(i)
+                    && i.body.as_deref().is_some_and(|b| b.contains(marker))
+            });
+            found.is_none()
+        })
+        .await?;
+        Ok(found)
+    }
+
+    /// Opens an issue.
+    pub async fn create_issue(
+        &self,
+        repo: &RepoTarget,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> Result<Issue, GitHubError> {
+        let path = format!("{}/issues", repo.path());
+        let payload = serde_json::json!({ "title": title, "body": body, "labels": labels });
+        self.call_json(repo, Method::POST, &path, Some(&payload))
+            .await
+    }
+
+    /// Rewrites an issue's title and body and sets its state (`open`, or `closed` as
+    /// completed).
+    pub async fn update_issue(
+        &self,
+        repo: &RepoTarget,
+        number: u64,
+        title: &str,
+        body: &str,
+        open: bool,
+    ) -> Result<Issue, GitHubError> {
+        let path = format!("{}/issues/{number}", repo.path());
+        let payload = if open {
+            serde_json::json!({ "title": title, "body": body, "state": "open" })
+        } else {
+            serde_json::json!({ "title": title, "body": body, "state": "closed",
+                                "state_reason": "completed" })
+        };
+        self.call_json(repo, Method::PATCH, &path, Some(&payload))
             .await
     }
 

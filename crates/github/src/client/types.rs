@@ -62,6 +62,38 @@ impl Identity {
     }
 }
 
+impl Identity {
+    /// Whether `issue` was opened by this identity.
+    pub fn opened(&self, issue: &Issue) -> bool {
+        match self {
+            Identity::App(id) => issue
+                .performed_via_github_app
+                .as_ref()
+                .is_some_and(|app| app.id == *id),
+            Identity::User(login) => issue.user.as_ref().is_some_and(|u| &u.login == login),
+        }
+    }
+}
+
+/// An issue, with the fields benchgate reads.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    /// `open` or `closed`.
+    pub state: String,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub user: Option<Account>,
+    #[serde(default)]
+    pub performed_via_github_app: Option<AppRef>,
+    /// Set on the pull requests the issues list also returns.
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
+}
+
 /// What [`crate::client::GitHubClient::upsert_marked_comment`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommentUpsert {

@@ -43,6 +43,27 @@ impl RepoConfig {
             "gate: fail_on {}, min_effect {}",
             self.gate.fail_on, self.gate.min_effect
         );
+        let main = &self.main;
+        if main.enabled {
+            let schedule = match main.schedule.0 {
+                Some(h) if h % 24 == 0 => format!("every {}d", h / 24),
+                Some(h) => format!("every {h}h"),
+                None => "on demand only".to_owned(),
+            };
+            let issues = if main.issues {
+                "issues opened for regressions"
+            } else {
+                "no issues (issues = false)"
+            };
+            let _ = writeln!(
+                out,
+                "main: each push to the default branch compared with the commit before it; \
+                 anchor {} {schedule}; {issues}",
+                main.anchor.0
+            );
+        } else {
+            let _ = writeln!(out, "main: off (enabled = false)");
+        }
         for suite in &self.suites {
             let _ = writeln!(out, "\nsuite {}", suite.name());
             if let Some(build) = &suite.build {

@@ -29,6 +29,8 @@ pub struct RepoConfig {
     pub gate: GateConfig,
     /// The file wrote `[benchmark]` rather than `[[suite]]`.
     pub single_benchmark: bool,
+    /// `[main]`: the default branch's history.
+    pub main: MainConfig,
 }
 
 impl RepoConfig {
@@ -55,6 +57,104 @@ struct File {
     suite: Vec<SuiteConfig>,
     #[serde(default)]
     gate: GateConfig,
+    #[serde(default)]
+    main: MainConfig,
+}
+
+/// `[main]`: every push to the default branch compared with the commit before it, creep
+/// found by anchor comparisons, regressions raised as issues (off unless asked for).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MainConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// `"30d"` (the newest compared commit at least 30 days old) or `"20 commits"`.
+    #[serde(default = "default_anchor")]
+    pub anchor: AnchorValue,
+    /// How often the anchor comparison runs: `"24h"`, `"7d"`, or `"off"` (on demand only).
+    #[serde(default = "default_schedule")]
+    pub schedule: ScheduleValue,
+    /// Open one GitHub issue per regression found on the branch.
+    #[serde(default)]
+    pub issues: bool,
+    #[serde(default)]
+    pub issue_labels: Vec<NonEmpty>,
+}
+
+impl Default for MainConfig {
+    fn default() -> Self {
+        MainConfig {
+            enabled: true,
+            anchor: default_anchor(),
+            schedule: default_schedule(),
+            issues: false,
+            issue_labels: Vec::new(),
+        }
+    }
+}
+
+impl MainConfig {
+    /// The settings as a comparison stores them.
+    pub fn to_wire(&self) -> benchgate_api::agent::MainSettings {
+        benchgate_api::agent::MainSettings {
+            enabled: self.enabled,
+            anchor: self.anchor.0,
+            schedule_hours: self.schedule.0,
+            issues: self.issues,
+            issue_labels: self
+                .issue_labels
+                .iter()
+                .map(|l| l.as_str().to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// `[main] anchor`, checked when the file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct AnchorValue(pub benchgate_api::agent::Anchor);
+
+impl TryFrom<String> for AnchorValue {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse().map(AnchorValue)
+    }
+}
+
+/// `[main] schedule` in hours; `None` for `"off"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct ScheduleValue(pub Option<u32>);
+
+impl TryFrom<String> for ScheduleValue {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        let t = s.trim();
+        if t == "off" {
+            return Ok(ScheduleValue(None));
+        }
+        let hours = t
+            .strip_suffix('h')
+            .and_then(|n| n.parse::<u32>().ok())
+            .or_else(|| {
+                t.strip_suffix('d')
+                    .and_then(|n| n.parse::<u32>().ok()?.checked_mul(24))
+            });
+        match hours {
+            Some(h) if h > 0 => Ok(ScheduleValue(Some(h))),
+            _ => Err(format!(
+                "`{t}` is not a schedule: write hours (\"24h\"), days (\"7d\") or \"off\""
+            )),
+        }
+    }
+}
+
+fn default_anchor() -> AnchorValue {
+    AnchorValue(benchgate_api::agent::Anchor::Days(30))
+}
+fn default_schedule() -> ScheduleValue {
+    ScheduleValue(Some(24))
 }
 
 /// One suite: `[[suite]]`, or the lone `[benchmark]`.
@@ -282,6 +382,7 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
         suites,
         gate: file.gate,
         single_benchmark,
+        main: file.main,
     })
 }
 

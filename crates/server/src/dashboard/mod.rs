@@ -11,6 +11,7 @@ mod comparison_list;
 mod comparison_page;
 mod fingerprint;
 mod format;
+mod history_page;
 pub(crate) mod overview;
 mod plot;
 mod queue_page;
@@ -37,6 +38,9 @@ pub fn routes(state: AppState) -> Router<AppState> {
         )
         .route("/queue", get(queue_page::page))
         .route("/acceptances", get(acceptances_page::page))
+        .route("/history", get(history_page::page))
+        .route("/api/v1/history", get(history_page::json))
+        .route("/api/v1/history.csv", get(history_page::csv))
         .route("/api/v1/runners", get(api::runners))
         .route("/api/v1/runners/{name}", get(api::runner))
         .route("/api/v1/queue", get(api::queue))

@@ -360,6 +360,69 @@ pub fn interval_narrowing(steps: &[IntervalStep], margin_pct: Option<f64>) -> St
     })
 }
 
+/// One point of a branch's chain: the step number from the segment's anchor, the chain's
+/// change in percent and its simultaneous band (unbounded sides are `None`).
+pub struct ChainDot {
+    pub step: f64,
+    pub change_pct: f64,
+    pub lower_pct: Option<f64>,
+    pub upper_pct: Option<f64>,
+}
+
+/// The history page's plot: the branch against the segment's first commit, step by step, with
+/// the band that holds for every step at once. An unbounded side is drawn at the plot's edge.
+pub fn chain(dots: &[ChainDot], title: &str) -> String {
+    let finite = dots
+        .iter()
+        .flat_map(|d| [Some(d.change_pct), d.lower_pct, d.upper_pct])
+        .flatten()
+        .chain([0.0]);
+    let (y0, y1) = padded_range(finite);
+    let last = dots.iter().map(|d| d.step).fold(1.0, f64::max);
+    svg(title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(10)
+            .x_label_area_size(34)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0.0..last + 0.5, y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc("steps from the anchor")
+            .y_desc("change vs. anchor, %")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .light_line_style(BLACK.mix(0.06))
+            .bold_line_style(BLACK.mix(0.12))
+            .label_style(("sans-serif", FONT))
+            .axis_desc_style(("sans-serif", FONT))
+            .x_labels((last as usize + 1).min(12))
+            .y_labels(6)
+            .draw()?;
+        let band: Vec<(f64, f64)> = dots
+            .iter()
+            .map(|d| (d.step, d.upper_pct.unwrap_or(y1).min(y1)))
+            .chain(
+                dots.iter()
+                    .rev()
+                    .map(|d| (d.step, d.lower_pct.unwrap_or(y0).max(y0))),
+            )
+            .collect();
+        chart.draw_series(std::iter::once(Polygon::new(band, BASE.mix(0.18))))?;
+        chart.draw_series(LineSeries::new(
+            [(0.0, 0.0), (last + 0.5, 0.0)],
+            BLACK.mix(0.4).stroke_width(1),
+        ))?;
+        chart.draw_series(LineSeries::new(
+            std::iter::once((0.0, 0.0)).chain(dots.iter().map(|d| (d.step, d.change_pct))),
+            BASE.stroke_width(2),
+        ))?;
+        chart.draw_series(
+            dots.iter()
+                .map(|d| Circle::new((d.step, d.change_pct), 3, BASE.filled())),
+        )?;
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

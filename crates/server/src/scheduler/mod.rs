@@ -7,7 +7,7 @@
 use benchgate_github::commands::USAGE;
 use benchgate_github::events::{
     CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, InstallationEvent,
-    InstallationRepositoriesEvent, PrCommentEvent, PullRequestAction, PullRequestEvent,
+    InstallationRepositoriesEvent, PrCommentEvent, PullRequestAction, PullRequestEvent, PushEvent,
 };
 use benchgate_github::{Command, WebhookEvent, parse_command};
 use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
@@ -15,7 +15,7 @@ use benchgate_store::{Store, StoreError};
 
 use crate::tasks::{
     CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
-    SchedulePullRequest, Task, is_check_name, reply_label,
+    ScheduleMain, SchedulePullRequest, Task, is_check_name, reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -54,6 +54,7 @@ pub async fn plan(store: &dyn Store, event: &WebhookEvent) -> Result<Plan, Store
         WebhookEvent::PrComment(e) => pr_comment(e),
         WebhookEvent::CheckRunRerequested(e) => check_run_rerequested(e),
         WebhookEvent::CheckSuiteRerequested(e) => check_suite_rerequested(e),
+        WebhookEvent::Push(e) => push(e),
         WebhookEvent::Ignored(e) => {
             tracing::debug!(event = %e.event, action = ?e.action, "event ignored");
             Plan::new("ignored")
@@ -179,6 +180,38 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
             fork: e.is_fork(),
         })),
     )
+}
+
+/// A push to the default branch is compared with the commit before it (`before`); pushes to
+/// other branches are PRs' business, and a new branch has nothing before it to compare with.
+fn push(e: &PushEvent) -> Plan {
+    if !e.is_default_branch() {
+        tracing::debug!(branch = %e.branch, "push to a branch other than the default one");
+        return Plan::new("ignored");
+    }
+    let Some(before) = &e.before else {
+        tracing::info!(branch = %e.branch, "the push created the branch; nothing to compare with");
+        return Plan::new("ignored");
+    };
+    let installation_id = e.installation_id.map(|i| i as i64);
+    let mut plan = Plan::new("main_scheduled");
+    if let (Some(id), Some((owner, _))) = (installation_id, e.repo.full_name.split_once('/')) {
+        plan = plan.with(installation_row(id, owner));
+    }
+    plan.with(DeliveryEffect::UpsertRepository(github_repository(
+        installation_id,
+        &e.repo.full_name,
+        &e.repo.clone_url,
+    )))
+    .with_task(Task::ScheduleMain(ScheduleMain {
+        repo: repo_name(&e.repo.full_name, e.installation_id),
+        branch: e.branch.clone(),
+        before: before.clone(),
+        after: e.after.clone(),
+        commits: e.commits.clone(),
+        forced: e.forced,
+        head_message: e.head_message.clone(),
+    }))
 }
 
 fn pr_comment(e: &PrCommentEvent) -> Plan {

@@ -8,10 +8,13 @@ mod add_reaction;
 mod cancel_pull_request;
 mod check_run;
 mod handle_command;
+mod main_issue;
+mod main_report;
 mod neutral_check;
 mod report_check;
 mod report_comment;
 mod rerun_check;
+mod schedule_main;
 mod schedule_pull_request;
 mod upsert_comment;
 
@@ -32,8 +35,10 @@ use crate::report::{self, LoadedReport};
 pub use add_reaction::Reaction;
 pub use cancel_pull_request::CancelPullRequest;
 pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
+pub use main_report::{MERGED_PR_LABEL, merged_pr};
 pub use neutral_check::NeutralCheck;
 pub use rerun_check::RerunCheck;
+pub use schedule_main::ScheduleMain;
 pub use schedule_pull_request::{SchedulePullRequest, comparison_config};
 pub use upsert_comment::MarkedComment;
 
@@ -116,6 +121,9 @@ impl Context {
             Task::UpsertComment(t) => t.run(self).await,
             Task::NeutralCheck(t) => t.run(self).await,
             Task::AddReaction(t) => t.run(self).await,
+            Task::ScheduleMain(t) => t.run(self).await,
+            Task::MainReport(c) => main_report::run(self, c.comparison_id).await,
+            Task::MainIssue(r) => main_issue::run(self, r.regression_id).await,
         }
     }
 
@@ -197,6 +205,12 @@ pub struct ComparisonRef {
     pub comparison_id: i64,
 }
 
+/// A regression episode of the default branch, whose issue a row writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegressionRef {
+    pub regression_id: i64,
+}
+
 /// One outbox row's work; `kind` is the row's kind, the rest its payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "payload")]
@@ -219,6 +233,13 @@ pub enum Task {
     NeutralCheck(NeutralCheck),
     #[serde(rename = "reaction.add")]
     AddReaction(Reaction),
+    #[serde(rename = "main.schedule")]
+    ScheduleMain(ScheduleMain),
+    /// Written by the store when a comparison of the default branch finishes.
+    #[serde(rename = "main.report")]
+    MainReport(ComparisonRef),
+    #[serde(rename = "main.issue")]
+    MainIssue(RegressionRef),
 }
 
 impl Task {
@@ -258,7 +279,13 @@ impl Task {
             Task::ReportCheck(c) => format!("report.check:{}", c.comparison_id),
             Task::UpsertComment(c) => format!("comment:{}#{}:{}", c.repo.full_name, c.pr, c.label),
             Task::NeutralCheck(c) => format!("check:{}@{}", c.repo.full_name, c.head_sha),
-            Task::HandleCommand(_) | Task::RerunCheck(_) | Task::AddReaction(_) => return None,
+            Task::MainReport(c) => format!("main.report:{}", c.comparison_id),
+            Task::MainIssue(r) => format!("main.issue:{}", r.regression_id),
+            // Every push is its own row: the store folds steps, a shared key would drop one.
+            Task::ScheduleMain(_)
+            | Task::HandleCommand(_)
+            | Task::RerunCheck(_)
+            | Task::AddReaction(_) => return None,
         })
     }
 }

@@ -75,6 +75,7 @@ mod tests {
             runner_label: "x".into(),
             config: serde_json::Value::Null,
             planned_rounds: None,
+            main: None,
             state: ComparisonState::Running,
             check_run_id: run,
             rounds_generation: generation,

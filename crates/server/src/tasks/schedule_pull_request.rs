@@ -167,6 +167,8 @@ async fn schedule_one(
             fork: t.fork,
             benchmark_files_changed: changed,
         }),
+        main: None,
+        merged_pr: None,
     })
     .map_err(|e| TaskError::Permanent(e.to_string()))?;
     let mut notify = vec![Task::for_new_comparison("report.check")];
@@ -183,6 +185,7 @@ async fn schedule_one(
             runner_label: label.to_owned(),
             config: stored,
             planned_rounds,
+            main: None,
             jobs,
             notify,
         })

@@ -1,0 +1,290 @@
+//! `/history?repository=owner/name&branch=main`: the default branch's history per suite and
+//! label — each benchmark's chain plotted with its band, every step linked to its comparison
+//! and commits, the anchor comparisons that look for creep, and the regressions found. The
+//! same data is JSON at `/api/v1/history` and CSV at `/api/v1/history.csv`.
+
+use askama::Template;
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use benchgate_store::model::Regression;
+use serde::{Deserialize, Serialize};
+
+use super::format::short_sha;
+use super::plot::{self, ChainDot};
+use super::render;
+use crate::main_history::{SeriesHistory, branch_history, history_csv};
+use crate::{ApiError, AppState};
+
+#[derive(Debug, Deserialize)]
+pub struct HistoryQuery {
+    /// `owner/name`, as the comparisons list names it.
+    repository: String,
+    /// Defaults to the branch the repository's history was kept for.
+    branch: Option<String>,
+}
+
+/// A repository branch's history and its regression episodes.
+#[derive(Debug, Serialize)]
+pub struct HistoryView {
+    pub repository: String,
+    pub branch: String,
+    pub series: Vec<SeriesHistory>,
+    pub regressions: Vec<Regression>,
+}
+
+async fn history_view(app: &AppState, q: &HistoryQuery) -> Result<HistoryView, ApiError> {
+    let repository = app
+        .store
+        .repository_by_name(&q.repository)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("repository {}", q.repository)))?;
+    let branch = match &q.branch {
+        Some(b) => b.clone(),
+        None => app
+            .store
+            .main_series()
+            .await?
+            .into_iter()
+            .find(|s| s.repository_id == repository.id)
+            .map(|s| s.branch)
+            .ok_or_else(|| {
+                ApiError::NotFound(format!(
+                    "no history of {}: no push to its default branch was compared yet",
+                    q.repository
+                ))
+            })?,
+    };
+    let series = branch_history(
+        app.store.as_ref(),
+        repository.id,
+        &repository.full_name,
+        &branch,
+    )
+    .await?;
+    let regressions = app
+        .store
+        .regressions(repository.id)
+        .await?
+        .into_iter()
+        .filter(|r| r.series.branch == branch)
+        .collect();
+    Ok(HistoryView {
+        repository: repository.full_name,
+        branch,
+        series,
+        regressions,
+    })
+}
+
+/// `GET /api/v1/history?repository=&branch=`.
+pub async fn json(
+    State(app): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Json<HistoryView>, ApiError> {
+    Ok(Json(history_view(&app, &q).await?))
+}
+
+/// `GET /api/v1/history.csv?repository=&branch=`: one row per benchmark and step.
+pub async fn csv(
+    State(app): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let view = history_view(&app, &q).await?;
+    let name = format!(
+        "benchgate-history-{}-{}.csv",
+        view.repository.replace('/', "_"),
+        view.branch
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        history_csv(&view.series),
+    ))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/history.html")]
+struct HistoryPage {
+    repository: String,
+    branch: String,
+    series: Vec<SeriesBlock>,
+    regressions: Vec<RegressionRow>,
+}
+
+struct SeriesBlock {
+    heading: String,
+    pending: usize,
+    benchmarks: Vec<BenchmarkBlock>,
+    anchors: Vec<AnchorRow>,
+}
+
+struct BenchmarkBlock {
+    name: String,
+    plots: Vec<String>,
+    steps: Vec<StepRow>,
+}
+
+struct StepRow {
+    comparison: i64,
+    base: String,
+    head: String,
+    commits: usize,
+    pairs: usize,
+    step: String,
+    chain: String,
+}
+
+struct AnchorRow {
+    comparison: i64,
+    base: String,
+    head: String,
+    commits: usize,
+    state: String,
+    results: String,
+}
+
+struct RegressionRow {
+    benchmark: String,
+    kind: &'static str,
+    change: String,
+    opened_by: i64,
+    status: String,
+    issue: String,
+}
+
+fn range(lo: Option<f64>, hi: Option<f64>) -> String {
+    let side = |v: Option<f64>| v.map_or("∞".to_owned(), |v| format!("{v:+.1}%"));
+    format!("[{}, {}]", side(lo), side(hi))
+}
+
+/// The page.
+pub async fn page(
+    State(app): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Html<String>, ApiError> {
+    let view = history_view(&app, &q).await?;
+    let series = view
+        .series
+        .iter()
+        .map(|s| SeriesBlock {
+            heading: if s.suite.is_empty() {
+                format!("on {}", s.runner_label)
+            } else {
+                format!("{} on {}", s.suite, s.runner_label)
+            },
+            pending: s.pending.len(),
+            benchmarks: s
+                .benchmarks
+                .iter()
+                .map(|b| BenchmarkBlock {
+                    name: format!("{} ({}, {})", b.benchmark, b.metric, b.unit),
+                    plots: b
+                        .segments
+                        .iter()
+                        .map(|seg| {
+                            let dots: Vec<ChainDot> = seg
+                                .points
+                                .iter()
+                                .enumerate()
+                                .map(|(i, p)| ChainDot {
+                                    step: (i + 1) as f64,
+                                    change_pct: p.chain_change_pct,
+                                    lower_pct: p.chain_interval_pct[0],
+                                    upper_pct: p.chain_interval_pct[1],
+                                })
+                                .collect();
+                            plot::chain(
+                                &dots,
+                                &format!(
+                                    "{} against {}, step by step",
+                                    b.benchmark,
+                                    short_sha(&seg.anchor)
+                                ),
+                            )
+                        })
+                        .collect(),
+                    steps: b
+                        .segments
+                        .iter()
+                        .flat_map(|seg| seg.points.iter())
+                        .map(|p| StepRow {
+                            comparison: p.comparison,
+                            base: short_sha(&p.base).to_owned(),
+                            head: short_sha(&p.head).to_owned(),
+                            commits: p.commits,
+                            pairs: p.pairs,
+                            step: format!(
+                                "{:+.1}% {}",
+                                p.step_change_pct,
+                                range(p.step_interval_pct[0], p.step_interval_pct[1])
+                            ),
+                            chain: format!(
+                                "{:+.1}% {}",
+                                p.chain_change_pct,
+                                range(p.chain_interval_pct[0], p.chain_interval_pct[1])
+                            ),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            anchors: s
+                .anchors
+                .iter()
+                .map(|a| AnchorRow {
+                    comparison: a.comparison,
+                    base: short_sha(&a.base).to_owned(),
+                    head: short_sha(&a.head).to_owned(),
+                    commits: a.commits.len(),
+                    state: a.state.clone(),
+                    results: a
+                        .results
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "{}: {} {:?}",
+                                r.benchmark,
+                                r.change_pct.map_or("?".into(), |c| format!("{c:+.1}%")),
+                                r.verdict
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                })
+                .collect(),
+        })
+        .collect();
+    let regressions = view
+        .regressions
+        .iter()
+        .map(|r| RegressionRow {
+            benchmark: format!("{} ({})", r.benchmark, r.metric),
+            kind: r.kind.as_str(),
+            change: format!(
+                "{:+.1}% [{:+.1}%, {:+.1}%]",
+                r.change * 100.0,
+                r.lower * 100.0,
+                r.upper * 100.0
+            ),
+            opened_by: r.opened_by.0,
+            status: match (r.open, r.closed_by) {
+                (true, _) => "open".to_owned(),
+                (false, Some(by)) => format!("gone (comparison {by})"),
+                (false, None) => "closed".to_owned(),
+            },
+            issue: r.issue_number.map(|n| format!("#{n}")).unwrap_or_default(),
+        })
+        .collect();
+    render(&HistoryPage {
+        repository: view.repository,
+        branch: view.branch,
+        series,
+        regressions,
+    })
+}

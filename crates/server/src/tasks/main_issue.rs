@@ -1,0 +1,147 @@
+//! The GitHub issue of a regression episode on the default branch: opened once (found again by
+//! its marker if an earlier attempt's answer was lost), rewritten as later comparisons confirm
+//! it, closed when one shows it gone.
+
+use benchgate_store::model::{ComparisonId, Regression, RegressionKind};
+
+use super::main_report::short;
+use super::{Context, TaskError, stored_config};
+
+/// Opens, updates or closes the issue of episode `id`.
+#[tracing::instrument(skip(cx))]
+pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
+    let Some(episode) = cx.store.regression(id).await? else {
+        return Ok(());
+    };
+    let repository = cx
+        .store
+        .repository(episode.series.repository_id)
+        .await?
+        .ok_or_else(|| TaskError::Permanent(format!("repository of regression {id}")))?;
+    let target = benchgate_github::client::RepoTarget::new(
+        repository.installation_id.map(|i| i as u64),
+        &repository.full_name,
+    )?;
+    let labels = match cx.store.comparison(episode.opened_by).await? {
+        Some(c) => stored_config(&c)?
+            .main
+            .map(|m| m.issue_labels)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let marker = format!("<!-- benchgate:main-regression:{} -->", episode.id);
+    let title = title(&episode);
+    let body = format!("{marker}\n{}", body(cx, &episode, &repository.full_name));
+    let number = match episode.issue_number {
+        Some(n) => Some(n as u64),
+        None => cx
+            .github
+            .find_marked_issue(&target, &marker)
+            .await?
+            .map(|i| i.number),
+    };
+    let number = match number {
+        Some(n) => {
+            cx.github
+                .update_issue(&target, n, &title, &body, episode.open)
+                .await?;
+            n
+        }
+        None => {
+            let issue = cx
+                .github
+                .create_issue(&target, &title, &body, &labels)
+                .await?;
+            if !episode.open {
+                cx.github
+                    .update_issue(&target, issue.number, &title, &body, false)
+                    .await?;
+            }
+            issue.number
+        }
+    };
+    if episode.issue_number != Some(number as i64) {
+        cx.store
+            .set_regression_issue(episode.id, number as i64)
+            .await?;
+    }
+    tracing::info!(
+        episode = episode.id,
+        issue = number,
+        open = episode.open,
+        "regression issue written"
+    );
+    Ok(())
+}
+
+fn title(e: &Regression) -> String {
+    let change = format!("{:+.1}%", e.change * 100.0);
+    let what = match e.kind {
+        RegressionKind::Step => format!("{change} slower at {}", short(&e.head_sha)),
+        RegressionKind::Creep => format!(
+            "crept {change} slower from {} to {}",
+            short(&e.base_sha),
+            short(&e.head_sha)
+        ),
+    };
+    let fixed = if e.open { "" } else { " (gone)" };
+    format!(
+        "benchgate: `{}` ({}) {what} on `{}`{fixed}",
+        e.benchmark, e.metric, e.series.branch
+    )
+}
+
+fn body(cx: &Context, e: &Regression, repository: &str) -> String {
+    let link = |id: ComparisonId| format!("[#{id}]({})", cx.args.comparison_url(id));
+    let interval = format!("{:+.1}% to {:+.1}%", e.lower * 100.0, e.upper * 100.0);
+    let found = match e.kind {
+        RegressionKind::Step => format!(
+            "Comparing {} with the commit before it, {}, interleaved on one `{}` runner, \
+             `{}` ({}) is **{:+.1}%** slower (interval {interval}): comparison {}.",
+            short(&e.head_sha),
+            short(&e.base_sha),
+            e.series.runner_label,
+            e.benchmark,
+            e.metric,
+            e.change * 100.0,
+            link(e.opened_by)
+        ),
+        RegressionKind::Creep => format!(
+            "Comparing `{}` at {} with its anchor {}, interleaved on one `{}` runner, `{}` \
+             ({}) is **{:+.1}%** slower (interval {interval}), although no single step \
+             between them claims it: comparison {}.",
+            e.series.branch,
+            short(&e.head_sha),
+            short(&e.base_sha),
+            e.series.runner_label,
+            e.benchmark,
+            e.metric,
+            e.change * 100.0,
+            link(e.opened_by)
+        ),
+    };
+    let mut out = format!("{found}\n\n");
+    if e.last_seen_by != e.opened_by {
+        out.push_str(&format!(
+            "Still there in comparison {}.\n\n",
+            link(e.last_seen_by)
+        ));
+    }
+    match e.closed_by {
+        Some(by) if !e.open => out.push_str(&format!(
+            "**Gone**: comparison {} against a commit from before it rules this slowdown \
+             out.\n\n",
+            link(by)
+        )),
+        _ => out.push_str(
+            "benchgate closes this issue when a comparison against a commit from before the \
+             regression shows it gone.\n\n",
+        ),
+    }
+    out.push_str(&format!(
+        "History: {}/history?repository={repository}&branch={}",
+        cx.args.public_url.trim_end_matches('/'),
+        e.series.branch
+    ));
+    out
+}

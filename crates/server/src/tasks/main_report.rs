@@ -1,0 +1,211 @@
+//! Judging a finished comparison of the default branch: a practical, selected slowdown opens
+//! (or confirms) a regression episode per benchmark; a comparison against a commit from before
+//! an open episode that shows it gone closes it; a step that wins back what an episode lost
+//! asks for that comparison. Issues and the comment on the merged PR follow as their own rows.
+
+use benchgate_api::VerdictKind;
+use benchgate_store::model::{
+    Comparison, ComparisonId, ComparisonState, MainKind, NewRegression, Regression, RegressionKind,
+};
+
+use super::{Context, MarkedComment, RegressionRef, RepoName, Task, TaskError, stored_config};
+use crate::main_history::{commit_sequence, ordered_steps, schedule_anchor, series_of};
+
+/// The label of the comment on a merged PR whose step made the branch slower.
+pub const MERGED_PR_LABEL: &str = "main-regression";
+
+/// Judges comparison `id` once it is done.
+#[tracing::instrument(skip(cx))]
+pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
+    let Some(c) = cx.store.comparison(ComparisonId(id)).await? else {
+        return Ok(());
+    };
+    let (Some(series), Some(main)) = (series_of(&c), c.main.clone()) else {
+        return Ok(());
+    };
+    if c.state != ComparisonState::Done {
+        return Ok(());
+    }
+    // Every upload was analysed already; once more so the judgement reads all of them.
+    crate::analysis::analyze_comparison(&cx.store, c.id).await?;
+    let stored = stored_config(&c)?;
+    let settings = stored.main.clone().unwrap_or_default();
+    let results = cx.store.comparison_results(c.id).await?;
+    let open: Vec<Regression> = cx
+        .store
+        .regressions(c.repository_id)
+        .await?
+        .into_iter()
+        .filter(|r| r.open && r.series == series)
+        .collect();
+    let all = cx
+        .store
+        .main_comparisons(c.repository_id, &series.branch)
+        .await?;
+    let seq = commit_sequence(&ordered_steps(&all, &series));
+    let kind = match main.kind {
+        MainKind::Step => RegressionKind::Step,
+        MainKind::Anchor => RegressionKind::Creep,
+    };
+    let mut raised = Vec::new();
+    let mut slower_rows = Vec::new();
+    for row in results.iter().map(|r| &r.result).filter(|r| r.gated) {
+        let same = |e: &&Regression| e.benchmark == row.name && e.metric == row.metric;
+        if row.verdict == VerdictKind::Slower && row.practical && row.selected {
+            let episode = cx
+                .store
+                .open_regression(&NewRegression {
+                    series: series.clone(),
+                    benchmark: row.name.clone(),
+                    metric: row.metric.clone(),
+                    kind,
+                    comparison: c.id,
+                    base_sha: c.base_sha.clone(),
+                    head_sha: c.head_sha.clone(),
+                    change: row.change_pct.unwrap_or(0.0) / 100.0,
+                    lower: row.interval_pct[0].unwrap_or(f64::NEG_INFINITY) / 100.0,
+                    upper: row.interval_pct[1].unwrap_or(f64::INFINITY) / 100.0,
+                })
+                .await?;
+            tracing::info!(benchmark = %row.name, metric = %row.metric, episode = episode.id, new = episode.opened_by == c.id, kind = kind.as_str(), "regression on the default branch");
+            if episode.opened_by == c.id && kind == RegressionKind::Step {
+                slower_rows.push((row.clone(), episode.id));
+            }
+            raised.push(episode.id);
+            continue;
+        }
+        let won_back = row.verdict == VerdictKind::Faster && row.practical;
+        let practical_slower = row.verdict == VerdictKind::Slower && row.practical;
+        // Gone: no change beyond the margin, faster, or (no practical slowdown and) an upper
+        // bound below the episode's own lower bound, which rules out the slowdown it found.
+        let gone = |e: &Regression| {
+            matches!(row.verdict, VerdictKind::Equivalent | VerdictKind::Faster)
+                || (!practical_slower && row.interval_pct[1].is_some_and(|u| u / 100.0 < e.lower))
+        };
+        for episode in open.iter().filter(same) {
+            let gone = gone(episode);
+            if main.kind == MainKind::Anchor && gone && covers(&seq, &c, episode) {
+                if cx.store.close_regression(episode.id, c.id).await? {
+                    tracing::info!(benchmark = %row.name, episode = episode.id, "regression gone; episode closed");
+                    raised.push(episode.id);
+                }
+            } else if (main.kind == MainKind::Anchor && gone) || won_back {
+                // Gone or won back relative to something else: only a comparison against a
+                // commit from before the episode can say it is gone.
+                schedule_anchor(
+                    &cx.store,
+                    cx.app.config.max_attempts,
+                    &series,
+                    Some(&episode.base_sha),
+                    chrono::Utc::now(),
+                )
+                .await?;
+            }
+        }
+    }
+    if settings.issues {
+        for regression_id in raised {
+            cx.enqueue(Task::MainIssue(RegressionRef { regression_id }))
+                .await?;
+        }
+    }
+    if let (Some(pr), false) = (stored.merged_pr, slower_rows.is_empty()) {
+        let repository = cx
+            .store
+            .repository(c.repository_id)
+            .await?
+            .ok_or_else(|| TaskError::Permanent(format!("repository {}", c.repository_id)))?;
+        cx.enqueue(Task::UpsertComment(MarkedComment {
+            repo: RepoName {
+                full_name: repository.full_name.clone(),
+                installation_id: repository.installation_id.map(|i| i as u64),
+            },
+            pr,
+            label: MERGED_PR_LABEL.to_owned(),
+            body: merged_pr_comment(cx, &c, &series.branch, &slower_rows),
+        }))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Whether comparison `c` spans episode `e`: its base at or before the episode's base, its head
+/// at or after the episode's head, along the branch's compared commits.
+fn covers(seq: &[String], c: &Comparison, e: &Regression) -> bool {
+    let at = |sha: &str| seq.iter().position(|s| s == sha);
+    match (
+        at(&c.base_sha),
+        at(&e.base_sha),
+        at(&c.head_sha),
+        at(&e.head_sha),
+    ) {
+        (Some(cb), Some(eb), Some(ch), Some(eh)) => cb <= eb && ch >= eh,
+        _ => c.base_sha == e.base_sha,
+    }
+}
+
+fn merged_pr_comment(
+    cx: &Context,
+    c: &Comparison,
+    branch: &str,
+    rows: &[(benchgate_api::BenchmarkResult, i64)],
+) -> String {
+    let mut out = format!(
+        "**benchgate: `{branch}` got slower with this merge** ({}, on `{}`):\n\n",
+        short(&c.head_sha),
+        c.runner_label
+    );
+    for (row, _) in rows {
+        let change = row.change_pct.map_or("?".into(), |p| format!("{p:+.1}%"));
+        let [lo, hi] = row.interval_pct;
+        let interval = match (lo, hi) {
+            (Some(lo), Some(hi)) => format!("{lo:+.1}% to {hi:+.1}%"),
+            _ => "unbounded".into(),
+        };
+        out.push_str(&format!(
+            "- `{}` ({}): **{change}** slower, interval {interval}, {} pairs\n",
+            row.name, row.metric, row.n
+        ));
+    }
+    out.push_str(&format!(
+        "\nMeasured by comparing {} with {} interleaved on one runner: [comparison #{}]({}).",
+        short(&c.head_sha),
+        short(&c.base_sha),
+        c.id,
+        cx.args.comparison_url(c.id)
+    ));
+    out
+}
+
+pub(super) fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(8)]
+}
+
+/// The PR a merge commit's message names: "Merge pull request #12 from …" (a merge) or
+/// "Title (#12)" (a squash), on its first line.
+pub fn merged_pr(message: &str) -> Option<u64> {
+    let first = message.lines().next()?.trim();
+    if let Some(rest) = first.strip_prefix("Merge pull request #") {
+        return rest.split_whitespace().next()?.parse().ok();
+    }
+    let inner = first.strip_suffix(')')?;
+    let at = inner.rfind("(#")?;
+    inner[at + 2..].parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged_pr;
+
+    #[test]
+    fn merge_and_squash_messages_name_their_pr() {
+        assert_eq!(
+            merged_pr("Merge pull request #1347 from octo/fast-path"),
+            Some(1347)
+        );
+        assert_eq!(merged_pr("Faster parser (#88)\n\nbody (#3)"), Some(88));
+        assert_eq!(merged_pr("Fix (#12) in the title only"), None);
+        assert_eq!(merged_pr("Initial commit"), None);
+        assert_eq!(merged_pr(""), None);
+    }
+}
