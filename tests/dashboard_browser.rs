@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dashboard_seed::{seed_file_ordered_suite, seed_small};
+use dashboard_seed::{seed_file_ordered_suite, seed_main_history, seed_small};
 use support::spawn_server;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -171,6 +171,7 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
     store.migrate().await.unwrap();
     let seeded = seed_small(store.as_ref()).await;
     let file_ordered = seed_file_ordered_suite(store.as_ref()).await;
+    let history = seed_main_history(store.as_ref()).await;
     drop(store);
     let server = spawn_server(&url, &[]);
 
@@ -245,6 +246,20 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
             "/repositories/acme/widgets".to_string(),
             vec!["Repository acme/widgets", "#42", "#43", "1 no change"],
             0,
+        ),
+        (
+            // The default branch's chain: one plot with its band, the slow step at step 3.
+            "history",
+            format!("/history?repository={history}"),
+            vec![
+                "acme/widgets: ",
+                "history",
+                "parse/json (time, ns)",
+                "steps from the anchor",
+                "change vs. anchor, %",
+                "c0ffee02",
+            ],
+            1,
         ),
         (
             "queue",

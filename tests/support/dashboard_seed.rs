@@ -501,3 +501,67 @@ pub async fn seed_file_ordered_suite(store: &dyn Store) -> i64 {
         .unwrap();
     created.id.0
 }
+
+/// The default branch's history of `acme/widgets`: four steps on runner `hist-1` (its own
+/// label, so no other seeded job is claimed), the third a 12% slowdown, each with 12 rounds of
+/// `parse/json` uploaded and done. Returns the repository's name.
+pub async fn seed_main_history(store: &dyn Store) -> &'static str {
+    use benchgate_store::{MainInfo, MainKind};
+    const HISTORY_LABEL: &str = "hist";
+    let repo = repository(store, "acme/widgets", 1001).await;
+    let runner = store
+        .add_runner("hist-1", &[HISTORY_LABEL.into()])
+        .await
+        .unwrap()
+        .runner;
+    let commits: Vec<String> = (0..5)
+        .map(|i| format!("c0ffee{i:02}{}", "0".repeat(32)))
+        .collect();
+    let benchmarks = vec!["parse/json".to_string()];
+    for (k, pair) in commits.windows(2).enumerate() {
+        let slower = if k == 2 { 1.12 } else { 1.0 };
+        store
+            .create_comparison(&NewComparison {
+                base_sha: pair[0].clone(),
+                head_sha: pair[1].clone(),
+                pr_number: None,
+                runner_label: HISTORY_LABEL.into(),
+                main: Some(MainInfo {
+                    branch: "main".into(),
+                    kind: MainKind::Step,
+                    suite: String::new(),
+                    commits: vec![pair[1].clone()],
+                }),
+                ..comparison(repo, 0, 1, 12)
+            })
+            .await
+            .unwrap();
+        let job = store
+            .claim_job(runner.id, &[HISTORY_LABEL.to_string()], LEASE)
+            .await
+            .unwrap()
+            .expect("the step's job");
+        for r in 0..12 {
+            let upload = round(r, &benchmarks, |_, side| {
+                let w = 1.0 + 0.01 * wobble((k * 100 + r as usize) as u64 + side as u64);
+                match side {
+                    Side::Base => 1_000_000.0 * w,
+                    Side::Head => 1_000_000.0 * w * slower,
+                }
+            });
+            store
+                .upload_round(job.job.id, &job.lease, &upload)
+                .await
+                .unwrap();
+        }
+        store
+            .complete_job(
+                job.job.id,
+                &job.lease,
+                &JobOutcome::Succeeded { log_tail: None },
+            )
+            .await
+            .unwrap();
+    }
+    "acme/widgets"
+}

@@ -161,8 +161,13 @@ pub async fn schedule_anchor(
         Some(b) if b != newest.head_sha => (b.to_owned(), newest.head_sha.clone()),
         Some(_) => return Ok(None),
         None => match resolve_anchor(&segments, settings.anchor, now) {
-            Some(pair) => pair,
-            None => return Ok(None),
+            // One commit apart, the anchor comparison would repeat that commit's step.
+            Some((base, head))
+                if commits_between(&commit_sequence(&segments), &base, &head).len() > 1 =>
+            {
+                (base, head)
+            }
+            _ => return Ok(None),
         },
     };
     let active = all.iter().any(|c| {
