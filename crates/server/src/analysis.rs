@@ -14,7 +14,7 @@ use benchgate_stats::{
     AnalysisOptions, RoundOrder, StatsError, Stratum, analyze_strata, plan_n_star,
 };
 use benchgate_store::{
-    ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
+    ComparisonId, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
 };
 
 /// Error level of every interval (the documented policy).
@@ -318,14 +318,20 @@ async fn analyze_group(
     type Measured = (Pairs, Option<benchgate_stats::NoiseFloor>);
     let mut keyed: BTreeMap<(String, String), Vec<Measured>> = BTreeMap::new();
     for member in members {
+        // One read of the runner's floors, not one per series: a suite of thousands of
+        // series made that thousands of queries per upload.
+        let floors: HashMap<(String, String), benchgate_stats::NoiseFloor> = store
+            .runner_noise_floors(member.runner_id)
+            .await?
+            .into_iter()
+            .filter(|f| f.key.repository_id == repository_id)
+            .map(|f| {
+                let stats = stats_floor(&f);
+                ((f.key.benchmark, f.key.metric), stats)
+            })
+            .collect();
         for ((benchmark, metric), pairs) in pair_samples(&member.samples) {
-            let key = FloorKey {
-                runner_id: member.runner_id,
-                repository_id,
-                benchmark: benchmark.clone(),
-                metric: metric.clone(),
-            };
-            let floor = store.noise_floor(&key).await?.map(|f| stats_floor(&f));
+            let floor = floors.get(&(benchmark.clone(), metric.clone())).copied();
             keyed
                 .entry((benchmark, metric))
                 .or_default()
