@@ -14,7 +14,7 @@ use benchgate_stats::{
     AnalysisOptions, RoundOrder, StatsError, Stratum, analyze_strata, plan_n_star,
 };
 use benchgate_store::{
-    ComparisonId, FloorKey, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
+    ComparisonId, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
 };
 
 /// Error level of every interval (the documented policy).
@@ -121,10 +121,38 @@ pub fn stats_floor(floor: &benchgate_store::NoiseFloor) -> benchgate_stats::Nois
 /// the upload that triggered it already succeeded. Timed for `/metrics`.
 pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
     let started = std::time::Instant::now();
-    if let Err(e) = analyze_comparison(&app.store, id).await {
-        tracing::error!(comparison = %id, error = ?e, "analysis failed");
+    match analyze_comparison(&app.store, id).await {
+        Ok(done) => {
+            let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+            tracing::debug!(
+                comparison = %id,
+                samples = done.samples,
+                rows = done.rows,
+                pairs = done.pairs,
+                read_ms = done.read.as_secs_f64() * 1e3,
+                store_ms = done.stored.as_secs_f64() * 1e3,
+                elapsed_ms,
+                "comparison analysed"
+            );
+        }
+        Err(e) => tracing::error!(comparison = %id, error = ?e, "analysis failed"),
     }
     app.metrics.analysed(started.elapsed());
+}
+
+/// What one analysis looked at, for its log line.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Analysed {
+    /// Samples read.
+    pub samples: usize,
+    /// Result rows stored.
+    pub rows: usize,
+    /// The most pairs of any row.
+    pub pairs: usize,
+    /// Time spent reading the samples.
+    pub read: std::time::Duration,
+    /// Time spent storing the results.
+    pub stored: std::time::Duration,
 }
 
 /// Analyses every runner's series of a comparison and stores the results per runner.
@@ -132,7 +160,7 @@ pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
 pub async fn analyze_comparison(
     store: &Arc<dyn Store>,
     id: ComparisonId,
-) -> Result<(), StoreError> {
+) -> Result<Analysed, StoreError> {
     let comparison = store
         .comparison(id)
         .await?
@@ -154,7 +182,13 @@ pub async fn analyze_comparison(
         order: RoundOrder::Abba,
         direction: Direction::LowerIsBetter,
     };
+    let reading = std::time::Instant::now();
     let series = store.comparison_samples(id).await?;
+    let mut done = Analysed {
+        samples: series.iter().map(|s| s.samples.len()).sum(),
+        read: reading.elapsed(),
+        ..Analysed::default()
+    };
     for group in hardware_groups(store, &series).await? {
         let members: Vec<&RunnerSeries> = group.iter().map(|&i| &series[i]).collect();
         let results = analyze_group(
@@ -166,12 +200,15 @@ pub async fn analyze_comparison(
             &rules,
         )
         .await?;
+        done.rows += results.len();
+        done.pairs = results.iter().map(|r| r.n).fold(done.pairs, usize::max);
         // The whole set, even when empty, under the group's first runner; the other members'
         // earlier sets of their own are emptied. Replicas analyse at once; the store keeps the
         // set computed from the most samples, so an older view never overwrites a newer one.
         let basis = members.iter().map(|m| m.samples.len()).sum::<usize>();
         let basis = i64::try_from(basis).unwrap_or(i64::MAX);
         let lead = members[0].runner_id;
+        let storing = std::time::Instant::now();
         let stored = store
             .replace_comparison_results(id, lead, basis, &results)
             .await?;
@@ -183,8 +220,9 @@ pub async fn analyze_comparison(
                 .replace_comparison_results(id, member.runner_id, basis, &[])
                 .await?;
         }
+        done.stored += storing.elapsed();
     }
-    Ok(())
+    Ok(done)
 }
 
 /// "runner-a + runner-b" when the rows combine several runners.
@@ -280,14 +318,20 @@ async fn analyze_group(
     type Measured = (Pairs, Option<benchgate_stats::NoiseFloor>);
     let mut keyed: BTreeMap<(String, String), Vec<Measured>> = BTreeMap::new();
     for member in members {
+        // One read of the runner's floors, not one per series: a suite of thousands of
+        // series made that thousands of queries per upload.
+        let floors: HashMap<(String, String), benchgate_stats::NoiseFloor> = store
+            .runner_noise_floors(member.runner_id)
+            .await?
+            .into_iter()
+            .filter(|f| f.key.repository_id == repository_id)
+            .map(|f| {
+                let stats = stats_floor(&f);
+                ((f.key.benchmark, f.key.metric), stats)
+            })
+            .collect();
         for ((benchmark, metric), pairs) in pair_samples(&member.samples) {
-            let key = FloorKey {
-                runner_id: member.runner_id,
-                repository_id,
-                benchmark: benchmark.clone(),
-                metric: metric.clone(),
-            };
-            let floor = store.noise_floor(&key).await?.map(|f| stats_floor(&f));
+            let floor = floors.get(&(benchmark.clone(), metric.clone())).copied();
             keyed
                 .entry((benchmark, metric))
                 .or_default()

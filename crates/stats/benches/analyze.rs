@@ -2,7 +2,7 @@
 //! at every n, the t and Wilcoxon diagnostics, verdicts, outliers, drift, then e-BH over all 200.
 
 use benchgate_stats::{
-    AnalysisOptions, Stratum, analyze_pairs, analyze_strata, e_benjamini_hochberg,
+    AnalysisOptions, Stratum, analyze_pairs, analyze_strata, e_benjamini_hochberg, hodges_lehmann,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -86,5 +86,34 @@ fn analyze_pr_two_runners(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, analyze_pr, analyze_pr_two_runners);
+/// One series analysed at growing numbers of rounds: the server analyses every series of a
+/// comparison after each upload, so a term in n² here is n³ over a comparison's life.
+fn analyze_one_series_by_rounds(c: &mut Criterion) {
+    let opts = AnalysisOptions::default();
+    let mut group = c.benchmark_group("one series by rounds");
+    for rounds in [5, 10, 20, 40, 80, 160, 320, 640] {
+        let mut state = 7;
+        let base: Vec<f64> = (0..rounds)
+            .map(|_| 1000.0 * (1.0 + 0.05 * (splitmix(&mut state) - 0.5)))
+            .collect();
+        let head: Vec<f64> = (0..rounds)
+            .map(|_| 1010.0 * (1.0 + 0.05 * (splitmix(&mut state) - 0.5)))
+            .collect();
+        let d: Vec<f64> = base.iter().zip(&head).map(|(b, h)| (h / b).ln()).collect();
+        group.bench_function(format!("analyze_pairs n={rounds}"), |b| {
+            b.iter(|| black_box(analyze_pairs(&base, &head, &opts, None).unwrap()))
+        });
+        group.bench_function(format!("hodges_lehmann n={rounds}"), |b| {
+            b.iter(|| black_box(hodges_lehmann(&d, opts.alpha).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    analyze_pr,
+    analyze_pr_two_runners,
+    analyze_one_series_by_rounds
+);
 criterion_main!(benches);

@@ -21,6 +21,7 @@ pub mod outliers;
 pub mod paired;
 pub mod stratified;
 pub mod verdict;
+pub mod walsh;
 pub mod wilcoxon;
 pub mod words;
 
@@ -43,4 +44,5 @@ pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
 pub use stratified::{Stratum, analyze_strata};
 pub use verdict::{Progress, Verdict, decide, total_rounds_needed};
+pub use walsh::walsh_order_statistic;
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -4,9 +4,7 @@
 use std::collections::HashMap;
 
 use benchgate_api::agent::StoredComparisonConfig;
-use benchgate_store::model::{
-    Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId, Sample,
-};
+use benchgate_store::model::{Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId};
 use benchgate_store::{Store, StoreError};
 use chrono::Utc;
 
@@ -113,9 +111,13 @@ pub async fn load(
                 .find(|s| s.runner_id == runner_id)
                 .map(|s| s.samples.as_slice())
                 .unwrap_or_default();
-            // Summed over every benchmark and metric shown.
+            // Paired once for all rows: pairing per row was rows × samples, minutes for a
+            // suite of thousands of series. Summed over every benchmark and metric shown.
+            let pairs = crate::analysis::pair_samples(samples);
             Some(results.iter().fold((0, 0), |(k, n), r| {
-                let (k2, n2) = count_outliers(samples, &r.name, &r.metric);
+                let (k2, n2) = pairs
+                    .get(&(r.name.clone(), r.metric.clone()))
+                    .map_or((0, 0), count_outliers);
                 (k + k2, n + n2)
             }))
         }
@@ -191,12 +193,9 @@ async fn runner_note(
     }))
 }
 
-/// Outliers among the paired log-ratios of one benchmark and metric (flagged, never dropped).
-fn count_outliers(samples: &[Sample], benchmark: &str, metric: &str) -> (usize, usize) {
-    let pairs = crate::analysis::pair_samples(samples);
-    let Some(p) = pairs.get(&(benchmark.to_owned(), metric.to_owned())) else {
-        return (0, 0);
-    };
+/// Outliers among the paired log-ratios of one benchmark and metric (flagged, never dropped),
+/// and how many log-ratios there are.
+fn count_outliers(p: &crate::analysis::Pairs) -> (usize, usize) {
     let d: Vec<f64> = p
         .base
         .iter()
