@@ -181,9 +181,10 @@ async fn main() -> anyhow::Result<()> {
     let analyses = server.analysis_log();
     server.stop();
 
-    let record = ctx.record.lock().unwrap();
-    report(&cli, &record, wall, &metrics, peak_rss_kib, &analyses);
-    drop(record);
+    {
+        let record = ctx.record.lock().unwrap();
+        report(&cli, &record, wall, &metrics, peak_rss_kib, &analyses);
+    }
     database.drop_it().await?;
     Ok(())
 }
@@ -345,7 +346,7 @@ fn round_upload(
     benchmarks: usize,
     metrics: usize,
 ) -> RoundUpload {
-    let base_first = round % 2 == 0;
+    let base_first = round.is_multiple_of(2);
     let mut samples = Vec::with_capacity(benchmarks * metrics * 2);
     for b in 0..benchmarks {
         for (m, (metric, unit)) in METRICS.iter().cycle().take(metrics).enumerate() {
