@@ -268,7 +268,13 @@ async fn setup_flow(database_url: &str) {
     );
     assert_eq!(
         manifest["default_events"],
-        serde_json::json!(["pull_request", "issue_comment", "check_run", "check_suite"]),
+        serde_json::json!([
+            "pull_request",
+            "issue_comment",
+            "check_run",
+            "check_suite",
+            "push"
+        ]),
         "installation is sent to every App and refused as a default event"
     );
 

@@ -9,8 +9,15 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The events the App subscribes to. `installation` is not listed: GitHub sends it to every
-/// App and refuses a manifest that asks for it ("Default events unsupported").
-pub const DEFAULT_EVENTS: [&str; 4] = ["pull_request", "issue_comment", "check_run", "check_suite"];
+/// App and refuses a manifest that asks for it ("Default events unsupported"). `push` keeps the
+/// default branch's history.
+pub const DEFAULT_EVENTS: [&str; 5] = [
+    "pull_request",
+    "issue_comment",
+    "check_run",
+    "check_suite",
+    "push",
+];
 
 /// A GitHub App manifest, as `POST {web}/settings/apps/new` takes it in its `manifest` field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,6 +157,7 @@ mod tests {
         let m = AppManifest::for_server("https://x.example/");
         assert!(!m.default_events.iter().any(|e| e == "installation"));
         assert!(m.default_events.iter().any(|e| e == "check_suite"));
+        assert!(m.default_events.iter().any(|e| e == "push"));
         assert_eq!(m.hook_attributes.url, "https://x.example/webhooks/github");
         assert_eq!(m.redirect_url, "https://x.example/github/setup/callback");
         assert_eq!(m.url, "https://x.example");

@@ -7,8 +7,9 @@ use std::path::Path;
 use benchgate_github::{parse_command, parse_event, parse_repo_config};
 use proptest::prelude::*;
 
-const EVENTS: [&str; 6] = [
+const EVENTS: [&str; 7] = [
     "pull_request",
+    "push",
     "issue_comment",
     "check_run",
     "check_suite",

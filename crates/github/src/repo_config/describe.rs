@@ -48,7 +48,7 @@ impl RepoConfig {
             let schedule = match main.schedule.0 {
                 Some(h) if h % 24 == 0 => format!("every {}d", h / 24),
                 Some(h) => format!("every {h}h"),
-                None => "on demand only".to_owned(),
+                None => "on demand only (schedule = \"off\")".to_owned(),
             };
             let issues = if main.issues {
                 "issues opened for regressions"
@@ -58,7 +58,7 @@ impl RepoConfig {
             let _ = writeln!(
                 out,
                 "main: each push to the default branch compared with the commit before it; \
-                 anchor {} {schedule}; {issues}",
+                 against the anchor ({} back) {schedule}; {issues}",
                 main.anchor.0
             );
         } else {

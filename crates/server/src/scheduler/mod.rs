@@ -306,3 +306,59 @@ fn github_repository(
 fn default_clone_url(full_name: &str) -> String {
     format!("https://github.com/{full_name}.git")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_github::events::RepoRef;
+
+    fn push_to(branch: &str, before: Option<&str>) -> PushEvent {
+        PushEvent {
+            repo: RepoRef {
+                full_name: "acme/widgets".into(),
+                clone_url: "https://github.com/acme/widgets.git".into(),
+            },
+            installation_id: Some(7),
+            branch: branch.into(),
+            default_branch: Some("main".into()),
+            before: before.map(str::to_owned),
+            after: "b".repeat(40),
+            forced: false,
+            commits: vec!["b".repeat(40)],
+            head_message: "Merge pull request #3 from o/x".into(),
+        }
+    }
+
+    #[test]
+    fn only_a_push_moving_the_default_branch_is_compared() {
+        assert_eq!(
+            push(&push_to("feature", Some(&"a".repeat(40)))).outcome,
+            "ignored"
+        );
+        assert_eq!(
+            push(&push_to("main", None)).outcome,
+            "ignored",
+            "a new branch"
+        );
+        let plan = push(&push_to("main", Some(&"a".repeat(40))));
+        assert_eq!(plan.outcome, "main_scheduled");
+        let scheduled: Vec<_> = plan
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                DeliveryEffect::Outbox(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(scheduled.len(), 1);
+        assert_eq!(scheduled[0].kind, "main.schedule");
+        assert_eq!(scheduled[0].payload["before"], "a".repeat(40));
+        assert!(
+            scheduled[0].dedupe_key.is_none(),
+            "every push is its own row"
+        );
+        assert!(plan.effects.iter().any(
+            |e| matches!(e, DeliveryEffect::UpsertRepository(r) if r.full_name == "acme/widgets")
+        ));
+    }
+}
