@@ -9,8 +9,8 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use benchgate_github::events::EVENT_HEADER;
-use benchgate_github::parse_event;
 use benchgate_github::signature::SIGNATURE_HEADER;
+use benchgate_github::{WebhookEvent, parse_event};
 use benchgate_store::model::{Delivery, DeliveryRecord};
 use serde_json::{Value, json};
 
@@ -106,7 +106,7 @@ async fn handle(
         let delivery = Delivery {
             delivery_id: delivery_id.to_owned(),
             event: event_name.to_owned(),
-            action: action_of(body),
+            action: action_of(&event, body),
             outcome: plan.outcome.to_owned(),
         };
         let record = app.store.record_delivery(&delivery, &plan.effects).await?;
@@ -186,11 +186,59 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-/// The payload's `action`, for the delivery record (the body already parsed once).
-fn action_of(body: &[u8]) -> Option<String> {
+/// The payload's `action`, for the delivery record: from the event when parsing read it, else
+/// from the body (`ping` and ignored events, which parsing does not read).
+fn action_of(event: &WebhookEvent, body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Action {
         action: Option<String>,
     }
+    if let Some(action) = event.action() {
+        return Some(action.to_owned());
+    }
     serde_json::from_slice::<Action>(body).ok()?.action
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the delivery record kept before the body was parsed once: the body's `action`.
+    fn sent_action(body: &[u8]) -> Option<String> {
+        let v: Value = serde_json::from_slice(body).ok()?;
+        v["action"].as_str().map(str::to_owned)
+    }
+
+    #[test]
+    fn the_recorded_action_is_the_one_github_sent() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../github/tests/fixtures/webhooks"
+        );
+        let mut files = 0;
+        for dir in [dir.to_owned(), format!("{dir}/real")] {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "json") {
+                    continue;
+                }
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let event_name = name.split('.').next().unwrap();
+                let body = std::fs::read(&path).unwrap();
+                let event = parse_event(event_name, &body).unwrap();
+                assert_eq!(action_of(&event, &body), sent_action(&body), "{name}");
+                files += 1;
+            }
+        }
+        assert!(files > 20, "fixtures found: {files}");
+        // Events benchgate does not parse keep their action too, and a body that is not JSON none.
+        for (event_name, body) in [
+            ("star", &br#"{"action": "created"}"#[..]),
+            ("workflow_run", b"whatever"),
+            ("push", br#"{"ref": "refs/heads/main"}"#),
+        ] {
+            let event = parse_event(event_name, body).unwrap();
+            assert_eq!(action_of(&event, body), sent_action(body), "{event_name}");
+        }
+    }
 }

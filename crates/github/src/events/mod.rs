@@ -70,6 +70,11 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
             ))
         }
         "pull_request" => {
+            // One pass over the body when it has the full shape (nearly always); otherwise the
+            // passes below decide as they always did.
+            if let Ok(p) = serde_json::from_slice::<wire::PullRequestDelivery>(body) {
+                return Ok(pull_request_delivery(event, p));
+            }
             // Read the action first so that actions we ignore never fail on shape.
             let action = decode::<wire::ActionOnly>(event, body)?.action;
             let Some(mut found) = action.as_deref().and_then(pull_request_action) else {
@@ -174,6 +179,26 @@ fn pull_request_action(action: &str) -> Option<PullRequestAction> {
     })
 }
 
+/// A `pull_request` read in one pass: the same event the separate passes would give.
+fn pull_request_delivery(event: &str, p: wire::PullRequestDelivery) -> WebhookEvent {
+    let acted_on = match p.action.as_deref().and_then(pull_request_action) {
+        // A title or body edit changes nothing benchmarked; a new base does.
+        Some(PullRequestAction::BaseChanged) if p.changes.and_then(|c| c.base).is_none() => None,
+        found => found,
+    };
+    let Some(action) = acted_on else {
+        return WebhookEvent::Ignored(IgnoredEvent {
+            event: event.to_owned(),
+            action: p.action,
+        });
+    };
+    let p = wire::PullRequest {
+        installation: p.installation,
+        pull_request: p.pull_request,
+    };
+    WebhookEvent::PullRequest(pull_request_event(action, p))
+}
+
 fn pull_request_event(action: PullRequestAction, p: wire::PullRequest) -> PullRequestEvent {
     let pr = p.pull_request;
     PullRequestEvent {
@@ -205,16 +230,18 @@ const NULL_SHA: &str = "0000000000000000000000000000000000000000";
 fn push_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseError> {
     let p: wire::Push = decode(event, body)?;
     let Some(branch) = p.ref_name.strip_prefix("refs/heads/") else {
-        // A tag: nothing on a branch changed.
+        // A tag: nothing on a branch changed. A push has no `action`.
+        tracing::debug!(git_ref = %p.ref_name, "push of a tag ignored");
         return Ok(WebhookEvent::Ignored(IgnoredEvent {
             event: event.to_owned(),
-            action: Some("tag".to_owned()),
+            action: None,
         }));
     };
     if p.deleted || p.after == NULL_SHA {
+        tracing::debug!(git_ref = %p.ref_name, "push deleting a branch ignored");
         return Ok(WebhookEvent::Ignored(IgnoredEvent {
             event: event.to_owned(),
-            action: Some("deleted".to_owned()),
+            action: None,
         }));
     }
     let head_message = p

@@ -152,3 +152,37 @@ fn an_edit_matters_only_when_the_base_changed() {
         other => panic!("a title edit is ignored, got {other:?}"),
     }
 }
+
+#[test]
+fn every_pull_request_action_spells_back_to_what_it_was_read_from() {
+    use PullRequestAction::*;
+    for action in [
+        Opened,
+        Synchronize,
+        Reopened,
+        ReadyForReview,
+        Closed,
+        ConvertedToDraft,
+        BaseChanged,
+    ] {
+        assert_eq!(pull_request_action(action.as_str()), Some(action));
+    }
+}
+
+#[test]
+fn a_pull_request_read_in_one_pass_is_the_same_as_read_in_several() {
+    let full = pr_payload(r#"{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}"#);
+    for body in [
+        full.clone(),
+        full.replacen(r#""action": "opened","#, r#""action": "labeled","#, 1),
+        full.replacen(r#""action": "opened","#, "", 1),
+    ] {
+        let one_pass = parse_event("pull_request", body.as_bytes()).unwrap();
+        // A `changes` of the wrong shape fails the one pass (it reads `changes`), so this body
+        // is read by the several passes, which read `changes` only for `edited`.
+        let odd = body.replacen(r#""repository""#, r#""changes": 5, "repository""#, 1);
+        assert!(serde_json::from_slice::<wire::PullRequestDelivery>(odd.as_bytes()).is_err());
+        let several = parse_event("pull_request", odd.as_bytes()).unwrap();
+        assert_eq!(one_pass, several, "{body}");
+    }
+}

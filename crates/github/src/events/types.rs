@@ -53,6 +53,25 @@ impl PushEvent {
     }
 }
 
+impl WebhookEvent {
+    /// The payload's `action` as GitHub sent it, when parsing read it; `None` when it did not
+    /// (`ping`, events benchgate ignores unread): then only the body can tell.
+    pub fn action(&self) -> Option<&str> {
+        match self {
+            WebhookEvent::Installation(e) => Some(&e.action),
+            WebhookEvent::InstallationRepositories(e) => Some(&e.action),
+            WebhookEvent::PullRequest(e) => Some(e.action.as_str()),
+            // The only actions of these events that are not ignored.
+            WebhookEvent::PrComment(_) => Some("created"),
+            WebhookEvent::CheckRunRerequested(_) | WebhookEvent::CheckSuiteRerequested(_) => {
+                Some("rerequested")
+            }
+            WebhookEvent::Ignored(e) => e.action.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// What was ignored, for the debug log line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IgnoredEvent {
@@ -118,6 +137,21 @@ pub enum PullRequestAction {
     ConvertedToDraft,
     /// Edited with a new base branch: compare against the new base.
     BaseChanged,
+}
+
+impl PullRequestAction {
+    /// The payload's `action` this was read from (`edited` for a new base).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Opened => "opened",
+            Self::Synchronize => "synchronize",
+            Self::Reopened => "reopened",
+            Self::ReadyForReview => "ready_for_review",
+            Self::Closed => "closed",
+            Self::ConvertedToDraft => "converted_to_draft",
+            Self::BaseChanged => "edited",
+        }
+    }
 }
 
 /// A repository as benchgate refers to it.

@@ -76,6 +76,17 @@ pub(super) struct PullRequest {
     pub pull_request: PullRequestBody,
 }
 
+/// Everything a `pull_request` delivery is read for, in one pass: [`ActionOnly`], [`Edited`]
+/// and [`PullRequest`] together.
+#[derive(Deserialize)]
+pub(super) struct PullRequestDelivery {
+    pub action: Option<String>,
+    #[serde(default)]
+    pub changes: Option<EditedChanges>,
+    pub installation: Option<InstallationId>,
+    pub pull_request: PullRequestBody,
+}
+
 #[derive(Deserialize)]
 pub(super) struct PullRequestBody {
     pub number: u64,

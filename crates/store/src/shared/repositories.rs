@@ -7,13 +7,17 @@ macro_rules! repositories_sql {
         use crate::model::*;
         use crate::shared::columns::repository_columns;
 
+        /// Records the installation; an unchanged row is left alone, because rewriting it would
+        /// lock it until the delivery commits and so make every delivery of one installation
+        /// wait for the one before.
         pub(super) async fn upsert_installation(
             conn: &mut Conn,
             installation: &Installation,
         ) -> Result<(), StoreError> {
             sqlx::query(
                 "INSERT INTO installations (id, account_login, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $3) \
+                 SELECT $1, $2, $3, $3 WHERE NOT EXISTS (SELECT 1 FROM installations \
+                 WHERE id = $1 AND account_login = $2 AND removed_at IS NULL) \
                  ON CONFLICT (id) DO UPDATE SET account_login = excluded.account_login, \
                  updated_at = excluded.updated_at, removed_at = NULL",
             )
@@ -46,15 +50,46 @@ macro_rules! repositories_sql {
             Ok(())
         }
 
+        /// Records the repository and returns it; see [`ensure`].
         pub(super) async fn upsert(
             conn: &mut Conn,
             repo: &NewRepository,
         ) -> Result<Repository, StoreError> {
+            if let Some(written) = ensure(&mut *conn, repo).await? {
+                return Ok(written);
+            }
+            let query = match repo.github_id {
+                Some(github_id) => sqlx::query(concat!(
+                    "SELECT ",
+                    repository_columns!(),
+                    " FROM repositories WHERE github_id = $1"
+                ))
+                .bind(github_id),
+                None => sqlx::query(concat!(
+                    "SELECT ",
+                    repository_columns!(),
+                    " FROM repositories WHERE full_name = $1"
+                ))
+                .bind(&repo.full_name),
+            };
+            rows::repository(&query.fetch_one(&mut *conn).await?)
+        }
+
+        /// Records the repository; `None` when the stored row already says all this and was
+        /// left alone (rewriting it would lock it until the delivery commits, so deliveries
+        /// of one repository would wait for each other).
+        pub(super) async fn ensure(
+            conn: &mut Conn,
+            repo: &NewRepository,
+        ) -> Result<Option<Repository>, StoreError> {
             // A GitHub repository keeps its id across renames; others are known by name only.
             let sql = if repo.github_id.is_some() {
                 concat!(
                     "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
-                     created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+                     created_at, updated_at) SELECT $1, $2, $3, $4, $5, $5 WHERE NOT EXISTS \
+                     (SELECT 1 FROM repositories WHERE github_id = $1 AND full_name = $3 \
+                     AND clone_url = $4 AND ($2 IS NULL OR installation_id = $2) \
+                     AND removed_at IS NULL) \
                      ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
                      clone_url = excluded.clone_url, \
                      installation_id = COALESCE(excluded.installation_id, repositories.installation_id), \
@@ -64,22 +99,26 @@ macro_rules! repositories_sql {
             } else {
                 concat!(
                     "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
-                     created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+                     created_at, updated_at) SELECT $1, $2, $3, $4, $5, $5 WHERE NOT EXISTS \
+                     (SELECT 1 FROM repositories WHERE full_name = $3 AND clone_url = $4 \
+                     AND ($2 IS NULL OR installation_id = $2) AND removed_at IS NULL) \
                      ON CONFLICT (full_name) DO UPDATE SET clone_url = excluded.clone_url, \
                      installation_id = COALESCE(excluded.installation_id, repositories.installation_id), \
                      updated_at = excluded.updated_at, removed_at = NULL RETURNING ",
                     repository_columns!()
                 )
             };
-            let row = sqlx::query(sql)
+            sqlx::query(sql)
                 .bind(repo.github_id)
                 .bind(repo.installation_id)
                 .bind(&repo.full_name)
                 .bind(&repo.clone_url)
                 .bind(crate::shared::now())
-                .fetch_one(&mut *conn)
-                .await?;
-            rows::repository(&row)
+                .fetch_optional(&mut *conn)
+                .await?
+                .as_ref()
+                .map(rows::repository)
+                .transpose()
         }
 
         pub(super) async fn by_id(

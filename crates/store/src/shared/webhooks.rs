@@ -41,7 +41,7 @@ macro_rules! webhooks_sql {
                         repositories::remove_installation(&mut tx, *installation_id).await?;
                     }
                     DeliveryEffect::UpsertRepository(r) => {
-                        repositories::upsert(&mut tx, r).await?;
+                        repositories::ensure(&mut tx, r).await?;
                     }
                     DeliveryEffect::SuspendInstallation { installation_id } => {
                         cancelled_jobs +=

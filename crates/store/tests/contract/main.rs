@@ -3,6 +3,7 @@
 
 mod cases;
 mod support;
+mod unchanged_rows;
 
 /// Expands each case into one test per backend.
 macro_rules! contract_tests {

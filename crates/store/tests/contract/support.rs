@@ -8,6 +8,8 @@ use std::sync::Arc;
 /// A store on a fresh database; dropping it removes the database.
 pub struct TestDb {
     pub store: Arc<dyn Store>,
+    /// The database's URL, for tests that look at rows the store does not return.
+    pub url: String,
     _dir: Option<tempfile::TempDir>,
     postgres: Option<(String, String)>,
 }
@@ -20,6 +22,7 @@ pub async fn sqlite() -> TestDb {
     store.migrate().await.expect("migrate sqlite");
     TestDb {
         store,
+        url,
         _dir: Some(dir),
         postgres: None,
     }
@@ -56,6 +59,7 @@ pub async fn postgres() -> Option<TestDb> {
     let url = with_database(&admin, &name);
     let db = TestDb {
         store: connect(&url).await.expect("open postgres"),
+        url,
         _dir: None,
         postgres: Some((admin, name)),
     };
