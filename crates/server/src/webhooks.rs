@@ -235,7 +235,7 @@ mod tests {
         for (event_name, body) in [
             ("star", &br#"{"action": "created"}"#[..]),
             ("workflow_run", b"whatever"),
-            ("push", br#"{"ref": "refs/heads/main"}"#),
+            ("create", br#"{"ref": "main", "ref_type": "branch"}"#),
         ] {
             let event = parse_event(event_name, body).unwrap();
             assert_eq!(action_of(&event, body), sent_action(body), "{event_name}");

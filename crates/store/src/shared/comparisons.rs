@@ -138,6 +138,9 @@ macro_rules! comparisons_sql {
                 .execute(&mut *conn)
                 .await?
                 .rows_affected();
+                if cancelled == 0 {
+                    break;
+                }
                 let superseded = sqlx::query(
                     "UPDATE comparisons SET state = 'superseded', updated_at = $2 \
                      WHERE id = $1 AND state = 'queued' AND NOT EXISTS (SELECT 1 FROM jobs \
@@ -148,7 +151,7 @@ macro_rules! comparisons_sql {
                 .execute(&mut *conn)
                 .await?
                 .rows_affected();
-                if cancelled == 0 || superseded == 0 {
+                if superseded == 0 {
                     break;
                 }
                 base = their_base.clone();
