@@ -1038,7 +1038,7 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
 }
 
 /// The default branch's history end to end: a real repository whose main gets a no-op commit,
-/// a 1.5× slowdown, a creep of four +4% commits (each below the 5% margin) and then a burst of
+/// a 1.5× slowdown, a creep of four +4.5% commits (each below the 5% margin) and then a burst of
 /// three pushes that ends in a revert. Each push is a step compared with the one before it; the
 /// slowdown opens an issue and comments on the merged PR; the creep is found by the anchor
 /// comparison while no step claims it; the burst is folded into one step of three commits,
@@ -1073,7 +1073,7 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
     let mut creep = Vec::new();
     let mut n = 9_000_000f64;
     for i in 0..4 {
-        n *= 1.04;
+        n *= 1.045;
         work(n as u64);
         creep.push(commit(&format!("a little more work {i}")));
     }

@@ -79,6 +79,8 @@ pub struct Issue {
     pub state_reason: Option<String>,
     pub author: String,
     pub edits: usize,
+    /// When it was opened or last edited (what `since` filters on).
+    pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// One commit status (token mode).

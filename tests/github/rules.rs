@@ -205,11 +205,19 @@ impl Responder {
                 if !["open", "closed", "all"].contains(&state.as_str()) {
                     return Err((422, format!("state {state:?} is not included in the list")));
                 }
+                let since = match query("since") {
+                    None => None,
+                    Some(t) => Some(
+                        chrono::DateTime::parse_from_rfc3339(&t)
+                            .map_err(|_| (422, format!("since {t:?} is not an ISO 8601 time")))?,
+                    ),
+                };
                 let all: Vec<Value> = s
                     .issues
                     .iter()
                     .rev()
                     .filter(|i| state == "all" || i.state == state)
+                    .filter(|i| since.is_none_or(|t| i.updated_at >= t))
                     .map(issue_json)
                     .collect();
                 let (items, link) =
@@ -556,6 +564,7 @@ fn issue_written(number: u64, body: &Value, old: Option<&Issue>) -> Result<Issue
         state_reason,
         author: old.map_or_else(String::new, |o| o.author.clone()),
         edits: old.map_or(0, |o| o.edits + 1),
+        updated_at: chrono::Utc::now(),
     })
 }
 

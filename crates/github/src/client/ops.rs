@@ -90,16 +90,22 @@ impl GitHubClient {
             .await
     }
 
-    /// The issue this identity opened with `marker` in its body, open or closed, found across
-    /// all pages of the repository's issues (pull requests skipped). Only issues this identity
-    /// opened count: anyone can paste the marker.
+    /// The issue this identity opened with `marker` in its body, open or closed, among the
+    /// repository's issues updated since `since` (RFC 3339, e.g. when the thing it reports was
+    /// found; pull requests skipped), across all pages. Only issues this identity opened count:
+    /// anyone can paste the marker.
     pub async fn find_marked_issue(
         &self,
         repo: &RepoTarget,
         marker: &str,
+        since: &str,
     ) -> Result<Option<Issue>, GitHubError> {
         let me = self.identity().await?;
-        let first = format!("{}/issues?state=all&per_page={PER_PAGE}", repo.path());
+        let first = format!(
+            "{}/issues?state=all&since={}&per_page={PER_PAGE}",
+            repo.path(),
+            encode_query(since)
+        );
         let mut found = None;
         self.each_page(repo, first, |page: Vec<Issue>| {
             found = page.into_iter().find(|i| {

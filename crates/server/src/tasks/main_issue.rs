@@ -30,13 +30,21 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         None => Vec::new(),
     };
     let marker = format!("<!-- benchgate:main-regression:{} -->", episode.id);
-    let title = title(&episode);
-    let body = format!("{marker}\n{}", body(cx, &episode, &repository.full_name));
+    // GitHub refuses a title over 256 characters and a body over 65,536.
+    let title = crate::report::fit_bytes(title(&episode), 256);
+    let body = crate::report::fit_bytes(
+        format!("{marker}\n{}", body(cx, &episode, &repository.full_name)),
+        crate::report::COMMENT_LIMIT,
+    );
+    // An issue for this episode can only have been opened after the episode was.
+    let since = episode
+        .created_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let number = match episode.issue_number {
         Some(n) => Some(n as u64),
         None => cx
             .github
-            .find_marked_issue(&target, &marker)
+            .find_marked_issue(&target, &marker, &since)
             .await?
             .map(|i| i.number),
     };
