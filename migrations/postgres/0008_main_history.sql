@@ -38,3 +38,9 @@ CREATE TABLE main_regressions (
 );
 CREATE UNIQUE INDEX main_regressions_one_open ON main_regressions
     (repository_id, branch, runner_label, main_suite, benchmark, metric, kind) WHERE state = 'open';
+
+-- One active anchor comparison per series and pair of commits: two replicas scheduling the same
+-- one at once get one comparison, and the second insert is refused.
+CREATE UNIQUE INDEX comparisons_one_active_anchor ON comparisons
+    (repository_id, branch, runner_label, main_suite, base_sha, head_sha)
+    WHERE main_kind = 'anchor' AND state IN ('queued', 'running');

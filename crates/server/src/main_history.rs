@@ -190,7 +190,7 @@ pub async fn schedule_anchor(
         ..stored
     })
     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let created = store
+    let created = match store
         .create_comparison(&NewComparison {
             repository_id: series.repository_id,
             pr_number: None,
@@ -213,7 +213,13 @@ pub async fn schedule_anchor(
             }),
             notify: Vec::new(),
         })
-        .await?;
+        .await
+    {
+        Ok(created) => created,
+        // Another replica scheduled it a moment ago.
+        Err(StoreError::Conflict(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     tracing::info!(comparison = %created.id, base = %base, head = %head, label = %series.runner_label, "anchor comparison scheduled");
     Ok(Some(created.id))
 }

@@ -52,12 +52,17 @@ pub enum Identity {
 impl Identity {
     /// Whether `comment` was written by this identity.
     pub fn wrote(&self, comment: &IssueComment) -> bool {
+        self.is(
+            comment.performed_via_github_app.as_ref(),
+            comment.user.as_ref(),
+        )
+    }
+
+    /// Whether the App or user behind a comment or issue is this identity.
+    fn is(&self, app: Option<&AppRef>, user: Option<&Account>) -> bool {
         match self {
-            Identity::App(id) => comment
-                .performed_via_github_app
-                .as_ref()
-                .is_some_and(|app| app.id == *id),
-            Identity::User(login) => comment.user.as_ref().is_some_and(|u| &u.login == login),
+            Identity::App(id) => app.is_some_and(|app| app.id == *id),
+            Identity::User(login) => user.is_some_and(|u| &u.login == login),
         }
     }
 }
@@ -65,13 +70,7 @@ impl Identity {
 impl Identity {
     /// Whether `issue` was opened by this identity.
     pub fn opened(&self, issue: &Issue) -> bool {
-        match self {
-            Identity::App(id) => issue
-                .performed_via_github_app
-                .as_ref()
-                .is_some_and(|app| app.id == *id),
-            Identity::User(login) => issue.user.as_ref().is_some_and(|u| &u.login == login),
-        }
+        self.is(issue.performed_via_github_app.as_ref(), issue.user.as_ref())
     }
 }
 

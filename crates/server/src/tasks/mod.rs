@@ -127,6 +127,20 @@ impl Context {
         }
     }
 
+    /// The stored row of a repository a webhook recorded; a row for one never recorded cannot
+    /// succeed however often it is tried.
+    async fn recorded_repository(
+        &self,
+        repo: &RepoName,
+    ) -> Result<benchgate_store::model::Repository, TaskError> {
+        self.store
+            .repository_by_name(&repo.full_name)
+            .await?
+            .ok_or_else(|| {
+                TaskError::Permanent(format!("repository {} is not recorded", repo.full_name))
+            })
+    }
+
     /// Records a follow-up task.
     pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
         self.store.enqueue_outbox(&task.message()).await?;

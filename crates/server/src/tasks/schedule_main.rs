@@ -31,12 +31,7 @@ impl ScheduleMain {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, branch = %self.branch, head = %self.after))]
     pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
         let target = self.repo.target()?;
-        let Some(repository) = cx.store.repository_by_name(&self.repo.full_name).await? else {
-            return Err(TaskError::Permanent(format!(
-                "repository {} is not recorded",
-                self.repo.full_name
-            )));
-        };
+        let repository = cx.recorded_repository(&self.repo).await?;
         let Some(text) = cx.github.read_file(&target, FILE_NAME, &self.after).await? else {
             tracing::info!("no {FILE_NAME} at the pushed commit; the branch's history is not kept");
             return Ok(());

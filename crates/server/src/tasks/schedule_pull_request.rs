@@ -42,12 +42,7 @@ impl SchedulePullRequest {
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, head = %t.head_sha))]
 async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError> {
     let target = t.repo.target()?;
-    let Some(repository) = cx.store.repository_by_name(&t.repo.full_name).await? else {
-        return Err(TaskError::Permanent(format!(
-            "repository {} is not recorded",
-            t.repo.full_name
-        )));
-    };
+    let repository = cx.recorded_repository(&t.repo).await?;
     let Some(text) = cx.github.read_file(&target, FILE_NAME, &t.base_ref).await? else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
         return cx

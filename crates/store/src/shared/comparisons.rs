@@ -71,7 +71,13 @@ macro_rules! comparisons_sql {
             .bind(main.as_ref().map(|m| m.suite.as_str()))
             .bind(main_commits)
             .fetch_one(&mut *conn)
-            .await?
+            .await
+            .map_err(|e| match e {
+                sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Conflict(
+                    "the same anchor comparison is already queued or running".into(),
+                ),
+                e => e.into(),
+            })?
             .try_get("id")?;
             let jobs = insert_jobs(conn, id, &new.jobs).await?;
             for message in &new.notify {

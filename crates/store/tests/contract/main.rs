@@ -67,4 +67,5 @@ contract_tests!(
     queued_steps_fold_into_the_newest_push,
     a_finished_step_enqueues_its_judgement,
     a_regression_episode_is_opened_once_and_closed_once,
+    one_active_anchor_comparison_per_pair_of_commits,
 );

@@ -203,3 +203,41 @@ pub async fn a_regression_episode_is_opened_once_and_closed_once(store: Arc<dyn 
     assert_eq!(listed.len(), 3);
     assert_eq!(listed[0].id, later.id, "newest first");
 }
+
+pub async fn one_active_anchor_comparison_per_pair_of_commits(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let anchor = || NewComparison {
+        main: Some(MainInfo {
+            branch: "main".into(),
+            kind: MainKind::Anchor,
+            suite: String::new(),
+            commits: vec!["c2".into(), "c3".into()],
+        }),
+        ..step(&repo, "c1", "c3", "x")
+    };
+    let first = store.create_comparison(&anchor()).await.unwrap();
+    // A second replica scheduling the same one at once is refused, and nothing is half-written.
+    let second = store.create_comparison(&anchor()).await;
+    assert!(matches!(second, Err(StoreError::Conflict(_))), "{second:?}");
+    assert_eq!(
+        store.main_comparisons(repo.id, "main").await.unwrap().len(),
+        1
+    );
+    assert_eq!(store.comparison_jobs(first.id).await.unwrap().len(), 1);
+    // Once that one finished, the same commits may be compared again.
+    let r = runner(&store, "r1", &["x"]).await.runner;
+    let claim = store
+        .claim_job(r.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .complete_job(
+            claim.job.id,
+            &claim.lease,
+            &JobOutcome::Succeeded { log_tail: None },
+        )
+        .await
+        .unwrap();
+    store.create_comparison(&anchor()).await.unwrap();
+}
