@@ -13,9 +13,9 @@ use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKin
 use benchgate_stats::{
     AnalysisOptions, RoundOrder, StatsError, Stratum, analyze_strata, plan_n_star,
 };
-use benchgate_store::{
-    ComparisonId, JobId, RepositoryId, RunnerId, RunnerSeries, Sample, Store, StoreError,
-};
+use benchgate_store::{ComparisonId, RepositoryId, RunnerId, Sample, Store, StoreError};
+
+use crate::series_cache::{ComparisonPairs, RunnerPairs, SeriesCache};
 
 /// Error level of every interval (the documented policy).
 pub const ALPHA: f64 = 0.05;
@@ -55,56 +55,19 @@ pub struct Pairs {
 
 /// Pairs one runner's samples per (benchmark, metric): the base and head value of the same
 /// (job, attempt, round). A round missing a side is no pair; a series with no pair at all is
-/// kept (empty) with the side that has samples in [`one_side`].
+/// left out (its side is in [`one_side`]).
 pub fn pair_samples(samples: &[Sample]) -> BTreeMap<(String, String), Pairs> {
-    // Per (benchmark, metric), per (job, attempt, round): the base and the head sample.
-    type Rounds<'a> = BTreeMap<(JobId, i64, i64), [Option<&'a Sample>; 2]>;
-    let mut sides: BTreeMap<(String, String), Rounds> = BTreeMap::new();
-    for s in samples {
-        let slot = sides
-            .entry((s.benchmark.clone(), s.metric.clone()))
-            .or_default()
-            .entry((s.job_id, s.attempt, s.round))
-            .or_default();
-        slot[usize::from(s.side == benchgate_api::Side::Head)] = Some(s);
-    }
-    sides
-        .into_iter()
-        .map(|(key, rounds)| {
-            let mut pairs = Pairs::default();
-            for [base, head] in rounds.into_values() {
-                if let (Some(b), Some(h)) = (base, head) {
-                    pairs.unit.clone_from(&b.unit);
-                    pairs.direction = b.direction;
-                    pairs.base.push(b.value);
-                    pairs.head.push(h.value);
-                    pairs.base_first.push(b.position <= h.position);
-                }
-            }
-            (key, pairs)
-        })
-        .filter(|(_, p)| !p.base.is_empty())
-        .collect()
+    let mut runner = RunnerPairs::default();
+    runner.add(samples);
+    runner.pairs()
 }
 
 /// Per (benchmark, metric) that one side reported and the other never did: which side, with
 /// the unit and direction of its samples.
 pub fn one_side(samples: &[Sample]) -> BTreeMap<(String, String), (Side, String, Direction)> {
-    let mut sides: BTreeMap<(String, String), ([bool; 2], String, Direction)> = BTreeMap::new();
-    for s in samples {
-        let entry = sides
-            .entry((s.benchmark.clone(), s.metric.clone()))
-            .or_insert_with(|| ([false; 2], s.unit.clone(), s.direction));
-        entry.0[usize::from(s.side == Side::Head)] = true;
-    }
-    sides
-        .into_iter()
-        .filter_map(|(key, (seen, unit, direction))| match seen {
-            [true, false] => Some((key, (Side::Base, unit, direction))),
-            [false, true] => Some((key, (Side::Head, unit, direction))),
-            _ => None,
-        })
-        .collect()
+    let mut runner = RunnerPairs::default();
+    runner.add(samples);
+    runner.one_side()
 }
 
 /// The stats crate's view of a stored floor.
@@ -121,7 +84,7 @@ pub fn stats_floor(floor: &benchgate_store::NoiseFloor) -> benchgate_stats::Nois
 /// the upload that triggered it already succeeded. Timed for `/metrics`.
 pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
     let started = std::time::Instant::now();
-    match analyze_comparison(&app.store, id).await {
+    match analyze_comparison_cached(&app.store, &app.series, id).await {
         Ok(done) => {
             let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
             tracing::debug!(
@@ -129,6 +92,7 @@ pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
                 samples = done.samples,
                 rows = done.rows,
                 pairs = done.pairs,
+                read = done.read_samples,
                 read_ms = done.read.as_secs_f64() * 1e3,
                 store_ms = done.stored.as_secs_f64() * 1e3,
                 elapsed_ms,
@@ -143,8 +107,10 @@ pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
 /// What one analysis looked at, for its log line.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Analysed {
-    /// Samples read.
+    /// Samples analysed.
     pub samples: usize,
+    /// Of which read from the store by this analysis (the rest were kept from earlier ones).
+    pub read_samples: usize,
     /// Result rows stored.
     pub rows: usize,
     /// The most pairs of any row.
@@ -155,11 +121,33 @@ pub struct Analysed {
     pub stored: std::time::Duration,
 }
 
-/// Analyses every runner's series of a comparison and stores the results per runner.
-#[tracing::instrument(skip_all, fields(comparison = %id))]
+/// Analyses every runner's series of a comparison and stores the results per runner, reading
+/// all its samples.
 pub async fn analyze_comparison(
     store: &Arc<dyn Store>,
     id: ComparisonId,
+) -> Result<Analysed, StoreError> {
+    analyze_pairs(store, id, &mut ComparisonPairs::default()).await
+}
+
+/// [`analyze_comparison`], reading only the samples `cache` does not keep yet.
+pub async fn analyze_comparison_cached(
+    store: &Arc<dyn Store>,
+    cache: &SeriesCache,
+    id: ComparisonId,
+) -> Result<Analysed, StoreError> {
+    let kept = cache.get(id);
+    let mut pairs = kept.lock().await;
+    let done = analyze_pairs(store, id, &mut pairs).await;
+    cache.kept(id, pairs.samples());
+    done
+}
+
+#[tracing::instrument(skip_all, fields(comparison = %id))]
+async fn analyze_pairs(
+    store: &Arc<dyn Store>,
+    id: ComparisonId,
+    kept: &mut ComparisonPairs,
 ) -> Result<Analysed, StoreError> {
     let comparison = store
         .comparison(id)
@@ -183,14 +171,17 @@ pub async fn analyze_comparison(
         direction: Direction::LowerIsBetter,
     };
     let reading = std::time::Instant::now();
-    let series = store.comparison_samples(id).await?;
+    let read_samples = kept.refresh(store, id).await?;
     let mut done = Analysed {
-        samples: series.iter().map(|s| s.samples.len()).sum(),
+        samples: kept.samples(),
+        read_samples,
         read: reading.elapsed(),
         ..Analysed::default()
     };
-    for group in hardware_groups(store, &series).await? {
-        let members: Vec<&RunnerSeries> = group.iter().map(|&i| &series[i]).collect();
+    let runners: Vec<(RunnerId, &RunnerPairs)> =
+        kept.runners().iter().map(|(id, r)| (*id, r)).collect();
+    for group in hardware_groups(store, &runners).await? {
+        let members: Vec<(RunnerId, &RunnerPairs)> = group.iter().map(|&i| runners[i]).collect();
         let results = analyze_group(
             store,
             comparison.repository_id,
@@ -205,9 +196,9 @@ pub async fn analyze_comparison(
         // The whole set, even when empty, under the group's first runner; the other members'
         // earlier sets of their own are emptied. Replicas analyse at once; the store keeps the
         // set computed from the most samples, so an older view never overwrites a newer one.
-        let basis = members.iter().map(|m| m.samples.len()).sum::<usize>();
+        let basis = members.iter().map(|(_, m)| m.samples).sum::<usize>();
         let basis = i64::try_from(basis).unwrap_or(i64::MAX);
-        let lead = members[0].runner_id;
+        let lead = members[0].0;
         let storing = std::time::Instant::now();
         let stored = store
             .replace_comparison_results(id, lead, basis, &results)
@@ -215,9 +206,9 @@ pub async fn analyze_comparison(
         if !stored {
             tracing::debug!(runner = %lead, basis, "a newer analysis was stored first");
         }
-        for member in &members[1..] {
+        for (member, _) in &members[1..] {
             store
-                .replace_comparison_results(id, member.runner_id, basis, &[])
+                .replace_comparison_results(id, *member, basis, &[])
                 .await?;
         }
         done.stored += storing.elapsed();
@@ -257,18 +248,18 @@ pub fn hardware_class(fingerprint: &serde_json::Value) -> Option<String> {
     ))
 }
 
-/// Indices of `series` grouped by hardware class, each group in runner-id order, groups in
+/// Indices of `runners` grouped by hardware class, each group in runner-id order, groups in
 /// the order of their first runner.
 async fn hardware_groups(
     store: &Arc<dyn Store>,
-    series: &[RunnerSeries],
+    runners: &[(RunnerId, &RunnerPairs)],
 ) -> Result<Vec<Vec<usize>>, StoreError> {
     let mut groups: Vec<(Option<String>, Vec<usize>)> = Vec::new();
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    order.sort_by_key(|&i| series[i].runner_id);
+    let mut order: Vec<usize> = (0..runners.len()).collect();
+    order.sort_by_key(|&i| runners[i].0);
     for i in order {
         let class = store
-            .runner(series[i].runner_id)
+            .runner(runners[i].0)
             .await?
             .and_then(|r| r.fingerprint)
             .and_then(|f| hardware_class(&f));
@@ -309,7 +300,7 @@ impl NStarPlan {
 async fn analyze_group(
     store: &Arc<dyn Store>,
     repository_id: RepositoryId,
-    members: &[&RunnerSeries],
+    members: &[(RunnerId, &RunnerPairs)],
     options: &AnalysisOptions,
     plan: &NStarPlan,
     rules: &benchgate_api::RuleSet,
@@ -317,11 +308,11 @@ async fn analyze_group(
     // Per (benchmark, metric): each member's pairs and floor.
     type Measured = (Pairs, Option<benchgate_stats::NoiseFloor>);
     let mut keyed: BTreeMap<(String, String), Vec<Measured>> = BTreeMap::new();
-    for member in members {
+    for (runner_id, member) in members {
         // One read of the runner's floors, not one per series: a suite of thousands of
         // series made that thousands of queries per upload.
         let floors: HashMap<(String, String), benchgate_stats::NoiseFloor> = store
-            .runner_noise_floors(member.runner_id)
+            .runner_noise_floors(*runner_id)
             .await?
             .into_iter()
             .filter(|f| f.key.repository_id == repository_id)
@@ -330,7 +321,7 @@ async fn analyze_group(
                 ((f.key.benchmark, f.key.metric), stats)
             })
             .collect();
-        for ((benchmark, metric), pairs) in pair_samples(&member.samples) {
+        for ((benchmark, metric), pairs) in member.pairs() {
             let floor = floors.get(&(benchmark.clone(), metric.clone())).copied();
             keyed
                 .entry((benchmark, metric))
@@ -339,7 +330,7 @@ async fn analyze_group(
         }
     }
     let names: Vec<String> = if members.len() > 1 {
-        members.iter().map(|m| m.runner_name.clone()).collect()
+        members.iter().map(|(_, m)| m.name.clone()).collect()
     } else {
         Vec::new()
     };
@@ -368,7 +359,7 @@ async fn analyze_group(
                     tracing::debug!(%benchmark, %metric, error = %e, "not analysed yet");
                 } else {
                     tracing::warn!(
-                        runners = ?members.iter().map(|m| m.runner_id.0).collect::<Vec<_>>(),
+                        runners = ?members.iter().map(|(id, _)| id.0).collect::<Vec<_>>(),
                         %benchmark,
                         %metric,
                         error = %e,
@@ -395,8 +386,8 @@ async fn analyze_group(
         .map(|r| (r.name.clone(), r.metric.clone()))
         .collect();
     let mut one_sided: BTreeMap<(String, String), (Side, String, Direction)> = BTreeMap::new();
-    for member in members {
-        for (key, found) in one_side(&member.samples) {
+    for (_, member) in members {
+        for (key, found) in member.one_side() {
             if !paired.contains(&key) {
                 one_sided.entry(key).or_insert(found);
             }

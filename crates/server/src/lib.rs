@@ -21,6 +21,7 @@ mod reaper;
 pub mod report;
 pub mod runner_cli;
 mod scheduler;
+pub mod series_cache;
 pub mod tasks;
 mod webhooks;
 
@@ -48,6 +49,9 @@ pub struct AppState {
     pub webhook_budget: Arc<tokio::sync::Semaphore>,
     /// This process's counters and histograms, encoded by `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
+    /// The samples of recently analysed comparisons, so an upload's analysis reads only that
+    /// upload (each replica keeps its own).
+    pub series: Arc<series_cache::SeriesCache>,
 }
 
 impl AppState {
@@ -64,6 +68,7 @@ impl AppState {
             config: Arc::new(config),
             shutdown: tokio_util::sync::CancellationToken::new(),
             metrics: Arc::new(metrics::Metrics::new()),
+            series: Arc::new(series_cache::SeriesCache::default()),
         }
     }
 }

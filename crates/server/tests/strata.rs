@@ -66,7 +66,37 @@ fn wobble(k: u64) -> f64 {
     x as f64 / 1000.0 - 1.0
 }
 
-/// `rounds` ABBA rounds of `parse`/`time`, head 10% slower, ±4% noise per run.
+/// Round `r` of `parse`/`time`, head 10% slower, ±4% noise per run.
+fn round_of(r: i64, seed: u64) -> RoundUpload {
+    RoundUpload {
+        round: r,
+        samples: [Side::Base, Side::Head]
+            .into_iter()
+            .map(|side| sample(r, seed, side, "time"))
+            .collect(),
+    }
+}
+
+/// One side's value of `parse`/`metric` in round `r`.
+fn sample(r: i64, seed: u64, side: Side, metric: &str) -> SampleInput {
+    let k = seed * 1000 + r as u64 * 2 + u64::from(side == Side::Head);
+    let effect = if side == Side::Head { 1.10 } else { 1.0 };
+    SampleInput {
+        side,
+        position: i64::from((side == Side::Base) != (r % 2 == 0)),
+        measurement: Measurement {
+            benchmark: "parse".into(),
+            metric: metric.into(),
+            unit: "ns".into(),
+            value: 1000.0 * effect * (1.0 + 0.04 * wobble(k)),
+            lower: None,
+            upper: None,
+            direction: Default::default(),
+        },
+    }
+}
+
+/// `rounds` ABBA rounds of `parse`/`time` on one claimed job, then completes it.
 async fn measure(f: &Fixture, runner: RunnerId, rounds: i64, seed: u64) {
     let claim = f
         .store
@@ -75,33 +105,8 @@ async fn measure(f: &Fixture, runner: RunnerId, rounds: i64, seed: u64) {
         .unwrap()
         .expect("a job to claim");
     for r in 0..rounds {
-        let value = |side: Side| {
-            let k = seed * 1000 + r as u64 * 2 + u64::from(side == Side::Head);
-            let effect = if side == Side::Head { 1.10 } else { 1.0 };
-            1000.0 * effect * (1.0 + 0.04 * wobble(k))
-        };
-        let samples = [Side::Base, Side::Head]
-            .into_iter()
-            .map(|side| SampleInput {
-                side,
-                position: i64::from((side == Side::Base) != (r % 2 == 0)),
-                measurement: Measurement {
-                    benchmark: "parse".into(),
-                    metric: "time".into(),
-                    unit: "ns".into(),
-                    value: value(side),
-                    lower: None,
-                    upper: None,
-                    direction: Default::default(),
-                },
-            })
-            .collect();
         f.store
-            .upload_round(
-                claim.job.id,
-                &claim.lease,
-                &RoundUpload { round: r, samples },
-            )
+            .upload_round(claim.job.id, &claim.lease, &round_of(r, seed))
             .await
             .unwrap();
     }
@@ -212,4 +217,110 @@ async fn a_runner_of_other_hardware_is_named_in_the_comment() {
     );
     let body = report::render_comment(&loaded.input);
     assert!(body.contains("also measured on gamma"), "{body}");
+}
+
+/// The analysis after each upload keeps what it read and reads only the new upload; after
+/// every upload of three runners (two combined), its stored rows equal a full re-read's, also
+/// when a small budget makes it drop a comparison and read it whole again.
+#[tokio::test]
+async fn kept_samples_give_the_same_rows_as_reading_everything() {
+    let f = fixture().await;
+    let ids = [
+        runner(&f, "alpha", "Linux 6.18.44").await,
+        runner(&f, "beta", "Linux 6.18.44").await,
+        runner(&f, "gamma", "Linux 6.1.0").await,
+    ];
+    let first = comparison(&f, 3, 6).await;
+    let claims = {
+        let mut claims = Vec::new();
+        for id in ids {
+            let claim = f
+                .store
+                .claim_job(id, &[LABEL.to_owned()], LEASE)
+                .await
+                .unwrap();
+            claims.push(claim.expect("a job to claim"));
+        }
+        claims
+    };
+    let other = comparison(&f, 1, 6).await;
+    let roomy = benchgate_server::series_cache::SeriesCache::default();
+    // Room for one comparison's samples at a time, so every switch drops the other.
+    let tight = benchgate_server::series_cache::SeriesCache::new(0);
+    let rows = |id| {
+        let store = f.store.clone();
+        async move {
+            let mut rows: Vec<_> = store
+                .comparison_results(id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.runner_id, r.result))
+                .collect();
+            rows.sort_by(|a, b| (a.0, &a.1.name, &a.1.metric).cmp(&(b.0, &b.1.name, &b.1.metric)));
+            rows
+        }
+    };
+    let mut read_by_roomy = Vec::new();
+    for r in 0..6 {
+        for (k, claim) in claims.iter().enumerate() {
+            // gamma resends its previous round too: the resent samples count once.
+            if k == 2 && r > 0 {
+                let resent = round_of(r - 1, k as u64);
+                f.store
+                    .upload_round(claim.job.id, &claim.lease, &resent)
+                    .await
+                    .unwrap();
+            }
+            // alpha also reports instructions for head only: a row "only in head".
+            let mut upload = round_of(r, k as u64);
+            if k == 0 {
+                upload
+                    .samples
+                    .push(sample(r, 9, Side::Head, "instructions"));
+            }
+            f.store
+                .upload_round(claim.job.id, &claim.lease, &upload)
+                .await
+                .unwrap();
+            let kept = analysis::analyze_comparison_cached(&f.store, &roomy, first)
+                .await
+                .unwrap();
+            read_by_roomy.push(kept.read_samples);
+            let cached = rows(first).await;
+            analysis::analyze_comparison_cached(&f.store, &tight, other)
+                .await
+                .unwrap();
+            let after_drop = analysis::analyze_comparison_cached(&f.store, &tight, first)
+                .await
+                .unwrap();
+            assert_eq!(
+                after_drop.read_samples, after_drop.samples,
+                "read whole again"
+            );
+            assert_eq!(rows(first).await, cached);
+            let full = analysis::analyze_comparison(&f.store, first).await.unwrap();
+            assert_eq!(rows(first).await, cached, "round {r}, runner {k}");
+            assert_eq!((kept.samples, kept.rows), (full.samples, full.rows));
+        }
+    }
+    let expected: Vec<usize> = (0..18).map(|i| if i % 3 == 0 { 3 } else { 2 }).collect();
+    assert_eq!(
+        read_by_roomy, expected,
+        "each analysis read its own upload only"
+    );
+    let last = rows(first).await;
+    let summary: Vec<(&str, usize, VerdictKind)> = last
+        .iter()
+        .map(|(_, r)| (r.metric.as_str(), r.n, r.verdict))
+        .collect();
+    assert_eq!(summary.len(), 3, "{last:?}");
+    assert_eq!(summary[0].0, "instructions");
+    assert_eq!(summary[0].2, VerdictKind::OnlyInHead);
+    assert_eq!(
+        (summary[1].0, summary[1].1),
+        ("time", 12),
+        "alpha + beta combined"
+    );
+    assert_eq!((summary[2].0, summary[2].1), ("time", 6), "gamma alone");
 }

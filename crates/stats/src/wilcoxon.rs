@@ -53,8 +53,25 @@ pub fn signed_rank_cdf(n: usize) -> Vec<f64> {
 }
 
 /// Largest `k` with `2·P(T⁺ ≤ k−1) ≤ alpha` and the confidence it achieves; `k = 0` means no
-/// finite interval reaches `1 − alpha`.
+/// finite interval reaches `1 − alpha`. Remembered per (n, alpha): the exact distribution costs
+/// O(n³), and a suite asks for the same n once per series on every upload.
 fn critical_rank(n: usize, alpha: f64) -> Result<(usize, f64, bool), StatsError> {
+    type Known = std::collections::HashMap<(usize, u64), (usize, f64, bool)>;
+    static KNOWN: std::sync::OnceLock<std::sync::Mutex<Known>> = std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    let key = (n, alpha.to_bits());
+    if let Some(found) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(*found);
+    }
+    let found = critical_rank_uncached(n, alpha)?;
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, found);
+    Ok(found)
+}
+
+fn critical_rank_uncached(n: usize, alpha: f64) -> Result<(usize, f64, bool), StatsError> {
     let m = n * (n + 1) / 2;
     if n <= EXACT_LIMIT {
         let cdf = signed_rank_cdf(n);

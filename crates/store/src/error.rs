@@ -42,6 +42,19 @@ impl StoreError {
             )
         )
     }
+
+    /// The connection used broke (its socket closed, or the server ended the session:
+    /// SQLSTATE class 57P, as on a restart or `pg_terminate_backend`); another connection
+    /// may work.
+    pub fn is_broken_connection(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Io(_)) => true,
+            StoreError::Database(sqlx::Error::Database(e)) => {
+                e.code().is_some_and(|c| c.starts_with("57P"))
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Whether the database answers and its schema is current.

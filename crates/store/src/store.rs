@@ -217,6 +217,14 @@ pub trait Store: Send + Sync + 'static {
         &self,
         comparison_id: ComparisonId,
     ) -> Result<Vec<RunnerSeries>, StoreError>;
+    /// The samples of a comparison's uploads after `seen`, for readers that keep what they
+    /// read (the analysis after each upload): a reader never misses an upload, because a
+    /// job's uploads are numbered in commit order.
+    async fn comparison_samples_since(
+        &self,
+        comparison_id: ComparisonId,
+        seen: &UploadMarks,
+    ) -> Result<SamplesSince, StoreError>;
     /// One job's samples (e.g. an A/A session), one series per runner.
     async fn job_samples(&self, job_id: JobId) -> Result<Vec<RunnerSeries>, StoreError>;
 

@@ -23,7 +23,9 @@ pub use job::{
 pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
 pub use outbox::{MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT};
 pub use runner::{NewRunner, Runner, RunnerToken};
-pub use sample::{RoundUpload, RunnerSeries, Sample, SampleInput, UploadReceipt};
+pub use sample::{
+    RoundUpload, RunnerSeries, Sample, SampleInput, SamplesSince, UploadMarks, UploadReceipt,
+};
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
 pub use work::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation,

@@ -57,3 +57,15 @@ pub struct RunnerSeries {
     pub runner_name: String,
     pub samples: Vec<Sample>,
 }
+
+/// Per job of a comparison: the last upload a reader has read (see
+/// [`crate::Store::comparison_samples_since`]).
+pub type UploadMarks = std::collections::BTreeMap<JobId, i64>;
+
+/// The samples of uploads a reader had not seen, and its marks after reading them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SamplesSince {
+    /// One series per runner and job read; a runner may appear more than once.
+    pub series: Vec<RunnerSeries>,
+    pub marks: UploadMarks,
+}

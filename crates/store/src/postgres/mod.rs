@@ -14,6 +14,8 @@ type Pool = sqlx::Pool<Db>;
 type Conn = sqlx::PgConnection;
 
 const BACKEND: &str = "postgres";
+/// Connections idle this long are pinged before use.
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// Serialises refreshes of one comparison's state (see `comparisons::refresh_state`).
@@ -87,7 +89,24 @@ impl PostgresStore {
             .map_err(|e| crate::url::connect_error(url, e))?;
         let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
-            .max_connections(16)
+            .max_connections(crate::shared::POSTGRES_POOL_SIZE)
+            // A ping only for a connection that sat idle (one a database restart broke is
+            // replaced); pinging on every acquire cost a busy server one round trip in eight.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for < PING_WHEN_IDLE {
+                        return Ok(true);
+                    }
+                    match sqlx::Connection::ping(conn).await {
+                        Ok(()) => Ok(true),
+                        Err(error) => {
+                            tracing::info!(%error, "idle database connection is gone; opening another");
+                            Ok(false)
+                        }
+                    }
+                })
+            })
             // Shorter than the HTTP budgets above it, so a hung database surfaces as an error.
             .acquire_timeout(Duration::from_secs(4))
             .connect_lazy_with(options);

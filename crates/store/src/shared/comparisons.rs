@@ -6,6 +6,7 @@
 macro_rules! comparisons_sql {
     () => {
         use super::{Conn, Pool, outbox, rows};
+        use crate::shared::comparisons::RESULTS_PER_STATEMENT;
         use crate::StoreError;
         use crate::model::*;
         use crate::shared::columns::comparison_columns;
@@ -694,22 +695,37 @@ macro_rules! comparisons_sql {
             .bind(runner_id)
             .execute(&mut *conn)
             .await?;
-            for result in results {
-                sqlx::query(
+            // Later rows of one benchmark and metric win, as when each row was its own
+            // statement; many rows per statement, since a suite stores thousands per upload.
+            let mut last: std::collections::HashMap<(&str, &str), usize> =
+                std::collections::HashMap::new();
+            for (i, r) in results.iter().enumerate() {
+                last.insert((r.name.as_str(), r.metric.as_str()), i);
+            }
+            let rows: Vec<&benchgate_api::BenchmarkResult> = results
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| last.get(&(r.name.as_str(), r.metric.as_str())) == Some(i))
+                .map(|(_, r)| r)
+                .collect();
+            for chunk in rows.chunks(RESULTS_PER_STATEMENT) {
+                let mut insert = sqlx::QueryBuilder::<super::Db>::new(
                     "INSERT INTO comparison_results \
-                     (comparison_id, runner_id, benchmark, metric, result, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6) \
-                     ON CONFLICT (comparison_id, runner_id, benchmark, metric) DO UPDATE \
+                     (comparison_id, runner_id, benchmark, metric, result, updated_at) ",
+                );
+                insert.push_values(chunk, |mut row, result| {
+                    row.push_bind(comparison_id)
+                        .push_bind(runner_id)
+                        .push_bind(&result.name)
+                        .push_bind(&result.metric)
+                        .push_bind(Json(*result))
+                        .push_bind(now);
+                });
+                insert.push(
+                    " ON CONFLICT (comparison_id, runner_id, benchmark, metric) DO UPDATE \
                      SET result = excluded.result, updated_at = excluded.updated_at",
-                )
-                .bind(comparison_id)
-                .bind(runner_id)
-                .bind(&result.name)
-                .bind(&result.metric)
-                .bind(Json(result))
-                .bind(now)
-                .execute(&mut *conn)
-                .await?;
+                );
+                insert.build().execute(&mut *conn).await?;
             }
             Ok(true)
         }
@@ -751,3 +767,6 @@ macro_rules! comparisons_sql {
 }
 
 pub(crate) use comparisons_sql;
+
+/// Rows per multi-row result insert.
+pub(crate) const RESULTS_PER_STATEMENT: usize = 1000;

@@ -287,6 +287,13 @@ macro_rules! impl_store {
             ) -> Result<Vec<RunnerSeries>, StoreError> {
                 samples::of_comparison(&self.pool, comparison_id).await
             }
+            async fn comparison_samples_since(
+                &self,
+                comparison_id: ComparisonId,
+                seen: &UploadMarks,
+            ) -> Result<SamplesSince, StoreError> {
+                samples::of_comparison_since(&self.pool, comparison_id, seen).await
+            }
             async fn job_samples(&self, job_id: JobId) -> Result<Vec<RunnerSeries>, StoreError> {
                 samples::of_job(&self.pool, job_id).await
             }
@@ -321,7 +328,19 @@ macro_rules! impl_store {
                 delivery: &Delivery,
                 effects: &[DeliveryEffect],
             ) -> Result<DeliveryRecord, StoreError> {
-                webhooks::record(&self.pool, delivery, effects).await
+                // A connection that broke since its last use fails once and is dropped; the
+                // delivery is tried again on another (it is idempotent on its delivery id,
+                // so a retry after a commit whose answer was lost reports a duplicate).
+                let mut tries = 0;
+                loop {
+                    match webhooks::record(&self.pool, delivery, effects).await {
+                        Err(e) if e.is_broken_connection() && tries < crate::shared::RECORD_RETRIES => {
+                            tries += 1;
+                            tracing::info!(error = %e, tries, "database connection broke; recording the delivery again");
+                        }
+                        done => return done,
+                    }
+                }
             }
 
             async fn enqueue_outbox(

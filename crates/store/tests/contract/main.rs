@@ -1,6 +1,7 @@
 //! The store contract, written once and run against SQLite (always) and Postgres (when
 //! `BENCHGATE_TEST_POSTGRES_URL` is set; required when `CI` is set).
 
+mod broken_connections;
 mod cases;
 mod support;
 mod unchanged_rows;
@@ -68,4 +69,6 @@ contract_tests!(
     a_finished_step_enqueues_its_judgement,
     a_regression_episode_is_opened_once_and_closed_once,
     one_active_anchor_comparison_per_pair_of_commits,
+    reading_since_marks_returns_each_upload_once,
+    a_large_round_is_stored_whole,
 );

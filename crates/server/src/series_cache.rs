@@ -1,0 +1,221 @@
+//! What the analysis after each upload keeps of a comparison's samples: per runner and series,
+//! each round's base and head value. An upload then costs reading its own samples, not every
+//! sample of the comparison again (which made a comparison's analyses quadratic in its rounds).
+//! The store numbers each job's uploads in commit order, so a kept copy is brought up to date
+//! by reading the uploads after its marks; a copy on another replica is just further behind.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use benchgate_api::{Direction, Side};
+use benchgate_store::{
+    ComparisonId, JobId, RunnerId, RunnerSeries, Sample, Store, StoreError, UploadMarks,
+};
+
+use crate::analysis::Pairs;
+
+/// Samples kept over all comparisons before the least recently analysed are dropped
+/// (about 40 bytes each: 4 million is ~160 MiB).
+pub const DEFAULT_BUDGET: usize = 4_000_000;
+
+/// One base or head value and the position it ran at in its round.
+type Slot = Option<(f64, i64)>;
+
+/// One benchmark and metric of one runner: every (job, attempt, round)'s two sides.
+#[derive(Debug, Clone)]
+struct Rounds {
+    unit: String,
+    direction: Direction,
+    rounds: BTreeMap<(JobId, i64, i64), [Slot; 2]>,
+}
+
+/// One runner's samples of a comparison, by (benchmark, metric).
+#[derive(Debug, Clone, Default)]
+pub struct RunnerPairs {
+    pub name: String,
+    /// Samples added.
+    pub samples: usize,
+    series: BTreeMap<(String, String), Rounds>,
+}
+
+impl RunnerPairs {
+    /// Adds samples; one already present (same job, attempt, round, side) keeps its first value,
+    /// as the store does.
+    pub fn add<'a>(&mut self, samples: impl IntoIterator<Item = &'a Sample>) {
+        for s in samples {
+            let rounds = match self
+                .series
+                .get_mut(&(s.benchmark.clone(), s.metric.clone()))
+            {
+                Some(r) => r,
+                None => self
+                    .series
+                    .entry((s.benchmark.clone(), s.metric.clone()))
+                    .or_insert_with(|| Rounds {
+                        unit: s.unit.clone(),
+                        direction: s.direction,
+                        rounds: BTreeMap::new(),
+                    }),
+            };
+            let slot = &mut rounds
+                .rounds
+                .entry((s.job_id, s.attempt, s.round))
+                .or_default()[usize::from(s.side == Side::Head)];
+            if slot.is_none() {
+                *slot = Some((s.value, s.position));
+                self.samples += 1;
+            }
+        }
+    }
+
+    /// Per (benchmark, metric): the complete base/head pairs in round order. A series without
+    /// a complete pair is left out (see [`Self::one_side`]).
+    pub fn pairs(&self) -> BTreeMap<(String, String), Pairs> {
+        self.series
+            .iter()
+            .filter_map(|(key, r)| {
+                let mut pairs = Pairs {
+                    unit: r.unit.clone(),
+                    direction: r.direction,
+                    ..Pairs::default()
+                };
+                for [base, head] in r.rounds.values() {
+                    if let (Some((b, bp)), Some((h, hp))) = (base, head) {
+                        pairs.base.push(*b);
+                        pairs.head.push(*h);
+                        pairs.base_first.push(bp <= hp);
+                    }
+                }
+                (!pairs.base.is_empty()).then(|| (key.clone(), pairs))
+            })
+            .collect()
+    }
+
+    /// Per (benchmark, metric) that one side reported and the other never did: which side,
+    /// with the unit and direction of its samples.
+    pub fn one_side(&self) -> BTreeMap<(String, String), (Side, String, Direction)> {
+        self.series
+            .iter()
+            .filter_map(|(key, r)| {
+                let seen = r.rounds.values().fold([false; 2], |seen, [b, h]| {
+                    [seen[0] || b.is_some(), seen[1] || h.is_some()]
+                });
+                let side = match seen {
+                    [true, false] => Side::Base,
+                    [false, true] => Side::Head,
+                    _ => return None,
+                };
+                Some((key.clone(), (side, r.unit.clone(), r.direction)))
+            })
+            .collect()
+    }
+}
+
+/// A comparison's samples per runner, and how far into each job's uploads they go.
+#[derive(Debug, Clone, Default)]
+pub struct ComparisonPairs {
+    marks: UploadMarks,
+    runners: BTreeMap<RunnerId, RunnerPairs>,
+}
+
+impl ComparisonPairs {
+    /// Reads the uploads not yet seen and adds them; returns how many samples were read.
+    pub async fn refresh(
+        &mut self,
+        store: &Arc<dyn Store>,
+        id: ComparisonId,
+    ) -> Result<usize, StoreError> {
+        let since = store.comparison_samples_since(id, &self.marks).await?;
+        let read = since.series.iter().map(|s| s.samples.len()).sum();
+        for series in &since.series {
+            self.add(series);
+        }
+        self.marks = since.marks;
+        Ok(read)
+    }
+
+    /// Adds one runner's samples.
+    pub fn add(&mut self, series: &RunnerSeries) {
+        let runner = self.runners.entry(series.runner_id).or_default();
+        runner.name.clone_from(&series.runner_name);
+        runner.add(&series.samples);
+    }
+
+    /// Samples kept, over all runners.
+    pub fn samples(&self) -> usize {
+        self.runners.values().map(|r| r.samples).sum()
+    }
+
+    /// Each runner's samples, in runner-id order.
+    pub fn runners(&self) -> &BTreeMap<RunnerId, RunnerPairs> {
+        &self.runners
+    }
+}
+
+/// The comparisons this process has analysed recently, least recently used dropped first once
+/// they hold more than the budget of samples.
+pub struct SeriesCache {
+    budget: usize,
+    entries: Mutex<HashMap<ComparisonId, Entry>>,
+}
+
+struct Entry {
+    pairs: Arc<tokio::sync::Mutex<ComparisonPairs>>,
+    samples: usize,
+    used: std::time::Instant,
+}
+
+impl SeriesCache {
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The comparison's kept samples, empty when none are kept; analyses of one comparison in
+    /// this process take turns on it, so two uploads never read the same samples twice.
+    pub fn get(&self, id: ComparisonId) -> Arc<tokio::sync::Mutex<ComparisonPairs>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = entries.entry(id).or_insert_with(|| Entry {
+            pairs: Arc::default(),
+            samples: 0,
+            used: std::time::Instant::now(),
+        });
+        entry.used = std::time::Instant::now();
+        entry.pairs.clone()
+    }
+
+    /// Records how many samples `id` now keeps and drops the least recently used other
+    /// comparisons while the total is over the budget.
+    pub fn kept(&self, id: ComparisonId, samples: usize) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = entries.get_mut(&id) {
+            entry.samples = samples;
+        }
+        let mut total: usize = entries.values().map(|e| e.samples).sum();
+        while total > self.budget {
+            let Some((&oldest, entry)) = entries
+                .iter()
+                .filter(|(k, _)| **k != id)
+                .min_by_key(|(_, e)| e.used)
+            else {
+                break;
+            };
+            total -= entry.samples;
+            entries.remove(&oldest);
+        }
+    }
+
+    /// Comparisons and samples kept, for `/metrics`-style logging.
+    pub fn size(&self) -> (usize, usize) {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        (entries.len(), entries.values().map(|e| e.samples).sum())
+    }
+}
+
+impl Default for SeriesCache {
+    fn default() -> Self {
+        Self::new(DEFAULT_BUDGET)
+    }
+}
