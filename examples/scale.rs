@@ -178,12 +178,19 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let peak_rss_kib = peak_rss_kib(server.child.id())?;
     check_results(&ctx.client, &base, &comparison_ids, &cli).await?;
-    let analyses = server.analysis_log();
+    let (analyses, served): (Vec<Analysis>, Vec<Analysis>) =
+        server.analysis_log().into_iter().partition(|a| !a.served);
     server.stop();
 
     {
         let record = ctx.record.lock().unwrap();
         report(&cli, &record, wall, &metrics, peak_rss_kib, &analyses);
+        if !served.is_empty() {
+            println!(
+                "uploads served by an analysis that began after them (no analysis of their own): {}",
+                served.len()
+            );
+        }
     }
     database.drop_it().await?;
     Ok(())
@@ -570,6 +577,14 @@ fn report(
             quantile(&read, 0.5),
             quantile(&store, 0.5)
         );
+        let waited = sorted(|a| a.waited_ms);
+        if waited.iter().all(|w| w.is_finite()) {
+            println!(
+                "waiting for another analysis of the same comparison (not counted above): p50 {:.1} ms  p99 {:.1} ms",
+                quantile(&waited, 0.5),
+                quantile(&waited, 0.99)
+            );
+        }
         // Per pair count of the analysed comparison: does the cost grow like n or n²?
         let mut by_pairs: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
         for a in analyses {
@@ -642,6 +657,11 @@ struct Analysis {
     total_ms: f64,
     read_ms: f64,
     store_ms: f64,
+    /// Waiting for another analysis of the same comparison (not in `total_ms`; NaN from
+    /// servers that do not log it).
+    waited_ms: f64,
+    /// An upload served by an analysis that began after it: nothing analysed.
+    served: bool,
 }
 
 /// The server process; its log is read on a thread for the listen address and the analysis
@@ -687,13 +707,18 @@ impl ServerProcess {
                     Some("benchgate listening") => {
                         let _ = tx.send(fields["addr"].as_str().unwrap_or_default().to_owned());
                     }
-                    Some("comparison analysed") => {
+                    Some(
+                        m
+                        @ ("comparison analysed" | "comparison already analysed with this upload"),
+                    ) => {
                         let ms = |k: &str| fields[k].as_f64().unwrap_or(f64::NAN);
                         sink.lock().unwrap().push(Analysis {
+                            served: m != "comparison analysed",
                             pairs: fields["pairs"].as_u64().unwrap_or(0),
                             total_ms: ms("elapsed_ms"),
                             read_ms: ms("read_ms"),
                             store_ms: ms("store_ms"),
+                            waited_ms: ms("waited_ms"),
                         });
                     }
                     // sqlx's "slow statement" warnings are the lock waits the latencies

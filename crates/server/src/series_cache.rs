@@ -116,9 +116,22 @@ impl RunnerPairs {
 pub struct ComparisonPairs {
     marks: UploadMarks,
     runners: BTreeMap<RunnerId, RunnerPairs>,
+    /// When the last analysis that stored its results began reading.
+    analysed_from: Option<std::time::Instant>,
 }
 
 impl ComparisonPairs {
+    /// Whether an analysis that began reading at or after `since` has stored its results:
+    /// then every upload committed before `since` is in them.
+    pub fn covers(&self, since: std::time::Instant) -> bool {
+        self.analysed_from.is_some_and(|from| from >= since)
+    }
+
+    /// Records that the analysis which began reading at `from` stored its results.
+    pub fn analysed(&mut self, from: std::time::Instant) {
+        self.analysed_from = Some(from);
+    }
+
     /// Reads the uploads not yet seen and adds them; returns how many samples were read.
     pub async fn refresh(
         &mut self,

@@ -324,3 +324,46 @@ async fn kept_samples_give_the_same_rows_as_reading_everything() {
     );
     assert_eq!((summary[2].0, summary[2].1), ("time", 6), "gamma alone");
 }
+
+/// Uploads of one comparison that arrive while it is being analysed wait, and the first
+/// analysis after them serves them all; one asked for after it stored is analysed again.
+#[tokio::test]
+async fn uploads_waiting_on_an_analysis_are_served_by_the_next_one() {
+    let f = fixture().await;
+    let alpha = runner(&f, "alpha", "Linux 6.18.44").await;
+    let id = comparison(&f, 1, 4).await;
+    measure(&f, alpha, 4, 1).await;
+    let cache = Arc::new(benchgate_server::series_cache::SeriesCache::default());
+    let held = cache.get(id);
+    let busy = held.lock().await;
+    let waiting: Vec<_> = (0..3)
+        .map(|_| {
+            let (store, cache) = (f.store.clone(), cache.clone());
+            tokio::spawn(async move {
+                analysis::analyze_comparison_cached(&store, &cache, id)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    // On this single-threaded runtime each task runs up to the lock held above.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    drop(busy);
+    let mut done = Vec::new();
+    for w in waiting {
+        done.push(w.await.unwrap());
+    }
+    let analysed = done.iter().filter(|d| !d.covered).count();
+    assert_eq!(
+        analysed, 1,
+        "one analysis for three waiting uploads: {done:?}"
+    );
+    let rows = f.store.comparison_results(id).await.unwrap();
+    assert_eq!(rows[0].result.n, 4);
+    let later = analysis::analyze_comparison_cached(&f.store, &cache, id)
+        .await
+        .unwrap();
+    assert!(!later.covered, "{later:?}");
+}
