@@ -333,7 +333,7 @@ macro_rules! impl_store {
                 // so a retry after a commit whose answer was lost reports a duplicate).
                 let mut tries = 0;
                 loop {
-                    match webhooks::record(&self.pool, delivery, effects).await {
+                    match dialect::record_delivery(&self.pool, delivery, effects).await {
                         Err(e) if e.is_broken_connection() && tries < crate::shared::RECORD_RETRIES => {
                             tries += 1;
                             tracing::info!(error = %e, tries, "database connection broke; recording the delivery again");

@@ -83,3 +83,12 @@ pub(super) async fn claim_outbox(
     messages.sort_by_key(|m| m.id);
     Ok(messages)
 }
+
+/// A webhook delivery, its effects applied one by one (a statement costs no round trip here).
+pub(super) async fn record_delivery(
+    pool: &Pool,
+    delivery: &Delivery,
+    effects: &[DeliveryEffect],
+) -> Result<DeliveryRecord, StoreError> {
+    super::webhooks::record(pool, delivery, effects).await
+}

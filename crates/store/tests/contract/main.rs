@@ -71,4 +71,5 @@ contract_tests!(
     one_active_anchor_comparison_per_pair_of_commits,
     reading_since_marks_returns_each_upload_once,
     a_large_round_is_stored_whole,
+    a_pull_request_delivery_records_its_rows,
 );
