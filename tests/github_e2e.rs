@@ -1064,14 +1064,16 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
         git(&repo, &["commit", "-qm", message]);
         git(&repo, &["rev-parse", "HEAD"])
     };
-    work(6_000_000);
+    // Runs of ~0.2 s of CPU: the 5–6 ms each run's CPU time varies by here is ~3% of that
+    // (at 60 ms it was ~9%, and the anchor's interval did not clear the 5% margin).
+    work(18_000_000);
     let c0 = commit("start");
     std::fs::write(repo.join("README"), "docs only\n").unwrap();
     let c1 = commit("docs (#1)");
-    work(9_000_000);
+    work(27_000_000);
     let c2 = commit("Merge pull request #2 from octo/slower-parser");
     let mut creep = Vec::new();
-    let mut n = 9_000_000f64;
+    let mut n = 27_000_000f64;
     for i in 0..4 {
         n *= 1.045;
         work(n as u64);
@@ -1233,7 +1235,7 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
     let c7 = commit("docs again");
     std::fs::write(repo.join("NOTES"), "notes\n").unwrap();
     let c8 = commit("notes");
-    work(6_000_000);
+    work(18_000_000);
     let c9 = commit("Revert the slower parser (#3)");
     let last = creep[3].clone();
     for (delivery, payload) in [
