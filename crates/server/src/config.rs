@@ -27,6 +27,12 @@ pub struct ServeArgs {
     )]
     pub database_url: String,
 
+    /// Connections to Postgres this server holds at most (SQLite keeps its own 8). Size it to
+    /// the agents uploading at once and what the database allows, across all replicas.
+    #[arg(long, env = "BENCHGATE_DATABASE_POOL_SIZE", default_value_t = benchgate_store::DEFAULT_POOL_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub database_pool_size: u32,
+
     /// Log format.
     #[arg(long, env = "BENCHGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
@@ -82,6 +88,7 @@ impl fmt::Debug for ServeArgs {
                 "database_url",
                 &benchgate_store::mask_url(&self.database_url),
             )
+            .field("database_pool_size", &self.database_pool_size)
             .field("log_format", &self.log_format)
             .field("body_limit", &self.body_limit)
             .field("request_timeout_secs", &self.request_timeout_secs)

@@ -100,7 +100,8 @@ pub async fn start(
     args.github
         .webhook_secrets()
         .context("refusing to start: the webhook secret list is malformed")?;
-    let store = benchgate_store::connect(&args.database_url).await?;
+    let store =
+        benchgate_store::connect_with_pool(&args.database_url, args.database_pool_size).await?;
     store.migrate().await.context("applying migrations")?;
     let listener = TcpListener::bind(args.listen)
         .await

@@ -27,10 +27,20 @@ use std::sync::Arc;
 /// or `postgres://…`. Anything else, or a database that cannot be reached, is
 /// [`StoreError::Connect`] naming the URL with its password masked. Does not migrate.
 pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    connect_with_pool(url, DEFAULT_POOL_SIZE).await
+}
+
+/// Connections a Postgres store holds at most unless told otherwise.
+pub const DEFAULT_POOL_SIZE: u32 = 16;
+
+/// [`connect`], holding at most `pool_size` connections to Postgres (SQLite ignores it).
+pub async fn connect_with_pool(url: &str, pool_size: u32) -> Result<Arc<dyn Store>, StoreError> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteStore::connect(url).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PostgresStore::connect(url).await?))
+        Ok(Arc::new(
+            PostgresStore::connect_with_pool(url, pool_size).await?,
+        ))
     } else {
         Err(url::connect_error(
             url,

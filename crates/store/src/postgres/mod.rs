@@ -80,6 +80,11 @@ pub struct PostgresStore {
 impl PostgresStore {
     /// Connects to the database named by a `postgres://` URL.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with_pool(url, crate::DEFAULT_POOL_SIZE).await
+    }
+
+    /// [`Self::connect`], holding at most `pool_size` connections.
+    pub async fn connect_with_pool(url: &str, pool_size: u32) -> Result<Self, StoreError> {
         let options =
             PgConnectOptions::from_str(url).map_err(|e| crate::url::connect_error(url, e))?;
         // One direct attempt first: a pool would retry a refused connection until its
@@ -89,7 +94,7 @@ impl PostgresStore {
             .map_err(|e| crate::url::connect_error(url, e))?;
         let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
-            .max_connections(crate::shared::POSTGRES_POOL_SIZE)
+            .max_connections(pool_size.max(1))
             // A ping only for a connection that sat idle (one a database restart broke is
             // replaced); pinging on every acquire cost a busy server one round trip in eight.
             .test_before_acquire(false)

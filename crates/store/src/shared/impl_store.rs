@@ -331,10 +331,13 @@ macro_rules! impl_store {
                 // A connection that broke since its last use fails once and is dropped; the
                 // delivery is tried again on another (it is idempotent on its delivery id,
                 // so a retry after a commit whose answer was lost reports a duplicate).
+                // Each try drops the broken connection it got, and a restart can break every
+                // connection in the pool.
+                let retries = self.pool.options().get_max_connections();
                 let mut tries = 0;
                 loop {
                     match dialect::record_delivery(&self.pool, delivery, effects).await {
-                        Err(e) if e.is_broken_connection() && tries < crate::shared::RECORD_RETRIES => {
+                        Err(e) if e.is_broken_connection() && tries < retries => {
                             tries += 1;
                             tracing::info!(error = %e, tries, "database connection broke; recording the delivery again");
                         }

@@ -28,13 +28,6 @@ pub(crate) mod webhooks;
 use chrono::{DateTime, SubsecRound, Utc};
 use std::time::Duration;
 
-/// Connections in a Postgres pool.
-pub(crate) const POSTGRES_POOL_SIZE: u32 = 16;
-
-/// Times a webhook delivery is recorded again after its connection broke: each try drops the
-/// broken connection it got, and a restart can break every connection in the pool.
-pub(crate) const RECORD_RETRIES: u32 = POSTGRES_POOL_SIZE;
-
 /// The current time at the precision Postgres keeps (microseconds), so values read back
 /// compare equal to what was written.
 pub(crate) fn now() -> DateTime<Utc> {

@@ -93,3 +93,44 @@ async fn deliveries_survive_sessions_ended_by_the_server() {
             .unwrap();
     assert_eq!(n, 1);
 }
+
+/// `--database-pool-size`: the store never holds more connections than it was given, however
+/// many deliveries arrive at once, and none of them is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_pool_holds_at_most_its_size() {
+    let Some(db) = support::postgres().await else {
+        return;
+    };
+    let name = db.url.rsplit('/').next().unwrap().to_owned();
+    let store = connect_with_pool(&db.url, 2).await.unwrap();
+    let burst: Vec<_> = (0..24)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let d = delivery(&format!("burst-{i}"));
+                store.record_delivery(&d, &effect(100 + i)).await.unwrap()
+            })
+        })
+        .collect();
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let mut most = 0;
+    for b in burst {
+        let (open,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        )
+        .bind(&name)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        most = most.max(open);
+        assert!(matches!(b.await.unwrap(), DeliveryRecord::Recorded { .. }));
+    }
+    // 2 of this store, and the one the fixture's own store kept from migrating.
+    assert!(most <= 3, "{most} connections open");
+    let (n,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM webhook_deliveries WHERE delivery_id LIKE 'burst-%'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(n, 24);
+}
