@@ -3,7 +3,7 @@
 //! that broke since its last use is recorded again on another, and a connection that sat idle
 //! is pinged and replaced. Nothing is lost and nothing is recorded twice.
 
-use crate::support;
+use crate::support::{self, delivery};
 use benchgate_store::*;
 use sqlx::Connection as _;
 
@@ -19,15 +19,6 @@ async fn end_sessions(url: &str, db: &str) -> i64 {
     .await
     .unwrap();
     ended.iter().filter(|(ok,)| *ok).count() as i64
-}
-
-fn delivery(id: &str) -> Delivery {
-    Delivery {
-        delivery_id: id.into(),
-        event: "pull_request".into(),
-        action: Some("opened".into()),
-        outcome: "scheduled".into(),
-    }
 }
 
 fn effect(n: i64) -> Vec<DeliveryEffect> {
@@ -48,7 +39,7 @@ async fn deliveries_survive_sessions_ended_by_the_server() {
         .map(|i| {
             let store = db.store.clone();
             tokio::spawn(async move {
-                let d = delivery(&format!("warm-{i}"));
+                let d = delivery(&format!("warm-{i}"), "scheduled");
                 store.record_delivery(&d, &effect(i)).await.unwrap()
             })
         })
@@ -64,7 +55,7 @@ async fn deliveries_survive_sessions_ended_by_the_server() {
     // Used less than a second ago, so not pinged: the first try fails and is retried.
     let recorded = db
         .store
-        .record_delivery(&delivery("after-end"), &effect(10))
+        .record_delivery(&delivery("after-end", "scheduled"), &effect(10))
         .await
         .expect("recorded on a new connection");
     assert!(
@@ -73,7 +64,7 @@ async fn deliveries_survive_sessions_ended_by_the_server() {
     );
     let again = db
         .store
-        .record_delivery(&delivery("after-end"), &effect(10))
+        .record_delivery(&delivery("after-end", "scheduled"), &effect(10))
         .await
         .unwrap();
     assert_eq!(again, DeliveryRecord::Duplicate, "recorded once");
@@ -107,7 +98,7 @@ async fn the_pool_holds_at_most_its_size() {
         .map(|i| {
             let store = store.clone();
             tokio::spawn(async move {
-                let d = delivery(&format!("burst-{i}"));
+                let d = delivery(&format!("burst-{i}"), "scheduled");
                 store.record_delivery(&d, &effect(100 + i)).await.unwrap()
             })
         })

@@ -131,6 +131,32 @@ pub async fn runner(store: &Arc<dyn Store>, name: &str, with: &[&str]) -> NewRun
         .expect("add runner")
 }
 
+/// A comparison of one job on `acme/widgets`, claimed by a new runner `r1` (label `x`).
+pub async fn one_claimed_job(store: &Arc<dyn Store>) -> (CreatedComparison, ClaimedJob) {
+    let repo = repo(store, "acme/widgets").await;
+    let r1 = runner(store, "r1", &["x"]).await.runner;
+    let created = store
+        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    (created, claim)
+}
+
+/// A `pull_request` delivery with id `id`.
+pub fn delivery(id: &str, outcome: &str) -> Delivery {
+    Delivery {
+        delivery_id: id.into(),
+        event: "pull_request".into(),
+        action: Some("opened".into()),
+        outcome: outcome.into(),
+    }
+}
+
 /// `n` normal-priority jobs of `rounds` rounds.
 pub fn jobs(n: usize, max_attempts: i64) -> Vec<NewJob> {
     (0..n)

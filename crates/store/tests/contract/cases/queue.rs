@@ -185,17 +185,7 @@ pub async fn late_upload_after_reap_is_lease_lost(store: Arc<dyn Store>) {
 }
 
 pub async fn reupload_is_idempotent(store: Arc<dyn Store>) {
-    let repo = repo(&store, "acme/widgets").await;
-    let r1 = runner(&store, "r1", &["x"]).await.runner;
-    let created = store
-        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(1, 3)))
-        .await
-        .unwrap();
-    let claim = store
-        .claim_job(r1.id, &labels(&["x"]), LEASE)
-        .await
-        .unwrap()
-        .unwrap();
+    let (created, claim) = one_claimed_job(&store).await;
     let first = store
         .upload_round(claim.job.id, &claim.lease, &round(0, 100.0, 110.0))
         .await;

@@ -154,17 +154,7 @@ pub async fn reading_since_marks_returns_each_upload_once(store: Arc<dyn Store>)
 /// A round of a large suite is stored whole across several insert statements, a repeat inside
 /// one round is a duplicate, and a resent round is all duplicates.
 pub async fn a_large_round_is_stored_whole(store: Arc<dyn Store>) {
-    let repo = repo(&store, "acme/widgets").await;
-    let r1 = runner(&store, "r1", &["x"]).await.runner;
-    let c = store
-        .create_comparison(&comparison(&repo, None, "h1", "x", jobs(1, 3)))
-        .await
-        .unwrap();
-    let claim = store
-        .claim_job(r1.id, &labels(&["x"]), LEASE)
-        .await
-        .unwrap()
-        .unwrap();
+    let (c, claim) = one_claimed_job(&store).await;
     let template = round(0, 100.0, 110.0);
     let mut samples = Vec::new();
     for i in 0..1_250 {

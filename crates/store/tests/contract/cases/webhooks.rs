@@ -5,12 +5,7 @@ use benchgate_store::*;
 use std::sync::Arc;
 
 fn delivery(id: &str) -> Delivery {
-    Delivery {
-        delivery_id: id.into(),
-        event: "pull_request".into(),
-        action: Some("opened".into()),
-        outcome: "enqueued".into(),
-    }
+    crate::support::delivery(id, "enqueued")
 }
 
 pub async fn redelivery_does_nothing_twice(store: Arc<dyn Store>) {
