@@ -8,6 +8,20 @@ pub struct SpinArgs {
     /// Rounds of the xorshift generator to compute.
     #[arg(long, default_value_t = 10_000_000)]
     pub iterations: u64,
+    /// Also print a modelled time, as a libtest bench line `test spin ... bench: T ns/iter`,
+    /// with T = iterations ns × a log-normal factor of this relative spread (0.01 = 1%).
+    /// Tests whose verdicts must not depend on how loaded the machine is gate on it.
+    #[arg(long, value_name = "SPREAD", value_parser = spread)]
+    pub modelled_spread: Option<f64>,
+}
+
+fn spread(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..=1.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "expected a fraction between 0 and 1, found {text:?}"
+        )),
+    }
 }
 
 /// Runs `iterations` steps of xorshift64 and returns the final state. Each step depends on the
@@ -26,16 +40,55 @@ pub fn spin(iterations: u64) -> u64 {
 /// Runs the workload and prints its checksum (printing keeps the work observable).
 pub fn run(args: &SpinArgs) {
     println!("{}", spin(std::hint::black_box(args.iterations)));
+    if let Some(spread) = args.modelled_spread {
+        let ns = modelled_ns(args.iterations, spread, rand::random(), rand::random());
+        println!("test spin ... bench: {ns:.1} ns/iter");
+    }
+}
+
+/// `iterations` ns scaled by exp(spread · z), z standard normal from two uniforms (Box–Muller).
+fn modelled_ns(iterations: u64, spread: f64, u1: f64, u2: f64) -> f64 {
+    let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    iterations as f64 * (spread * z).exp()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::spin;
+    use super::{modelled_ns, spin};
 
     #[test]
     fn is_deterministic_and_depends_on_the_count() {
         assert_eq!(spin(1000), spin(1000));
         assert_ne!(spin(1000), spin(1001));
         assert_eq!(spin(0), 0x9E37_79B9_7F4A_7C15);
+    }
+
+    #[test]
+    fn the_modelled_time_scales_with_the_count_and_spreads_as_asked() {
+        // u2 = 0 takes z = sqrt(-2 ln(1 - u1)): u1 = 1 - e^{-1/2} gives z = 1.
+        let u1 = 1.0 - (-0.5f64).exp();
+        assert!((modelled_ns(1000, 0.02, u1, 0.0) - 1000.0 * 0.02f64.exp()).abs() < 1e-9);
+        assert_eq!(modelled_ns(1000, 0.0, u1, 0.0), 1000.0);
+        // u1 = 0 gives z = 0: no noise at all.
+        assert_eq!(modelled_ns(2000, 0.5, 0.0, 0.3), 2000.0);
+    }
+
+    #[test]
+    fn the_modelled_log_times_have_the_asked_spread() {
+        // A fixed stream of uniforms (an LCG), so the check is exact to repeat.
+        let mut state: u64 = 42;
+        let mut uniform = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let logs: Vec<f64> = (0..100_000)
+            .map(|_| (modelled_ns(1_000_000, 0.01, uniform(), uniform()) / 1e6).ln())
+            .collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+        assert!(mean.abs() < 1e-4, "mean {mean}");
+        assert!((var.sqrt() / 0.01 - 1.0).abs() < 0.02, "sd {}", var.sqrt());
     }
 }
