@@ -2,7 +2,9 @@
 //! there is none (A/A), however often one looks, beside a naive repeated t interval; and how
 //! soon it detects a real 4% change at 2.5% spread per run; how the interval holds up when
 //! head's spread is twice base's and under drift, and how several runners combined
-//! (stratified, docs/statistics.md "Several runners") decide sooner.
+//! (stratified, docs/statistics.md "Several runners") decide sooner; and how far below the
+//! engine's rounds a test can go that stays valid whatever the spread, using the A/A spread
+//! only as tuning (section 8, "What the A/A history could buy").
 //!
 //! `cargo run --release -p benchgate-stats --example calibration [-- RUNS SEED]`
 
@@ -196,6 +198,119 @@ fn known_spread_first_claim(
     None
 }
 
+/// An e-process for "the mean log-ratio is 0" that holds whatever the pairs' spread, and uses
+/// the A/A spread `sigma` only as tuning. Component δ is the likelihood ratio of N(δ, σ²)
+/// against N(0, σ² + δ²), the null nearest to it; under N(0, s²) its expectation is at most 1
+/// for every s (the maximum, exactly 1, is at s² = σ² + δ²), so each component, and any fixed
+/// mixture of them, is a test supermartingale for every spread, even one that changes per pair.
+struct ScaleFree {
+    /// Per component: ln L = a·Σd² + b·Σd + n·c, and its log weight.
+    components: Vec<[f64; 4]>,
+}
+
+impl ScaleFree {
+    /// Weights at the given `(δ, w)`; the weights sum to 1.
+    fn new(sigma: f64, deltas: &[(f64, f64)]) -> Self {
+        let total: f64 = deltas.iter().map(|(_, w)| w).sum();
+        let s2 = sigma * sigma;
+        let components = deltas
+            .iter()
+            .map(|&(delta, w)| {
+                let a = 0.5 / (s2 + delta * delta) - 0.5 / s2;
+                let b = delta / s2;
+                let c = -delta * delta / (2.0 * s2) + 0.5 * (delta * delta / s2).ln_1p();
+                [a, b, c, (w / total).ln()]
+            })
+            .collect();
+        Self { components }
+    }
+
+    /// δ ~ N(0, (τσ)²), on 32 points of ±4 prior sd (δ = 0 is left out: it never bets).
+    fn normal_prior(sigma: f64, tau: f64) -> Self {
+        let deltas: Vec<(f64, f64)> = (-16..=16)
+            .filter(|&k| k != 0)
+            .map(|k| {
+                let z = k as f64 / 4.0;
+                (z * tau * sigma, (-0.5 * z * z).exp())
+            })
+            .collect();
+        Self::new(sigma, &deltas)
+    }
+
+    /// ln of the mixture after `n` pairs with sums `s1` = Σd, `s2` = Σd².
+    fn ln_e(&self, n: usize, s1: f64, s2: f64) -> f64 {
+        let n = n as f64;
+        let logs = self
+            .components
+            .iter()
+            .map(|[a, b, c, lw]| lw + a * s2 + b * s1 + n * c);
+        let max = logs.clone().fold(f64::NEG_INFINITY, f64::max);
+        max + logs.map(|l| (l - max).exp()).sum::<f64>().ln()
+    }
+}
+
+/// E[component δ] under N(0, s²), in closed form: a Gaussian integral of exp(a·d² + b·d + c).
+fn scale_free_expectation(sigma: f64, delta: f64, s: f64) -> f64 {
+    let s2 = sigma * sigma;
+    let a = 0.5 / (s2 + delta * delta) - 0.5 / s2;
+    let b = delta / s2;
+    let c = -delta * delta / (2.0 * s2) + 0.5 * (delta * delta / s2).ln_1p();
+    let v = s * s;
+    ((b * b * v / (2.0 * (1.0 - 2.0 * a * v))) + c).exp() / (1.0 - 2.0 * a * v).sqrt()
+}
+
+/// How a scenario's per-run noise is drawn.
+#[derive(Clone, Copy)]
+enum Noise {
+    Normal,
+    /// Student t with 3 degrees of freedom, scaled to the same sd: heavy tails.
+    HeavyTails,
+}
+
+/// Student t with 3 degrees of freedom scaled to unit sd (t_3 has variance 3).
+fn student_t3(rng: &mut Xoshiro256) -> f64 {
+    let chi2: f64 = (0..3).map(|_| rng.normal().powi(2)).sum();
+    rng.normal() / (chi2 / 3.0).sqrt() / 3f64.sqrt()
+}
+
+/// An A/A pair whose runs have heavy-tailed noise of `RUN_SPREAD` sd.
+fn heavy_pair(rng: &mut Xoshiro256) -> f64 {
+    RUN_SPREAD * (student_t3(rng) - student_t3(rng))
+}
+
+/// Pairs until `test` reaches 1/alpha (a claim), looking after every pair; `None` within `max`.
+fn scale_free_first_claim(
+    rng: &mut Xoshiro256,
+    test: &ScaleFree,
+    machine: Machine,
+    noise: Noise,
+    effect: f64,
+    max: usize,
+) -> Option<usize> {
+    let threshold = -ALPHA.ln();
+    let draw = |rng: &mut Xoshiro256| match noise {
+        Noise::Normal => rng.normal(),
+        Noise::HeavyTails => student_t3(rng),
+    };
+    let (mut s1, mut s2) = (0.0, 0.0);
+    for n in 1..=max {
+        let base = RUN_SPREAD * draw(rng);
+        let head = effect + machine.head_spread * RUN_SPREAD * draw(rng);
+        let position = if n % 2 == 1 {
+            machine.drift
+        } else {
+            -machine.drift
+        };
+        let d = head - base + position;
+        s1 += d;
+        s2 += d * d;
+        if test.ln_e(n, s1, s2) >= threshold {
+            return Some(n);
+        }
+    }
+    None
+}
+
 /// The smallest number of rounds by which at least `share` of the runs had claimed.
 fn quantile_rounds(firsts: &mut [usize], share: f64) -> usize {
     firsts.sort_unstable();
@@ -375,6 +490,84 @@ fn main() {
         .collect();
     let known_median = quantile_rounds(&mut known_firsts, 0.5);
     let known_p80 = quantile_rounds(&mut known_firsts, 0.8);
+    // Tests that hold whatever the spread, with the A/A spread as tuning only (ScaleFree), a
+    // tenth of the runs: how far below the t-mixture's rounds can a valid test go?
+    // Its own stream, so the tables above and below keep the numbers they had before it.
+    let mut rng_sf = Xoshiro256::new(seed ^ 0x5CA1_EF4E_E000_0001);
+    let sf_runs = (runs / 10).max(1);
+    let sf_started = Instant::now();
+    // Each component's expectation over spreads from 1/100 to 100 times sigma (log grid).
+    let sf_sup = [0.1, 0.5, 1.0, 2.0, 10.0]
+        .iter()
+        .flat_map(|&delta_over_sigma| {
+            (0..=4000).map(move |k| {
+                let s = sigma * 10f64.powf(-2.0 + k as f64 / 1000.0);
+                scale_free_expectation(sigma, delta_over_sigma * sigma, s)
+            })
+        })
+        .fold(0.0, f64::max);
+    let mixture = ScaleFree::normal_prior(sigma, 1.0);
+    let drift = Machine {
+        head_spread: 1.0,
+        drift: 0.005,
+    };
+    let sf_aa: Vec<(&str, usize)> = [
+        ("quiet", QUIET, Noise::Normal),
+        ("head spread 2x base", head_2x, Noise::Normal),
+        ("drift 0.5% per run", drift, Noise::Normal),
+        ("heavy tails (t, 3 df)", QUIET, Noise::HeavyTails),
+    ]
+    .into_iter()
+    .map(|(name, machine, noise)| {
+        let claims = (0..sf_runs)
+            .filter(|_| {
+                scale_free_first_claim(&mut rng_sf, &mixture, machine, noise, 0.0, MAX_PAIRS)
+                    .is_some()
+            })
+            .count();
+        (name, claims)
+    })
+    .collect();
+    // The engine's interval under the same heavy tails.
+    let engine_heavy = (0..sf_runs)
+        .filter(|_| {
+            let mut cs = ConfidenceSequence::new(boundary, 0.0);
+            (1..=MAX_PAIRS).any(|_| {
+                cs.push(heavy_pair(&mut rng_sf)).unwrap();
+                !cs.running_interval().contains(0.0)
+            })
+        })
+        .count();
+    let oracle = ScaleFree::new(sigma, &[(effect, 1.0), (-effect, 1.0)]);
+    let designs: [(&str, ScaleFree); 4] = [
+        (
+            "normal prior on the effect, sd 0.5 sigma",
+            ScaleFree::normal_prior(sigma, 0.5),
+        ),
+        (
+            "normal prior on the effect, sd 1 sigma",
+            ScaleFree::normal_prior(sigma, 1.0),
+        ),
+        (
+            "normal prior on the effect, sd 2 sigma",
+            ScaleFree::normal_prior(sigma, 2.0),
+        ),
+        ("the true effect, +-4% (an oracle)", oracle),
+    ];
+    let sf_speed: Vec<(&str, usize, usize)> = designs
+        .iter()
+        .map(|(name, test)| {
+            let mut firsts: Vec<usize> = (0..sf_runs)
+                .map(|_| {
+                    scale_free_first_claim(&mut rng_sf, test, QUIET, Noise::Normal, effect, 100)
+                        .unwrap_or(101)
+                })
+                .collect();
+            let median = quantile_rounds(&mut firsts, 0.5);
+            (*name, median, quantile_rounds(&mut firsts, 0.8))
+        })
+        .collect();
+    let sf_time = sf_started.elapsed();
     // Main's history: chains of paired steps (docs/statistics.md, "Main's history"), a tenth
     // of the runs (each is 20 comparisons). Coverage: the band holds the true cumulative
     // change at every point. Creep: +5% spread over 4 steps (1.25% each, below what one step
@@ -479,6 +672,30 @@ fn main() {
     println!(
         "  4% slow-down called by: median {known_median} pairs, 80% of runs {known_p80} pairs"
     );
+    println!();
+    println!(
+        "Valid whatever the spread, A/A spread as tuning only (likelihood ratio against the \
+         nearest null; not used by the engine), {sf_runs} runs"
+    );
+    println!(
+        "  largest expectation of one component under N(0, s^2), s = sigma/100 .. 100 sigma: \
+         {sf_sup:.12}"
+    );
+    for (name, claims) in &sf_aa {
+        println!(
+            "  A/A false-result rate, every pair to {MAX_PAIRS}, {name:<22} {}",
+            rate(*claims, sf_runs)
+        );
+    }
+    println!(
+        "  the engine's interval, heavy tails (t, 3 df), the same looks        {}",
+        rate(engine_heavy, sf_runs)
+    );
+    println!("  4% slow-down called by (median | 80% of runs):");
+    for (name, median, p80) in &sf_speed {
+        println!("    {name:<42} | {median:>3} | {p80:>3}");
+    }
+    println!("  ({:.1} s)", sf_time.as_secs_f64());
     println!();
     println!("Main's history, {chain_runs} runs, {STEP_PAIRS} pairs per comparison");
     println!(
