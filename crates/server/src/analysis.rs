@@ -11,11 +11,12 @@ use std::sync::Arc;
 use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport, StoredComparisonConfig};
 use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKind};
 use benchgate_stats::{
-    AnalysisOptions, RoundOrder, StatsError, Stratum, analyze_strata, plan_n_star,
+    AnalysisOptions, RoundOrder, StatsError, StrataMemo, Stratum, analyze_strata,
+    analyze_strata_with, plan_n_star,
 };
 use benchgate_store::{ComparisonId, RepositoryId, RunnerId, Sample, Store, StoreError};
 
-use crate::series_cache::{ComparisonPairs, RunnerPairs, SeriesCache};
+use crate::series_cache::{ComparisonPairs, RunnerPairs, SeriesCache, SeriesMemos};
 
 /// Error level of every interval (the documented policy).
 pub const ALPHA: f64 = 0.05;
@@ -213,6 +214,7 @@ async fn analyze_pairs(
         read: reading.elapsed(),
         ..Analysed::default()
     };
+    let mut memos = std::mem::take(&mut kept.memos);
     let runners: Vec<(RunnerId, &RunnerPairs)> =
         kept.runners().iter().map(|(id, r)| (*id, r)).collect();
     for group in hardware_groups(store, &runners).await? {
@@ -224,6 +226,7 @@ async fn analyze_pairs(
             &options,
             &plan,
             &rules,
+            &mut memos,
         )
         .await?;
         done.rows += results.len();
@@ -248,6 +251,7 @@ async fn analyze_pairs(
         }
         done.stored += storing.elapsed();
     }
+    kept.memos = memos;
     Ok(done)
 }
 
@@ -339,6 +343,7 @@ async fn analyze_group(
     options: &AnalysisOptions,
     plan: &NStarPlan,
     rules: &Arc<benchgate_api::RuleSet>,
+    memos: &mut SeriesMemos,
 ) -> Result<Vec<BenchmarkResult>, StoreError> {
     let mut keyed: BTreeMap<(String, String), Vec<Measured>> = BTreeMap::new();
     for (runner_id, member) in members {
@@ -378,13 +383,40 @@ async fn analyze_group(
     let runners: Vec<i64> = members.iter().map(|(id, _)| id.0).collect();
     // Thousands of series are tens of milliseconds of CPU: off the async workers, so claims
     // and long polls are not held up behind an analysis.
+    // Only a group of several runners keeps memos; the lead runner names the group's.
+    let lead = members[0].0;
+    let mut group_memos: BTreeMap<(String, String), StrataMemo> = BTreeMap::new();
+    if members.len() > 1 {
+        for (benchmark, metric) in keyed.keys() {
+            let memo = memos
+                .remove(&(lead, benchmark.clone(), metric.clone()))
+                .unwrap_or_default();
+            group_memos.insert((benchmark.clone(), metric.clone()), memo);
+        }
+    }
     let (options, plan, rules) = (options.clone(), plan.clone(), Arc::clone(rules));
     let computed = tokio::task::spawn_blocking(move || {
-        analyze_series(keyed, one_sided, &names, &runners, &options, &plan, &rules)
+        let results = analyze_series(
+            keyed,
+            one_sided,
+            (&names, &runners),
+            &options,
+            &plan,
+            &rules,
+            &mut group_memos,
+        );
+        (results, group_memos)
     })
     .await;
     match computed {
-        Ok(results) => Ok(results),
+        Ok((results, group_memos)) => {
+            for ((benchmark, metric), memo) in group_memos {
+                if !memo.is_empty() {
+                    memos.insert((lead, benchmark, metric), memo);
+                }
+            }
+            Ok(results)
+        }
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => Err(StoreError::Corrupt(format!("analysis task ended: {e}"))),
     }
@@ -397,11 +429,12 @@ type Measured = (Pairs, Option<benchgate_stats::NoiseFloor>);
 fn analyze_series(
     keyed: BTreeMap<(String, String), Vec<Measured>>,
     one_sided: BTreeMap<(String, String), (Side, String, Direction)>,
-    names: &[String],
-    runners: &[i64],
+    // The runners' names for the rows of a combined group (none for one runner), and ids.
+    (names, runners): (&[String], &[i64]),
     options: &AnalysisOptions,
     plan: &NStarPlan,
     rules: &benchgate_api::RuleSet,
+    memos: &mut BTreeMap<(String, String), StrataMemo>,
 ) -> Vec<BenchmarkResult> {
     let mut results = Vec::new();
     for ((benchmark, metric), per_runner) in keyed {
@@ -421,7 +454,11 @@ fn analyze_series(
             min_effect: rule_min_effect(rules, &benchmark).unwrap_or(options.min_effect),
             ..options.clone()
         };
-        let mut row = match analyze_strata(&strata, &options) {
+        let analysed = match memos.get_mut(&(benchmark.clone(), metric.clone())) {
+            Some(memo) => analyze_strata_with(&strata, &options, memo),
+            None => analyze_strata(&strata, &options),
+        };
+        let mut row = match analysed {
             Ok(analysis) => analysis.to_result(&benchmark, &metric, &unit),
             Err(e) => {
                 if matches!(e, StatsError::TooFewPairs { .. }) {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use benchgate_api::{Direction, Side};
+use benchgate_stats::StrataMemo;
 use benchgate_store::{
     ComparisonId, JobId, RunnerId, RunnerSeries, Sample, Store, StoreError, UploadMarks,
 };
@@ -118,7 +119,12 @@ pub struct ComparisonPairs {
     runners: BTreeMap<RunnerId, RunnerPairs>,
     /// When the last analysis that stored its results began reading.
     analysed_from: Option<std::time::Instant>,
+    /// Per group lead runner, benchmark and metric: what the last stratified analysis kept.
+    pub memos: SeriesMemos,
 }
+
+/// [`StrataMemo`]s of a comparison's series combined over several runners.
+pub type SeriesMemos = HashMap<(RunnerId, String, String), StrataMemo>;
 
 impl ComparisonPairs {
     /// Whether an analysis that began reading at or after `since` has stored its results:

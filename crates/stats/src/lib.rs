@@ -42,7 +42,7 @@ pub use multiplicity::{
 pub use order::{Standing, report_order, standing};
 pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
-pub use stratified::{Stratum, analyze_strata};
+pub use stratified::{StrataMemo, Stratum, analyze_strata, analyze_strata_with};
 pub use verdict::{Progress, Verdict, decide, total_rounds_needed};
 pub use walsh::walsh_order_statistic;
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -8,10 +8,11 @@
 
 use crate::analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
 use crate::confidence_sequence::MixtureBoundary;
+use crate::drift::drift_regression;
 use crate::error::StatsError;
 use crate::floor::{NoiseFloor, practical_margin};
 use crate::interval::Interval;
-use crate::paired::paired_log_ratios;
+use crate::paired::{has_zero_spread, paired_log_ratios};
 use crate::verdict::{Progress, Verdict, verdict};
 
 /// One runner's paired samples of a benchmark and metric, with its order and floor.
@@ -22,6 +23,72 @@ pub struct Stratum<'a> {
     /// Per pair: base ran first.
     pub base_first: &'a [bool],
     pub floor: Option<&'a NoiseFloor>,
+}
+
+/// What [`analyze_strata_with`] kept of a series' last analysis: each runner's log-ratios and
+/// the running interval after every look. Rounds only ever append, so the next analysis
+/// recomputes only the looks a new pair changed: the same numbers, without the per-look root
+/// finding over every earlier look (the most costly part of analysing several runners).
+#[derive(Debug, Clone, Default)]
+pub struct StrataMemo {
+    /// The boundary's tuning and the runners' count the looks were computed with.
+    key: Option<(usize, u64, u64)>,
+    log_ratios: Vec<Vec<f64>>,
+    /// The fold after looks 2, 3, …
+    looks: Vec<LookFold>,
+}
+
+/// The running interval and evidence after one look.
+#[derive(Debug, Clone, Copy)]
+struct LookFold {
+    running: Interval,
+    current: Interval,
+    crossed: bool,
+    max_ln_e: f64,
+}
+
+impl StrataMemo {
+    /// Whether it holds nothing (a series of one runner is never memoised).
+    pub fn is_empty(&self) -> bool {
+        self.looks.is_empty() && self.log_ratios.is_empty()
+    }
+
+    /// The first look whose runners' prefixes differ from what was kept (2 when nothing can be
+    /// reused), forgetting the looks from there on.
+    fn reuse(&mut self, key: (usize, u64, u64), log_ratios: &[Vec<f64>]) -> usize {
+        let unchanged = |kept: &[f64], now: &[f64]| {
+            kept.len() <= now.len()
+                && kept
+                    .iter()
+                    .zip(now)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+        };
+        let first = if self.key != Some(key)
+            || self.log_ratios.len() != log_ratios.len()
+            || !self
+                .log_ratios
+                .iter()
+                .zip(log_ratios)
+                .all(|(k, d)| unchanged(k, d))
+        {
+            2
+        } else {
+            // A runner with a new pair changes every look past its old length.
+            self.log_ratios
+                .iter()
+                .zip(log_ratios)
+                .filter(|(k, d)| d.len() > k.len())
+                .map(|(k, _)| k.len() + 1)
+                .min()
+                .unwrap_or(usize::MAX)
+                .max(2)
+        };
+        self.looks
+            .truncate(first.saturating_sub(2).min(self.looks.len()));
+        self.key = Some(key);
+        self.log_ratios = log_ratios.to_vec();
+        2 + self.looks.len()
+    }
 }
 
 /// Running mean and sd of one runner's log-ratios at any prefix length.
@@ -178,6 +245,16 @@ pub fn analyze_strata(
     strata: &[Stratum<'_>],
     opts: &AnalysisOptions,
 ) -> Result<BenchmarkAnalysis, StatsError> {
+    analyze_strata_with(strata, opts, &mut StrataMemo::default())
+}
+
+/// [`analyze_strata`], reusing what `memo` kept of the series' previous analysis and keeping
+/// this one's in it: the result is the same, number for number.
+pub fn analyze_strata_with(
+    strata: &[Stratum<'_>],
+    opts: &AnalysisOptions,
+    memo: &mut StrataMemo,
+) -> Result<BenchmarkAnalysis, StatsError> {
     if let [one] = strata {
         let opts = AnalysisOptions {
             order: RoundOrder::BaseFirst(one.base_first.to_vec()),
@@ -204,17 +281,22 @@ pub fn analyze_strata(
         // A deterministic metric: every pair of every runner says the same.
         return Ok(analysis);
     }
-    let prefixes: Vec<Prefix> = strata
+    let log_ratios: Vec<Vec<f64>> = strata
         .iter()
-        .map(|s| paired_log_ratios(s.base, s.head).map(|d| Prefix::new(&d)))
+        .map(|s| paired_log_ratios(s.base, s.head))
         .collect::<Result<_, _>>()?;
+    let prefixes: Vec<Prefix> = log_ratios.iter().map(|d| Prefix::new(d)).collect();
     let k = strata.len() as f64;
     let boundary = MixtureBoundary::tuned(opts.alpha, (opts.n_star / k).max(2.0))?;
     let threshold = -opts.alpha.ln();
     let longest = prefixes.iter().map(Prefix::len).max().unwrap_or(0);
-    let (mut running, mut current) = (Interval::WHOLE_LINE, Interval::WHOLE_LINE);
-    let (mut crossed, mut max_ln_e) = (false, 0.0_f64);
-    for look in 2..=longest {
+    let key = (strata.len(), opts.alpha.to_bits(), opts.n_star.to_bits());
+    let first = memo.reuse(key, &log_ratios);
+    let (mut running, mut current, mut crossed, mut max_ln_e) = match memo.looks.last() {
+        Some(f) => (f.running, f.current, f.crossed, f.max_ln_e),
+        None => (Interval::WHOLE_LINE, Interval::WHOLE_LINE, false, 0.0_f64),
+    };
+    for look in first..=longest {
         let runners = at_look(&prefixes, look);
         max_ln_e = max_ln_e.max(ln_evidence(&boundary, &runners, 0.0));
         match level_set(&boundary, &runners, threshold) {
@@ -231,6 +313,12 @@ pub fn analyze_strata(
             }
             None => crossed = true,
         }
+        memo.looks.push(LookFold {
+            running,
+            current,
+            crossed,
+            max_ln_e,
+        });
     }
     let mean = analysis.mean_log;
     let contradicted = crossed || !running.contains(mean);
@@ -278,17 +366,17 @@ pub fn analyze_strata(
     analysis.sequence_crossed = crossed;
     analysis.contradicted = contradicted;
     analysis.boundary = boundary;
+    // The drift fit of that runner alone, as its own analysis would report it.
     analysis.drift = strata
         .iter()
-        .max_by_key(|s| s.base.len())
-        .and_then(|s| {
-            let opts = AnalysisOptions {
-                order: RoundOrder::BaseFirst(s.base_first.to_vec()),
-                ..opts.clone()
-            };
-            analyze_pairs(s.base, s.head, &opts, s.floor).ok()
+        .zip(&log_ratios)
+        .max_by_key(|(s, _)| s.base.len())
+        .filter(|(s, d)| {
+            d.len() >= 2
+                && s.base_first.len() == d.len()
+                && !(has_zero_spread(s.base) && has_zero_spread(s.head))
         })
-        .and_then(|a| a.drift);
+        .and_then(|(s, d)| drift_regression(d, s.base_first, opts.alpha).ok().flatten());
     Ok(analysis)
 }
 
@@ -323,6 +411,56 @@ mod tests {
                 floor: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_kept_memo_gives_the_same_analysis_as_starting_over() {
+        let effect = 1.03f64.ln();
+        let full = [
+            noisy(30, 3, effect, 0.05),
+            noisy(30, 5, effect, 0.08),
+            noisy(30, 9, effect, 0.05),
+        ];
+        let opts = AnalysisOptions::default();
+        let mut memo = StrataMemo::default();
+        // Runners upload out of step: lengths grow one pair at a time in an uneven order.
+        let mut lengths = [0usize; 3];
+        let order = [0, 0, 1, 2, 0, 2, 2, 1, 1, 0];
+        for step in 0..60 {
+            let r = order[step % order.len()];
+            lengths[r] = (lengths[r] + 1).min(30);
+            if lengths.iter().any(|&n| n < 2) {
+                continue;
+            }
+            let series: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = full
+                .iter()
+                .zip(lengths)
+                .map(|((b, h, o), n)| (b[..n].to_vec(), h[..n].to_vec(), o[..n].to_vec()))
+                .collect();
+            let kept = analyze_strata_with(&strata(&series), &opts, &mut memo).unwrap();
+            let fresh = analyze_strata(&strata(&series), &opts).unwrap();
+            assert_eq!(kept, fresh, "lengths {lengths:?}");
+        }
+        // A resent round with another value: every look from it on is recomputed.
+        let mut series: Vec<(Vec<f64>, Vec<f64>, Vec<bool>)> = full.to_vec();
+        series[1].1[4] *= 1.5;
+        let kept = analyze_strata_with(&strata(&series), &opts, &mut memo).unwrap();
+        assert_eq!(kept, analyze_strata(&strata(&series), &opts).unwrap());
+        // Another tuning is another boundary: nothing kept applies.
+        let opts = AnalysisOptions {
+            n_star: 40.0,
+            ..opts
+        };
+        let kept = analyze_strata_with(&strata(&series), &opts, &mut memo).unwrap();
+        assert_eq!(kept, analyze_strata(&strata(&series), &opts).unwrap());
+        // The drift is that of the runner with the most pairs, as its own analysis has it.
+        let (b, h, o) = &series[2];
+        let alone = AnalysisOptions {
+            order: RoundOrder::BaseFirst(o.clone()),
+            ..opts.clone()
+        };
+        assert_eq!(kept.drift, analyze_pairs(b, h, &alone, None).unwrap().drift);
+        assert!(kept.drift.is_some());
     }
 
     #[test]
