@@ -173,7 +173,7 @@ pub async fn analyze_comparison_cached(
     if done.is_ok() {
         pairs.analysed(from);
     }
-    cache.kept(id, pairs.samples());
+    cache.kept(id, pairs.weight());
     done.map(|done| Analysed { waited, ..done })
 }
 

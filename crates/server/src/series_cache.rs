@@ -19,6 +19,9 @@ use crate::analysis::Pairs;
 /// (about 40 bytes each: 4 million is ~160 MiB).
 pub const DEFAULT_BUDGET: usize = 4_000_000;
 
+/// About what one kept sample takes (as [`DEFAULT_BUDGET`] counts it).
+pub const SAMPLE_BYTES: usize = 40;
+
 /// One base or head value and the position it ran at in its round.
 type Slot = Option<(f64, i64)>;
 
@@ -165,6 +168,14 @@ impl ComparisonPairs {
         self.runners.values().map(|r| r.samples).sum()
     }
 
+    /// What it costs the cache's budget: its samples, and its memos counted in samples of
+    /// [`SAMPLE_BYTES`] each (4 runners of 40 pairs: a memo of ~3 KB, a quarter of the
+    /// series' 320 samples).
+    pub fn weight(&self) -> usize {
+        let memos: usize = self.memos.values().map(StrataMemo::bytes).sum();
+        self.samples() + memos.div_ceil(SAMPLE_BYTES)
+    }
+
     /// Each runner's samples, in runner-id order.
     pub fn runners(&self) -> &BTreeMap<RunnerId, RunnerPairs> {
         &self.runners
@@ -172,7 +183,7 @@ impl ComparisonPairs {
 }
 
 /// The comparisons this process has analysed recently, least recently used dropped first once
-/// they hold more than the budget of samples.
+/// they hold more than the budget of samples (memos counted as samples, by their bytes).
 pub struct SeriesCache {
     budget: usize,
     entries: Mutex<HashMap<ComparisonId, Entry>>,
@@ -236,5 +247,34 @@ impl SeriesCache {
 impl Default for SeriesCache {
     fn default() -> Self {
         Self::new(DEFAULT_BUDGET)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_stats::{AnalysisOptions, Stratum, analyze_strata_with};
+
+    #[test]
+    fn a_memo_counts_toward_the_budget() {
+        let base: Vec<f64> = (0..40).map(|i| 100.0 + f64::from(i % 7)).collect();
+        let head: Vec<f64> = (0..40).map(|i| 103.0 + f64::from(i % 5)).collect();
+        let order: Vec<bool> = (0..40).map(|i| i % 2 == 0).collect();
+        let one = Stratum {
+            base: &base,
+            head: &head,
+            base_first: &order,
+            floor: None,
+        };
+        let mut memo = StrataMemo::default();
+        analyze_strata_with(&[one.clone(), one], &AnalysisOptions::default(), &mut memo).unwrap();
+        // Two runners' 40 log-ratios each, and 39 looks.
+        assert!(memo.bytes() > 80 * 8 + 39 * 40, "{}", memo.bytes());
+        let mut pairs = ComparisonPairs::default();
+        assert_eq!(pairs.weight(), 0);
+        pairs
+            .memos
+            .insert((RunnerId(1), "parse".into(), "time".into()), memo.clone());
+        assert_eq!(pairs.weight(), memo.bytes().div_ceil(SAMPLE_BYTES));
     }
 }

@@ -53,6 +53,12 @@ impl StrataMemo {
         self.looks.is_empty() && self.log_ratios.is_empty()
     }
 
+    /// Bytes it holds, about: a look's fold and every runner's log-ratios.
+    pub fn bytes(&self) -> usize {
+        self.looks.len() * std::mem::size_of::<LookFold>()
+            + self.log_ratios.iter().map(Vec::len).sum::<usize>() * std::mem::size_of::<f64>()
+    }
+
     /// The first look whose runners' prefixes differ from what was kept (2 when nothing can be
     /// reused), forgetting the looks from there on.
     fn reuse(&mut self, key: (usize, u64, u64), log_ratios: &[Vec<f64>]) -> usize {
