@@ -135,6 +135,7 @@ impl Agent {
                 lower: None,
                 upper: None,
                 direction: Default::default(),
+                run: None,
             },
         };
         let req = RoundUpload {
@@ -478,6 +479,7 @@ fn round_of(job: &ClaimedJob, round: i64, name: &str, count: usize) -> serde_jso
                 lower: None,
                 upper: None,
                 direction: Default::default(),
+                run: None,
             },
         })
         .collect();

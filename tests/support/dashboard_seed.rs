@@ -128,6 +128,7 @@ fn round(
                     lower: None,
                     upper: None,
                     direction: Default::default(),
+                    run: None,
                 },
             });
         }
@@ -172,6 +173,7 @@ fn result(
         margin_pct: 1.0,
         reason: None,
         runners: Vec::new(),
+        runs: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use benchgate_api::agent::{RoundUpload, UploadedSample};
 use benchgate_api::{Measurement, Side};
 use benchgate_harness::rounds::Round;
+use benchgate_harness::samples::one_per_series;
 
 /// Benchmark name of the build-time samples.
 pub const BUILD_BENCHMARK: &str = "build";
@@ -20,11 +21,17 @@ pub fn round_upload(round: &Round, lease_token: &str, attempt: i64) -> RoundUplo
             Side::Base => &round.base,
             Side::Head => &round.head,
         };
-        samples.extend(measured.iter().map(|m| UploadedSample {
-            side: *side,
-            position: position as i64,
-            measurement: m.clone(),
-        }));
+        // One value per benchmark and metric and side: the run, never its iterations (the
+        // store keeps one sample per round and side, and pairs them as they are).
+        samples.extend(
+            one_per_series(measured)
+                .into_iter()
+                .map(|m| UploadedSample {
+                    side: *side,
+                    position: position as i64,
+                    measurement: m,
+                }),
+        );
     }
     RoundUpload {
         lease_token: lease_token.to_owned(),
@@ -55,6 +62,7 @@ pub fn build_time_samples(times: Option<[Duration; 2]>) -> Vec<UploadedSample> {
                 lower: None,
                 upper: None,
                 direction: Default::default(),
+                run: None,
             },
         })
         .collect()
@@ -73,6 +81,7 @@ mod tests {
             lower: None,
             upper: None,
             direction: Default::default(),
+            run: None,
         }
     }
 
@@ -93,6 +102,26 @@ mod tests {
             .map(|s| (s.side, s.position, s.measurement.value))
             .collect();
         assert_eq!(got, vec![(Side::Head, 0, 2.0), (Side::Base, 1, 1.0)]);
+    }
+
+    #[test]
+    fn a_side_that_reports_repetitions_uploads_their_mean_once() {
+        // A harness with repetitions (go -count, Google Benchmark, pyperf) in one run: the
+        // store would keep the first and drop the rest; the run's mean is what counts.
+        let round = Round {
+            index: 0,
+            order: [Side::Base, Side::Head],
+            base: vec![m(1.0), m(3.0), m(2.0)],
+            head: vec![m(4.0)],
+            load_wait: None,
+        };
+        let up = round_upload(&round, "lease", 1);
+        let got: Vec<_> = up
+            .samples
+            .iter()
+            .map(|s| (s.side, s.measurement.value))
+            .collect();
+        assert_eq!(got, vec![(Side::Base, 2.0), (Side::Head, 4.0)]);
     }
 
     #[test]

@@ -48,8 +48,12 @@ pub struct BenchmarkResult {
     /// Which way is better for this metric.
     #[serde(default)]
     pub direction: Direction,
-    /// Pairs analysed.
+    /// Pairs analysed (for two recordings compared unpaired, the smaller side's runs).
     pub n: usize,
+    /// Two recordings compared unpaired: the runs of base and head. Absent for interleaved
+    /// pairs; `rounds_needed` then counts more runs of each side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<[usize; 2]>,
     /// Geometric mean of the base samples; `null` when the base has none.
     pub base_center: Option<f64>,
     /// Geometric mean of the head samples; `null` when the head has none.
@@ -150,6 +154,7 @@ impl BenchmarkResult {
             reason: Some(reason),
             rule: None,
             runners: Vec::new(),
+            runs: None,
         }
     }
 }

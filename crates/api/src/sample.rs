@@ -62,6 +62,11 @@ pub struct Measurement {
     /// Which way is better; absent on the wire means lower is better.
     #[serde(default, skip_serializing_if = "Direction::is_lower_is_better")]
     pub direction: Direction,
+    /// Which run of a recording the value came from, where the harness starts several
+    /// processes (a JMH fork, a pyperf run, a hyperfine run, a BenchmarkDotNet launch); absent,
+    /// the whole output is one run. Values inside one run are not independent replicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
 }
 
 impl Measurement {
@@ -82,7 +87,14 @@ impl Measurement {
             value,
             lower: None,
             upper: None,
+            run: None,
         }
+    }
+
+    /// The same measurement, taken in run `run` of its recording.
+    pub fn in_run(mut self, run: u32) -> Self {
+        self.run = Some(run);
+        self
     }
 
     /// The same measurement with `direction` set.

@@ -1,6 +1,6 @@
-//! From paired samples to verdicts: runs the statistics engine on every series, lets the stats
-//! crate's gate mark and judge the rows, and gives the exit status. Shared by `compare` and
-//! `analyze`.
+//! From samples to verdicts: runs the statistics engine on every series (interleaved pairs from
+//! `compare`, independent runs of two recordings from `analyze`), lets the stats crate's gate
+//! mark and judge the rows, and gives the exit status.
 
 use std::collections::HashMap;
 
@@ -10,10 +10,25 @@ use benchgate_stats::{AnalysisOptions, BenchmarkAnalysis, NoiseFloor, RoundOrder
 
 pub use benchgate_api::FailOn;
 
-use crate::samples::{OneSided, PairedSamples, SeriesKey};
+use crate::samples::{OneSided, PairedSamples, RecordedRuns, SeriesKey};
 
 /// Pairs needed before a "below this runner's resolution" verdict may end a session.
 pub const MIN_PAIRS_TO_GIVE_UP: usize = 10;
+
+/// Planned pairs `n*` when none is given (docs/statistics.md §2).
+pub const DEFAULT_N_STAR: f64 = 20.0;
+
+/// What the two-sample interval of recordings is tuned for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsTuning {
+    /// The policy's `n*`, fixed before looking: recording more runs and analysing again keeps
+    /// the error level over every look.
+    Planned,
+    /// Each series' own size `mn/(m+n)`: tightest for the runs at hand (a count fixed before
+    /// any value was seen, so the one analysis holds its level), but a later look with more
+    /// runs is another test.
+    RecordedRuns,
+}
 
 /// The statistics policy of one comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,20 +102,14 @@ pub fn evaluate(
         .series()
         .iter()
         .map(|s| {
-            let options = AnalysisOptions {
-                alpha: policy.alpha,
-                n_star: policy.n_star,
-                min_effect: policy.min_effect_pct / 100.0,
-                // Files given to `analyze` carry no run order: fit no order effect rather
-                // than assume ABBA and report one that may not exist.
-                order: RoundOrder::BaseFirst(if s.base_first.len() == s.base.len() {
-                    s.base_first.clone()
-                } else {
-                    vec![true; s.base.len()]
-                }),
-                direction: s.direction,
-                ..AnalysisOptions::default()
-            };
+            // Rounds of `compare` carry their run order; fit no order effect where it is
+            // unknown rather than assume ABBA and report one that may not exist.
+            let order = RoundOrder::BaseFirst(if s.base_first.len() == s.base.len() {
+                s.base_first.clone()
+            } else {
+                vec![true; s.base.len()]
+            });
+            let options = options(policy, s.direction, order);
             Row {
                 key: s.key.clone(),
                 unit: s.unit.clone(),
@@ -113,11 +122,79 @@ pub fn evaluate(
             }
         })
         .collect();
+    let pairs: Vec<usize> = samples.series().iter().map(|s| s.base.len()).collect();
+    let directions: Vec<Direction> = samples.series().iter().map(|s| s.direction).collect();
+    judged(policy, rows, &directions, &pairs, samples.one_sided())
+}
+
+/// Analyses every series of two sets of recordings as independent runs
+/// ([`benchgate_stats::analyze_runs`]): nothing pairs them, and drift between the recordings is
+/// not cancelled. A series with one run on each side has no interval and is not analysed.
+pub fn evaluate_runs(
+    runs: &RecordedRuns,
+    policy: &Policy,
+    floors: &HashMap<SeriesKey, NoiseFloor>,
+    tuning: RunsTuning,
+) -> Evaluation {
+    let rows: Vec<Row> = runs
+        .series()
+        .iter()
+        .map(|s| {
+            let mut options = options(policy, s.direction, RoundOrder::Abba);
+            if tuning == RunsTuning::RecordedRuns {
+                let (m, n) = (s.base.len() as f64, s.head.len() as f64);
+                options.n_star = (m * n / (m + n)).max(1.0);
+            }
+            Row {
+                key: s.key.clone(),
+                unit: s.unit.clone(),
+                analysis: benchgate_stats::analyze_runs(
+                    &s.base,
+                    &s.head,
+                    &options,
+                    floors.get(&s.key),
+                ),
+            }
+        })
+        .collect();
+    let sizes: Vec<usize> = runs
+        .series()
+        .iter()
+        .map(|s| s.base.len().min(s.head.len()))
+        .collect();
+    let directions: Vec<Direction> = runs.series().iter().map(|s| s.direction).collect();
+    let mut eval = judged(policy, rows, &directions, &sizes, runs.one_sided());
+    for (r, s) in eval.results.iter_mut().zip(runs.series()) {
+        r.runs = Some([s.base.len(), s.head.len()]);
+    }
+    eval
+}
+
+/// The engine's options for one series under `policy`.
+fn options(policy: &Policy, direction: Direction, order: RoundOrder) -> AnalysisOptions {
+    AnalysisOptions {
+        alpha: policy.alpha,
+        n_star: policy.n_star,
+        min_effect: policy.min_effect_pct / 100.0,
+        order,
+        direction,
+        ..AnalysisOptions::default()
+    }
+}
+
+/// The rows as people read them, one-sided ones after, marked by the gate.
+fn judged(
+    policy: &Policy,
+    rows: Vec<Row>,
+    directions: &[Direction],
+    sizes: &[usize],
+    one_sided: &[OneSided],
+) -> Evaluation {
     let mut results: Vec<BenchmarkResult> = rows
         .iter()
-        .zip(samples.series())
-        .map(|(row, s)| result_of(row, s.direction, s.base.len()))
-        .chain(samples.one_sided().iter().map(one_sided_result))
+        .zip(directions.iter().zip(sizes))
+        .map(|(row, (direction, n))| result_of(row, *direction, *n))
+        .chain(one_sided.iter().map(one_sided_result))
         .collect();
     mark_gate(
         &mut results,

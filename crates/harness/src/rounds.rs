@@ -273,6 +273,7 @@ pub fn extract(
         lower: None,
         upper: None,
         direction: Default::default(),
+        run: None,
     };
     let mut out = vec![
         sample(WALL_TIME, WALL_TIME_UNIT, run.wall.as_nanos() as f64),

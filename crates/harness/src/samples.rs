@@ -1,5 +1,9 @@
-//! Base/head samples of every benchmark and metric, paired: by round when the harness ran them,
-//! by order when they come from two files.
+//! Base/head samples of every benchmark and metric: paired by round when the harness ran them
+//! interleaved, or as two independent sets of runs when they come from recordings made apart.
+//!
+//! The unit of replication is a run (one process, fork or launch). [`run_values`] is the one
+//! rule for what a run contributes: the mean of every value it reported for a benchmark and
+//! metric, however many iterations or repetitions that was.
 
 use std::collections::HashMap;
 
@@ -36,14 +40,6 @@ pub struct Series {
     pub base_first: Vec<bool>,
 }
 
-/// A benchmark and metric whose two sides have different numbers of samples.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountMismatch {
-    pub key: SeriesKey,
-    pub base: usize,
-    pub head: usize,
-}
-
 /// A benchmark and metric that only one side reported (added, removed or renamed in head).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneSided {
@@ -69,7 +65,7 @@ impl PairedSamples {
     /// its values, because the unit of analysis is a pair of whole runs. A metric reported by
     /// only one side this round yields no pair.
     pub fn push_round(&mut self, base: &[Measurement], head: &[Measurement], base_first: bool) {
-        let (base_means, head_means) = (run_means(base), run_means(head));
+        let (base_means, head_means) = (run_values(base), run_values(head));
         for (key, unit, direction, b) in &base_means {
             match head_means.iter().find(|(k, ..)| k == key) {
                 Some((_, _, _, h)) => {
@@ -105,46 +101,6 @@ impl PairedSamples {
     /// The series that only one side reported, in first-seen order.
     pub fn one_sided(&self) -> &[OneSided] {
         &self.one_sided
-    }
-
-    /// Pairs two sample lists by order within each benchmark and metric; where the counts
-    /// differ, the common prefix is paired and the mismatch returned for a warning.
-    pub fn pair_by_order(base: &[Measurement], head: &[Measurement]) -> (Self, Vec<CountMismatch>) {
-        let (base_groups, head_groups) = (group(base), group(head));
-        let mut paired = PairedSamples::default();
-        let mut mismatches = Vec::new();
-        for (key, unit, direction, b) in &base_groups {
-            let h = head_groups
-                .iter()
-                .find(|(k, ..)| k == key)
-                .map_or(&[][..], |(_, _, _, h)| h.as_slice());
-            if b.len() != h.len() {
-                mismatches.push(CountMismatch {
-                    key: key.clone(),
-                    base: b.len(),
-                    head: h.len(),
-                });
-            }
-            let n = b.len().min(h.len());
-            if n > 0 {
-                let series = paired.series_mut(key.clone(), unit, *direction);
-                series.base.extend_from_slice(&b[..n]);
-                series.head.extend_from_slice(&h[..n]);
-            } else {
-                paired.note_one_sided(key, unit, *direction, Side::Base);
-            }
-        }
-        for (key, unit, direction, h) in &head_groups {
-            if !base_groups.iter().any(|(k, ..)| k == key) {
-                mismatches.push(CountMismatch {
-                    key: key.clone(),
-                    base: 0,
-                    head: h.len(),
-                });
-                paired.note_one_sided(key, unit, *direction, Side::Head);
-            }
-        }
-        (paired, mismatches)
     }
 
     /// The series in first-seen order.
@@ -190,14 +146,139 @@ fn group(ms: &[Measurement]) -> Vec<Group> {
     groups
 }
 
-fn run_means(ms: &[Measurement]) -> Vec<(SeriesKey, String, Direction, f64)> {
+/// One value per benchmark and metric for the measurements of one run: the mean of what the
+/// run reported, in first-seen order. Samples inside a run are not replicates; this is the
+/// only place that decides what a run contributes, for `compare`, the agent and `analyze`.
+pub fn run_values(ms: &[Measurement]) -> Vec<(SeriesKey, String, Direction, f64)> {
     group(ms)
         .into_iter()
-        .map(|(k, u, d, v)| {
+        .map(|(k, u, d, mut v)| {
+            // Summed in sorted order, so the order a harness wrote its samples in cannot move
+            // the last bit of the mean.
+            v.sort_by(f64::total_cmp);
             let mean = v.iter().sum::<f64>() / v.len() as f64;
             (k, u, d, mean)
         })
         .collect()
+}
+
+/// The measurements of one run reduced to one per benchmark and metric ([`run_values`]), as
+/// the agent uploads a round's side.
+pub fn one_per_series(ms: &[Measurement]) -> Vec<Measurement> {
+    run_values(ms)
+        .into_iter()
+        .map(|(key, unit, direction, value)| {
+            let mut same = ms
+                .iter()
+                .filter(|m| m.benchmark == key.benchmark && m.metric == key.metric);
+            // A harness's own bounds belong to one value; a mean of several has none.
+            let first = same.next();
+            let bounds = first.filter(|_| same.next().is_none());
+            Measurement {
+                benchmark: key.benchmark,
+                metric: key.metric,
+                unit,
+                value,
+                lower: bounds.and_then(|m| m.lower),
+                upper: bounds.and_then(|m| m.upper),
+                direction,
+                run: None,
+            }
+        })
+        .collect()
+}
+
+/// The runs of one recording (a file or a criterion directory): its measurements split by
+/// [`Measurement::run`], untagged ones forming one run, in first-seen order.
+pub fn recording_runs(ms: &[Measurement]) -> Vec<Vec<Measurement>> {
+    let mut runs: Vec<(Option<u32>, Vec<Measurement>)> = Vec::new();
+    for m in ms {
+        match runs.iter_mut().find(|(r, _)| *r == m.run) {
+            Some((_, run)) => run.push(m.clone()),
+            None => runs.push((m.run, vec![m.clone()])),
+        }
+    }
+    runs.into_iter().map(|(_, run)| run).collect()
+}
+
+/// The runs of one benchmark and metric on each side of two recordings: independent samples,
+/// not pairs (`base[i]` and `head[i]` were not measured together).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSeries {
+    pub key: SeriesKey,
+    pub unit: String,
+    #[serde(default)]
+    pub direction: Direction,
+    /// One value per base run ([`run_values`]).
+    pub base: Vec<f64>,
+    /// One value per head run.
+    pub head: Vec<f64>,
+}
+
+/// Every series of two sets of recordings, in the order benchmarks first appeared, with those
+/// only one side reported.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordedRuns {
+    series: Vec<RunSeries>,
+    one_sided: Vec<OneSided>,
+}
+
+impl RecordedRuns {
+    /// The runs of every recording of each side (each recording's measurements as read).
+    pub fn from_recordings(base: &[Vec<Measurement>], head: &[Vec<Measurement>]) -> Self {
+        let side_runs = |recordings: &[Vec<Measurement>]| -> Vec<Group> {
+            let mut groups: Vec<Group> = Vec::new();
+            for run in recordings.iter().flat_map(|r| recording_runs(r)) {
+                for (key, unit, direction, value) in run_values(&run) {
+                    match groups.iter_mut().find(|(k, ..)| *k == key) {
+                        Some(g) => g.3.push(value),
+                        None => groups.push((key, unit, direction, vec![value])),
+                    }
+                }
+            }
+            groups
+        };
+        let (base_groups, head_groups) = (side_runs(base), side_runs(head));
+        let mut out = RecordedRuns::default();
+        for (key, unit, direction, b) in &base_groups {
+            match head_groups.iter().find(|(k, ..)| k == key) {
+                Some((_, _, _, h)) => out.series.push(RunSeries {
+                    key: key.clone(),
+                    unit: unit.clone(),
+                    direction: *direction,
+                    base: b.clone(),
+                    head: h.clone(),
+                }),
+                None => out.one_sided.push(OneSided {
+                    key: key.clone(),
+                    unit: unit.clone(),
+                    direction: *direction,
+                    side: Side::Base,
+                }),
+            }
+        }
+        for (key, unit, direction, _) in &head_groups {
+            if !base_groups.iter().any(|(k, ..)| k == key) {
+                out.one_sided.push(OneSided {
+                    key: key.clone(),
+                    unit: unit.clone(),
+                    direction: *direction,
+                    side: Side::Head,
+                });
+            }
+        }
+        out
+    }
+
+    /// The series both sides reported, in first-seen order.
+    pub fn series(&self) -> &[RunSeries] {
+        &self.series
+    }
+
+    /// The series only one side reported.
+    pub fn one_sided(&self) -> &[OneSided] {
+        &self.one_sided
+    }
 }
 
 #[cfg(test)]
@@ -213,7 +294,43 @@ mod tests {
             lower: None,
             upper: None,
             direction: Default::default(),
+            run: None,
         }
+    }
+
+    #[test]
+    fn recordings_count_runs_not_samples() {
+        // One criterion-like file: 3 samples of one process are one run.
+        let one_process = vec![m("a", 1.0), m("a", 2.0), m("a", 3.0)];
+        // A pyperf-like file: two runs of two values each.
+        let two_runs = vec![
+            m("a", 4.0).in_run(0),
+            m("a", 6.0).in_run(0),
+            m("a", 8.0).in_run(1),
+            m("a", 10.0).in_run(1),
+            m("b", 1.0).in_run(0),
+        ];
+        let runs = RecordedRuns::from_recordings(std::slice::from_ref(&one_process), &[two_runs]);
+        let a = &runs.series()[0];
+        assert_eq!(
+            (a.base.clone(), a.head.clone()),
+            (vec![2.0], vec![5.0, 9.0])
+        );
+        assert_eq!(runs.one_sided()[0].key.benchmark, "b");
+        assert_eq!(runs.one_sided()[0].side, Side::Head);
+        // Two files of one process each are two runs.
+        let both = RecordedRuns::from_recordings(&[one_process.clone(), one_process], &[]);
+        assert!(both.series().is_empty());
+        assert_eq!(both.one_sided().len(), 1);
+    }
+
+    #[test]
+    fn one_value_per_series_keeps_bounds_only_of_a_lone_value() {
+        let mut bounded = m("a", 2.0);
+        bounded.lower = Some(1.0);
+        let reduced = one_per_series(&[bounded.clone(), m("b", 1.0), m("b", 3.0)]);
+        assert_eq!(reduced[0], bounded);
+        assert_eq!((reduced[1].value, reduced[1].lower), (2.0, None));
     }
 
     #[test]
@@ -238,31 +355,5 @@ mod tests {
         // Once paired in a later round, it is no longer one-sided.
         s.push_round(&[m("b", 5.0)], &[m("b", 6.0)], false);
         assert!(s.one_sided().is_empty());
-    }
-
-    #[test]
-    fn order_pairing_keeps_the_common_prefix_and_reports_mismatches() {
-        let base = [m("a", 1.0), m("a", 2.0), m("a", 3.0), m("only_base", 1.0)];
-        let head = [m("a", 1.5), m("a", 2.5), m("only_head", 1.0)];
-        let (s, mismatches) = PairedSamples::pair_by_order(&base, &head);
-        assert_eq!(s.series()[0].base, vec![1.0, 2.0]);
-        assert_eq!(s.series()[0].head, vec![1.5, 2.5]);
-        let counts: Vec<_> = mismatches
-            .iter()
-            .map(|c| (c.key.benchmark.as_str(), c.base, c.head))
-            .collect();
-        assert_eq!(
-            counts,
-            vec![("a", 3, 2), ("only_base", 1, 0), ("only_head", 0, 1)]
-        );
-        let sides: Vec<_> = s
-            .one_sided()
-            .iter()
-            .map(|o| (o.key.benchmark.as_str(), o.side))
-            .collect();
-        assert_eq!(
-            sides,
-            [("only_base", Side::Base), ("only_head", Side::Head)]
-        );
     }
 }

@@ -1,10 +1,12 @@
-//! `benchgate analyze` on real result files (tests/fixtures/aa-ab) and on bad input.
+//! `benchgate analyze` on real result files (tests/fixtures/aa-ab, tests/fixtures/real) and on
+//! bad input: runs, not iterations, are the unit, and two recordings are never paired.
 
 use std::path::PathBuf;
 
 use benchgate_api::VerdictKind;
 use benchgate_harness::cli::analyze::analyze;
 use benchgate_harness::cli::{AnalyzeArgs, format_report};
+use benchgate_harness::evaluate::FailOn;
 use clap::Parser;
 
 fn fixture(name: &str) -> String {
@@ -22,129 +24,108 @@ const GO_BASE: &str = "Go1.17-opt.20220105T213212.txt";
 const GO_HEAD: &str = "b5bfaf410a-opt.20220105T213212.txt";
 const GO_NEXT_DAY: &str = "Go1.17-opt.20220106T213210.txt";
 
+fn pyperf(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real/pyperf");
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+const PY36: &str = "pyperf-mult_list_py36.json";
+const PY37: &str = "pyperf-mult_list_py37.json";
+
+/// `go test -count` repeats a benchmark inside one process: a file is one run, and two files
+/// are one run per side, which holds no interval however many lines they have.
 #[test]
-fn go_toolchain_change_finds_real_regressions_and_improvements() {
-    let outcome = run(&[&fixture(GO_BASE), &fixture(GO_HEAD), "--format", "go"]).unwrap();
-    let report = outcome.evaluation.report();
-    let count = |v| report.benchmarks.iter().filter(|b| b.verdict == v).count();
-    assert!(report.benchmarks.len() > 200, "{}", report.benchmarks.len());
-    assert!(count(VerdictKind::Slower) > 0 && count(VerdictKind::Faster) > 0);
-    // A known row: building Ethereum_storage got slower with the new toolchain.
-    let row = report
-        .benchmarks
-        .iter()
-        .find(|b| b.name == "BenchmarkEthereum_storage" && b.metric == "build-user-ns/op")
-        .unwrap();
-    assert_eq!((row.n, row.verdict), (25, VerdictKind::Slower));
-    // Unequal counts pair the common prefix and are warned about with both counts.
+fn go_files_are_one_run_each_and_claim_nothing() {
+    for (base, head) in [(GO_BASE, GO_HEAD), (GO_BASE, GO_NEXT_DAY)] {
+        let outcome = run(&[&fixture(base), &fixture(head), "--format", "go"]).unwrap();
+        let report = outcome.evaluation.report();
+        assert!(report.benchmarks.len() > 200, "{}", report.benchmarks.len());
+        for row in &report.benchmarks {
+            assert_eq!(row.verdict, VerdictKind::NotAnalysed, "{row:?}");
+            assert_eq!(row.runs, Some([1, 1]));
+            assert!(
+                row.reason
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("one run per side"),
+                "{row:?}"
+            );
+        }
+        assert!(!outcome.evaluation.has_regression(FailOn::Regression));
+        assert!(outcome.formats_read[0].ends_with("read as go (as configured), one run"));
+        assert!(
+            outcome
+                .warnings
+                .iter()
+                .any(|w| w.contains("have one run per side")),
+            "{:?}",
+            outcome.warnings
+        );
+    }
+}
+
+/// pyperf starts a worker process per run: 20 runs of 3 values each are 20 runs. The large real
+/// changes between Python 3.6 and 3.7 are found with the runs as the unit; the −1.7% one, which
+/// 60 values taken as pairs called faster, needs more runs.
+#[test]
+fn pyperf_runs_are_the_unit_and_a_real_change_is_found() {
+    let outcome = run(&[&pyperf(PY36), &pyperf(PY37)]).unwrap();
     assert!(
-        outcome
-            .warnings
-            .iter()
-            .any(|w| w.contains("has 21 sample(s)") && w.contains("has 23")),
+        outcome.formats_read[0].ends_with("read as pyperf (auto-detected), 20 runs"),
         "{:?}",
-        outcome.warnings
+        outcome.formats_read
     );
+    let report = outcome.evaluation.report();
+    let row = |name: &str| report.benchmarks.iter().find(|b| b.name == name).unwrap();
+    assert_eq!(row("[1,2]*1000").runs, Some([20, 20]));
+    assert_eq!(row("[1,2]*1000").verdict, VerdictKind::Slower);
+    assert_eq!(row("[1,2,3]*1000").verdict, VerdictKind::Slower);
+    assert_eq!(row("[1]*1000").verdict, VerdictKind::NoResultYet);
+    assert!(outcome.evaluation.has_regression(FailOn::Regression));
 }
 
 #[test]
-fn same_toolchain_next_day_is_mostly_undecided_or_equivalent() {
-    let ab = run(&[&fixture(GO_BASE), &fixture(GO_HEAD), "--format", "auto"]).unwrap();
-    let aa = run(&[&fixture(GO_BASE), &fixture(GO_NEXT_DAY)]).unwrap();
-    let claims = |o: &benchgate_harness::cli::analyze::AnalyzeOutcome| {
-        o.evaluation
-            .report()
-            .benchmarks
-            .iter()
-            .filter(|b| matches!(b.verdict, VerdictKind::Slower | VerdictKind::Faster))
-            .count()
-    };
-    // Day-to-day drift is real (that is what A/A floors are for), but the toolchain change
-    // makes clearly more claims than identical code does.
-    assert!(
-        claims(&aa) < claims(&ab),
-        "A/A {} vs A/B {}",
-        claims(&aa),
-        claims(&ab)
-    );
-}
-
-#[test]
-fn an_aa_floor_widens_the_margin() {
-    let without = run(&[&fixture(GO_BASE), &fixture(GO_HEAD), "--format", "go"]).unwrap();
+fn an_aa_floor_of_recordings_is_used_and_pairs_are_required() {
     let with = run(&[
-        &fixture(GO_BASE),
-        &fixture(GO_HEAD),
-        "--format",
-        "go",
+        &pyperf(PY36),
+        &pyperf(PY37),
         "--aa",
-        &fixture(GO_BASE),
-        &fixture(GO_NEXT_DAY),
+        &pyperf(PY36),
+        &pyperf(PY36),
+        &pyperf(PY37),
+        &pyperf(PY37),
     ])
     .unwrap();
-    let practical = |o: &benchgate_harness::cli::analyze::AnalyzeOutcome| {
-        o.evaluation
-            .report()
-            .benchmarks
-            .iter()
-            .filter(|b| b.practical)
-            .count()
-    };
-    assert!(practical(&with) <= practical(&without));
+    let args = AnalyzeArgs::try_parse_from(["analyze", "a", "b"]).unwrap();
+    let table = format_report(&with.evaluation, &args.output, &[]);
     assert!(
-        run(&[
-            &fixture(GO_BASE),
-            &fixture(GO_HEAD),
-            "--aa",
-            &fixture(GO_BASE)
-        ])
-        .is_err()
+        table.contains("A/A floor: s_aa ") && table.contains("from 2 session(s)"),
+        "{table}"
     );
+    let err = run(&[&pyperf(PY36), &pyperf(PY37), "--aa", &pyperf(PY36)]).unwrap_err();
+    assert!(err.contains("in pairs"), "{err}");
 }
 
 #[test]
-fn the_report_shows_a_geomean_summary_and_notes_under_the_table() {
-    let printed = |extra: &[&str]| {
-        let (base, head) = (fixture(GO_BASE), fixture(GO_HEAD));
-        let argv = ["analyze", &base, &head, "--format", "go"];
-        let args = AnalyzeArgs::try_parse_from(argv.iter().chain(extra)).unwrap();
-        let outcome = analyze(&args).unwrap();
-        format_report(&outcome.evaluation, &args.output, &[])
-    };
-    let table = printed(&[]);
-    // 101 benchmarks report `time`; the others (build-*-ns/op) have no time metric.
+fn the_report_counts_runs_and_says_what_it_cannot_cancel() {
+    let args = AnalyzeArgs::try_parse_from(["analyze", "a", "b"]).unwrap();
+    let outcome = run(&[&pyperf(PY36), &pyperf(PY37)]).unwrap();
+    let table = format_report(&outcome.evaluation, &args.output, &outcome.context);
+    let header = table.lines().find(|l| l.starts_with("benchmark")).unwrap();
     assert!(
-        table.contains(
-            "\nGeomean of 101 benchmarks' time: -0.14% (a summary, not a verdict; it never gates).\n"
-        ),
+        header.contains("runs") && header.contains("runs needed") && !header.contains("pairs"),
         "{table}"
     );
-    let notes = table
-        .split("\nNotes (")
-        .nth(1)
-        .expect("the notes follow the table");
+    assert!(table.contains("  20+20  "), "{table}");
     assert!(
-        notes.contains("BenchmarkShopify_sarama build-user-ns/op: drift: head/base moves -0.13% per round (t = -2.6)"),
-        "{notes}"
+        table.contains("interval of two independent sets of runs")
+            && table.contains("drift of the machine between the recordings is not cancelled")
+            && table.contains("Tuned for the runs recorded"),
+        "{table}"
     );
-    // The header, at most 20 notes, and how many more --json has.
-    assert!(notes.lines().count() <= 1 + 20 + 1, "{notes}");
-
-    let markdown = printed(&["--markdown"]);
     assert!(
-        markdown.contains("\nGeomean of 101 benchmarks' time: -0.14%"),
-        "{markdown}"
-    );
-    assert!(markdown.contains("\n**Notes** ("), "{markdown}");
-    assert!(
-        markdown.contains("\n- BenchmarkShopify_sarama build-user-ns/op: drift"),
-        "{markdown}"
-    );
-    // The geomean is a summary line, never a row of the gate.
-    let json = printed(&["--json"]);
-    assert!(
-        !json.contains("Geomean") && json.contains("\"warnings\""),
-        "{json}"
+        table.contains("\nGeomean of 3 benchmarks' time: "),
+        "{table}"
     );
 }
 
@@ -157,24 +138,56 @@ fn files(base: &str, head: &str) -> (tempfile::TempDir, String, String) {
     (dir, s(b), s(h))
 }
 
+/// A directory of recordings, one `raw` file per run.
+fn run_dir(dir: &std::path::Path, side: &str, values: &[f64]) -> String {
+    let d = dir.join(side);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("README.md"), "not a recording\n").unwrap();
+    for (i, v) in values.iter().enumerate() {
+        // Several numbers per file: iterations of one process, one run.
+        std::fs::write(
+            d.join(format!("run{i:02}.txt")),
+            format!("{v}\n{}\n", v * 1.001),
+        )
+        .unwrap();
+    }
+    d.to_string_lossy().into_owned()
+}
+
 #[test]
-fn raw_numbers_pair_by_order() {
-    let base = "102.1\n99.8\n101.5\n100.2\n98.9\n100.7\n101.9\n99.5\n100.4\n100.0\n";
-    let head = "104.0\n102.3\n103.1\n104.9\n101.2\n103.5\n103.0\n103.8\n102.2\n113.0\n";
-    let (_dir, b, h) = files(base, head);
-    let report = run(&[&b, &h, "--format", "raw"])
+fn a_raw_file_is_one_run_and_a_directory_of_them_is_several() {
+    let (_dir, b, h) = files("100\n101\n99\n100\n", "110\n111\n109\n110\n");
+    let row = run(&[&b, &h, "--format", "raw"])
         .unwrap()
         .evaluation
-        .report();
-    let row = &report.benchmarks[0];
-    assert_eq!(row.n, 10);
-    // The reference numbers: the running interval at n = 10 is [+0.712%, +4.404%].
-    let [lo, hi] = row.interval_pct;
-    assert!(
-        (lo.unwrap() - 0.712).abs() < 0.01 && (hi.unwrap() - 4.404).abs() < 0.01,
-        "{row:?}"
+        .report()
+        .benchmarks[0]
+        .clone();
+    assert_eq!(
+        (row.runs, row.verdict),
+        (Some([1, 1]), VerdictKind::NotAnalysed)
     );
+
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        100.2, 99.1, 101.0, 100.4, 99.6, 100.9, 99.8, 100.1, 100.6, 99.3,
+    ];
+    let head: Vec<f64> = base.iter().rev().map(|v| v * 1.1).collect();
+    let (b, h) = (
+        run_dir(dir.path(), "base", &base),
+        run_dir(dir.path(), "head", &head[..8]),
+    );
+    let outcome = run(&[&b, &h, "--format", "raw"]).unwrap();
+    let row = &outcome.evaluation.report().benchmarks[0];
+    assert_eq!(row.runs, Some([10, 8]));
     assert_eq!(row.verdict, VerdictKind::Slower);
+    let [lo, hi] = row.interval_pct;
+    assert!(lo.unwrap() < 10.0 && 10.0 < hi.unwrap(), "{row:?}");
+    assert_eq!(
+        outcome.formats_read.len(),
+        18,
+        "the README is not a recording"
+    );
 }
 
 #[test]
@@ -193,14 +206,6 @@ fn bad_values_name_the_file_and_line() {
     let (_dir, b, h) = files("1.0\n0\n", "1.0\n2.0\n");
     let err = run(&[&b, &h, "--format", "raw"]).unwrap_err();
     assert!(err.contains("line 2"), "{err}");
-}
-
-#[test]
-fn unequal_counts_pair_the_common_prefix_with_a_warning() {
-    let (_dir, b, h) = files("1\n2\n3\n4\n5\n", "1\n2\n3\n");
-    let outcome = run(&[&b, &h, "--format", "raw"]).unwrap();
-    assert_eq!(outcome.evaluation.report().benchmarks[0].n, 3);
-    assert!(outcome.warnings[0].contains("has 5") && outcome.warnings[0].contains("has 3"));
 }
 
 #[test]

@@ -48,6 +48,7 @@ fn m(benchmark: &str, value: f64, lower: Option<f64>, upper: Option<f64>) -> Mea
         lower,
         upper,
         direction: Default::default(),
+        run: None,
     }
 }
 

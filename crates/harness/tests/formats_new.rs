@@ -457,13 +457,22 @@ fn analyze_reports_the_detected_format_and_skipped_rows() {
     let file = read_results_file(&path, Format::Auto).unwrap();
     assert_eq!(
         file.read_as(&path),
-        format!("{}: read as pyperf (auto-detected)", path.display())
+        format!(
+            "{}: read as pyperf (auto-detected), 40 runs",
+            path.display()
+        )
     );
     let path = std::path::PathBuf::from(format!(
         "{ROOT}/jmh-text/natural-number-generator_ALL_ubuntu_18.10LTS.res"
     ));
     let file = read_results_file(&path, Jmh).unwrap();
-    assert!(file.read_as(&path).ends_with("read as jmh (as configured)"));
+    assert!(
+        file.read_as(&path).ends_with(
+            "read as jmh (as configured), one run, a summary (one aggregate per benchmark, no samples)"
+        ),
+        "{}",
+        file.read_as(&path)
+    );
     assert_eq!(file.warnings.len(), 11);
     assert!(file.warnings[0].starts_with(&format!("{}: jmh: skipped 48", path.display())));
 }

@@ -59,6 +59,7 @@ fn round(round: i64, base: f64, head: f64) -> RoundUpload {
             lower: None,
             upper: None,
             direction: Default::default(),
+            run: None,
         },
     };
     RoundUpload {

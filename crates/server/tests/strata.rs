@@ -92,6 +92,7 @@ fn sample(r: i64, seed: u64, side: Side, metric: &str) -> SampleInput {
             lower: None,
             upper: None,
             direction: Default::default(),
+            run: None,
         },
     }
 }

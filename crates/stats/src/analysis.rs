@@ -60,8 +60,11 @@ impl Default for AnalysisOptions {
 /// Everything the engine says about one benchmark and metric; log-scale unless named `_pct`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchmarkAnalysis {
-    /// Number of pairs.
+    /// Number of pairs (for two recordings, the smaller side's runs).
     pub n: usize,
+    /// For two recordings compared unpaired ([`crate::analyze_runs`]): the runs of base and
+    /// head. `None` for pairs of interleaved runs.
+    pub runs: Option<(usize, usize)>,
     pub alpha: f64,
     /// Geometric mean of the base samples: `head_center / base_center = e^d̄` exactly.
     pub base_center: f64,
@@ -112,7 +115,7 @@ pub struct BenchmarkAnalysis {
     pub boundary: MixtureBoundary,
 }
 
-fn check_options(opts: &AnalysisOptions) -> Result<(), StatsError> {
+pub(crate) fn check_options(opts: &AnalysisOptions) -> Result<(), StatsError> {
     check_alpha(opts.alpha)?;
     if !(opts.min_effect.is_finite() && opts.min_effect >= 0.0) {
         return Err(StatsError::InvalidParameter {
@@ -217,6 +220,7 @@ pub fn analyze_pairs(
     };
     Ok(BenchmarkAnalysis {
         n,
+        runs: None,
         alpha: opts.alpha,
         base_center: geometric_mean(base)?,
         head_center: geometric_mean(head)?,
@@ -269,20 +273,35 @@ fn exact_from_zero(
     if base.len() != head.len() || base.len() < 2 || (b != 0.0 && h != 0.0) || b < 0.0 || h < 0.0 {
         return Ok(None);
     }
-    let n = base.len();
+    exact_analysis(b, h, base.len(), None, opts, floor).map(Some)
+}
+
+/// The analysis of a deterministic metric: every sample of base is `b`, of head `h` (both
+/// non-negative), so the change is known exactly; `runs` as [`BenchmarkAnalysis::runs`].
+pub(crate) fn exact_analysis(
+    b: f64,
+    h: f64,
+    n: usize,
+    runs: Option<(usize, usize)>,
+    opts: &AnalysisOptions,
+    floor: Option<&NoiseFloor>,
+) -> Result<BenchmarkAnalysis, StatsError> {
     // ±∞ on the log scale: from zero no percentage exists; to zero it is −100%.
     let mean_log = if b == h {
         0.0
     } else if b == 0.0 {
         f64::INFINITY
-    } else {
+    } else if h == 0.0 {
         f64::NEG_INFINITY
+    } else {
+        h.ln() - b.ln()
     };
     let boundary = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
     let point = Interval::point(mean_log);
     let changed = b != h;
-    Ok(Some(BenchmarkAnalysis {
+    Ok(BenchmarkAnalysis {
         n,
+        runs,
         alpha: opts.alpha,
         base_center: b,
         head_center: h,
@@ -305,7 +324,7 @@ fn exact_from_zero(
         outliers: Vec::new(),
         drift: None,
         boundary,
-    }))
+    })
 }
 
 impl BenchmarkAnalysis {
@@ -319,6 +338,7 @@ impl BenchmarkAnalysis {
             unit: unit.to_owned(),
             direction: self.direction,
             n: self.n,
+            runs: self.runs.map(|(b, h)| [b, h]),
             base_center: Some(self.base_center).filter(|c| c.is_finite()),
             head_center: Some(self.head_center).filter(|c| c.is_finite()),
             change_pct: self.change_pct.is_finite().then_some(self.change_pct),

@@ -75,17 +75,25 @@ impl MixtureBoundary {
         if n < 2 {
             return f64::INFINITY;
         }
-        let nf = n as f64;
-        let nu = nf - 1.0;
-        let big_g = 1.0 + nf * self.g;
+        self.radius_factor_at(n as f64, (n - 1) as f64)
+    }
+
+    /// The factor for `n_eff` effective observations and `nu` degrees of freedom of the
+    /// spread: `n_eff = n`, `nu = n − 1` for pairs; `n_eff = mn/(m+n)`, `nu = m + n − 2` for two
+    /// independent samples (the two-sample form of the same mixture, Gönen et al. 2005).
+    fn radius_factor_at(&self, n_eff: f64, nu: f64) -> f64 {
+        if nu < 1.0 {
+            return f64::INFINITY;
+        }
+        let big_g = 1.0 + n_eff * self.g;
         let ln_g = big_g.ln();
         let ln_inv_alpha2 = -2.0 * self.alpha.ln();
-        // Whole line while G^(n−1) ≤ alpha^(−2); compared on the log scale to avoid overflow.
+        // Whole line while G^nu ≤ alpha^(−2); compared on the log scale to avoid overflow.
         if nu * ln_g <= ln_inv_alpha2 {
             return f64::INFINITY;
         }
         // K − 1 via expm1: K tends to 1 as n grows and a plain pow would lose the digits.
-        let k_minus_1 = ((ln_g + ln_inv_alpha2) / nf).exp_m1();
+        let k_minus_1 = ((ln_g + ln_inv_alpha2) / (nu + 1.0)).exp_m1();
         let k = 1.0 + k_minus_1;
         (nu * big_g * k_minus_1 / (big_g - k)).sqrt()
     }
@@ -100,6 +108,20 @@ impl MixtureBoundary {
         }
     }
 
+    /// Half-width for the difference of the means of two independent samples of `m` and `n`
+    /// runs with pooled sd `sd` (log scale): recordings made at different times.
+    pub fn two_sample_half_width(&self, sd: f64, m: u64, n: u64) -> f64 {
+        let Some((n_eff, nu)) = two_sample_sizes(m, n) else {
+            return f64::INFINITY;
+        };
+        let factor = self.radius_factor_at(n_eff, nu);
+        if factor.is_infinite() {
+            f64::INFINITY
+        } else {
+            sd / n_eff.sqrt() * factor
+        }
+    }
+
     /// The (not yet intersected) interval at `n` pairs: `mean ± half_width`.
     pub fn interval(&self, mean: f64, sd: f64, n: u64) -> Interval {
         Interval::around(mean, self.half_width(sd, n))
@@ -110,11 +132,22 @@ impl MixtureBoundary {
         if n < 2 {
             return 0.0;
         }
-        let nf = n as f64;
-        let nu = nf - 1.0;
-        let big_g = 1.0 + nf * self.g;
+        self.ln_bayes_factor_at(mean - mu0, sd, n as f64, (n - 1) as f64)
+    }
+
+    /// Natural log of the two-sample mixture Bayes factor against `difference of means = mu0`,
+    /// with `m` and `n` runs and pooled sd `sd`.
+    pub fn two_sample_ln_bayes_factor(&self, diff: f64, sd: f64, m: u64, n: u64, mu0: f64) -> f64 {
+        match two_sample_sizes(m, n) {
+            Some((n_eff, nu)) => self.ln_bayes_factor_at(diff - mu0, sd, n_eff, nu),
+            None => 0.0,
+        }
+    }
+
+    /// `ln BF = −½ ln G + ((nu+1)/2) · ln[(1 + t²/nu) / (1 + t²/(nu·G))]`, `t = diff·√n_eff/sd`.
+    fn ln_bayes_factor_at(&self, diff: f64, sd: f64, n_eff: f64, nu: f64) -> f64 {
+        let big_g = 1.0 + n_eff * self.g;
         let ln_g = big_g.ln();
-        let diff = mean - mu0;
         // ln[(1 + x)/(1 + x/G)] with x = t²/nu; its limit for s → 0 (t → ∞) is ln G, which is
         // what a zero-spread sample that moved away from mu0 gives.
         let ln_ratio = if diff == 0.0 {
@@ -122,7 +155,7 @@ impl MixtureBoundary {
         } else if sd == 0.0 {
             ln_g
         } else {
-            let t = diff * nf.sqrt() / sd;
+            let t = diff * n_eff.sqrt() / sd;
             let x = t * t / nu;
             if x.is_finite() {
                 x.ln_1p() - (x / big_g).ln_1p()
@@ -130,13 +163,23 @@ impl MixtureBoundary {
                 ln_g
             }
         };
-        -0.5 * ln_g + 0.5 * nf * ln_ratio
+        -0.5 * ln_g + 0.5 * (nu + 1.0) * ln_ratio
     }
 
     /// The mixture Bayes factor (an e-value) at `mu0`; saturates at `f64::MAX`.
     pub fn bayes_factor(&self, mean: f64, sd: f64, n: u64, mu0: f64) -> f64 {
         self.ln_bayes_factor(mean, sd, n, mu0).exp().min(f64::MAX)
     }
+}
+
+/// `(n_eff, nu) = (mn/(m+n), m+n−2)` of two independent samples; `None` without a degree of
+/// freedom for the spread (one run on each side) or with an empty side.
+fn two_sample_sizes(m: u64, n: u64) -> Option<(f64, f64)> {
+    if m == 0 || n == 0 || m + n < 3 {
+        return None;
+    }
+    let (m, n) = (m as f64, n as f64);
+    Some((m * n / (m + n), m + n - 2.0))
 }
 
 /// The running confidence sequence over a stream of log-ratios: the intersection of every

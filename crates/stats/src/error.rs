@@ -50,6 +50,8 @@ pub enum StatsError {
     },
     #[error("{flags} run-order flags for {rounds} rounds; give one per round")]
     OrderLength { rounds: usize, flags: usize },
+    #[error("one run per side: an interval needs several runs of each")]
+    OneRunPerSide { base: usize, head: usize },
     #[error("{n} pairs is more than the {limit} the Walsh-average diagnostics handle")]
     TooManyPairs { n: usize, limit: usize },
 }

@@ -74,6 +74,53 @@ impl NoiseFloor {
         Self::from_sessions(&logs)
     }
 
+    /// Pools A/A sessions of two recordings each, given as `(base, head)` run values of the
+    /// same commit, compared unpaired: a session's bias is the difference of its mean log run
+    /// values, and `s_aa` the spread of one base run against one head run (√2 × the pooled
+    /// sd), as a pair's would be. Every session needs a run on each side and three in all.
+    pub fn from_unpaired_sessions<S: AsRef<[f64]>>(
+        sessions: &[(S, S)],
+    ) -> Result<Self, StatsError> {
+        if sessions.is_empty() {
+            return Err(StatsError::Empty);
+        }
+        // Per session: (difference of means, pooled sd², its degrees of freedom, 1/m + 1/n).
+        let mut summaries = Vec::with_capacity(sessions.len());
+        let mut pairs = 0;
+        for (base, head) in sessions {
+            let (base, head) = (base.as_ref(), head.as_ref());
+            let (m, n) = (base.len(), head.len());
+            if m == 0 || n == 0 || m + n < 3 {
+                return Err(StatsError::OneRunPerSide { base: m, head: n });
+            }
+            crate::paired::validate_samples(base, crate::error::SampleSide::Base)?;
+            crate::paired::validate_samples(head, crate::error::SampleSide::Head)?;
+            let logs = |x: &[f64]| x.iter().map(|v| v.ln()).collect::<Vec<f64>>();
+            let (b, h) = (mean_sd(&logs(base))?, mean_sd(&logs(head))?);
+            let dof = (m + n - 2) as f64;
+            let var = ((m - 1) as f64 * b.sd * b.sd + (n - 1) as f64 * h.sd * h.sd) / dof;
+            summaries.push((h.mean - b.mean, var, dof, 1.0 / m as f64 + 1.0 / n as f64));
+            pairs += m.min(n);
+        }
+        let dof: f64 = summaries.iter().map(|s| s.2).sum();
+        let pooled_var = summaries.iter().map(|s| s.2 * s.1).sum::<f64>() / dof;
+        let tau_b = if summaries.len() < 2 {
+            0.0
+        } else {
+            let means: Vec<f64> = summaries.iter().map(|s| s.0).collect();
+            let var_means = mean_sd(&means)?.sd.powi(2);
+            let expected =
+                summaries.iter().map(|s| s.1 * s.3).sum::<f64>() / summaries.len() as f64;
+            (var_means - expected).max(0.0).sqrt()
+        };
+        Ok(Self {
+            s_aa: (2.0 * pooled_var).sqrt(),
+            tau_b,
+            sessions: summaries.len(),
+            pairs,
+        })
+    }
+
     /// True for a deterministic metric: no spread and no bias at all.
     pub fn is_deterministic(&self) -> bool {
         self.s_aa == 0.0 && self.tau_b == 0.0
@@ -114,6 +161,23 @@ mod tests {
         let floor = NoiseFloor::from_sessions(&[[0.01, -0.02, 0.0]]).unwrap();
         assert_eq!(floor.tau_b, 0.0);
         assert_eq!(floor.margin(0.01), 0.01);
+    }
+
+    #[test]
+    fn unpaired_sessions_pool_the_spread_of_a_run_and_the_bias_of_a_session() {
+        let e = std::f64::consts::E;
+        // Logs: base [0, 0.02], head [0.01, 0.03] (sd √0.0002 each), bias 0.01; the second
+        // session the same shifted by 0.05 on the head side.
+        let one = (vec![1.0, e.powf(0.02)], vec![e.powf(0.01), e.powf(0.03)]);
+        let two = (vec![1.0, e.powf(0.02)], vec![e.powf(0.06), e.powf(0.08)]);
+        let floor = NoiseFloor::from_unpaired_sessions(&[one.clone(), two]).unwrap();
+        assert!((floor.s_aa - (2.0 * 0.0002f64).sqrt()).abs() < 1e-12);
+        let var_means = 0.05f64.powi(2) / 2.0;
+        let tau = (var_means - 0.0002).sqrt();
+        assert!((floor.tau_b - tau).abs() < 1e-12, "{}", floor.tau_b);
+        assert_eq!((floor.sessions, floor.pairs), (2, 4));
+        let lone = (vec![1.0], vec![1.0]);
+        assert!(NoiseFloor::from_unpaired_sessions(&[lone]).is_err());
     }
 
     #[test]

@@ -248,6 +248,7 @@ mod tests {
             margin_pct: 1.0,
             reason: None,
             runners: Vec::new(),
+            runs: None,
         }
     }
 

@@ -78,6 +78,13 @@ pub fn decide(interval: Interval, margin: f64, direction: Direction) -> Option<V
     }
 }
 
+/// The half-width that decides an undecided interval around `mean`: the distance to the
+/// nearest decision, `max(|d̄|, M − |d̄|)`; `None` when there is none to reach.
+pub(crate) fn decision_target(mean: f64, margin: f64) -> Option<f64> {
+    let target = mean.abs().max(margin - mean.abs());
+    (!target.is_nan() && target > 0.0).then_some(target)
+}
+
 /// The smallest total n ≥ `n_current` whose half-width at spread `sd` reaches the nearest
 /// decision `max(|d̄|, M − |d̄|)`; `None` when not even `cap` pairs reach it.
 pub fn total_rounds_needed(
@@ -88,10 +95,7 @@ pub fn total_rounds_needed(
     margin: f64,
     cap: u64,
 ) -> Option<u64> {
-    let target = mean.abs().max(margin - mean.abs());
-    if target.is_nan() || target <= 0.0 {
-        return None;
-    }
+    let target = decision_target(mean, margin)?;
     // A scan, not a bisection: the half-width is not proven monotone just past the whole-line
     // region, and the cap keeps this at most a few thousand cheap evaluations.
     (n_current.max(2)..=cap).find(|&n| boundary.half_width(sd, n) <= target)

@@ -81,7 +81,7 @@ pub fn verdict(r: &BenchmarkResult) -> String {
         VerdictKind::Faster => format!("faster (within {m})"),
         VerdictKind::Equivalent => format!("no change beyond {m}"),
         VerdictKind::NoResultYet => match r.rounds_needed {
-            Some(n) => format!("no result yet — needs ~{n} more rounds"),
+            Some(n) => format!("no result yet — needs ~{n} more {}", more_of(r)),
             None => "no result yet".to_owned(),
         },
         VerdictKind::BelowResolution => "below this runner's resolution".to_owned(),
@@ -96,6 +96,24 @@ pub fn verdict(r: &BenchmarkResult) -> String {
         },
         VerdictKind::OnlyInBase => "only in base (removed in head)".to_owned(),
         VerdictKind::OnlyInHead => "only in head (new)".to_owned(),
+    }
+}
+
+/// What a row needs more of: rounds of interleaved pairs, or runs of each side for two
+/// recordings compared unpaired.
+pub fn more_of(r: &BenchmarkResult) -> &'static str {
+    if r.runs.is_some() {
+        "runs of each side"
+    } else {
+        "rounds"
+    }
+}
+
+/// How much a row rests on: `12` pairs, or `5+6` runs of base and head for two recordings.
+pub fn sample_size(r: &BenchmarkResult) -> String {
+    match r.runs {
+        Some([base, head]) => format!("{base}+{head}"),
+        None => r.n.to_string(),
     }
 }
 

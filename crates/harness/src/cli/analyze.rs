@@ -1,30 +1,46 @@
-//! `benchgate analyze BASE_FILE HEAD_FILE`: benchstat, but paired and honest. Reads two result
-//! files in any format the parsers know, pairs each benchmark's samples by order, and reports
-//! the anytime-valid interval and verdict of each.
+//! `benchgate analyze BASE HEAD`: benchstat, but honest about what two recordings can say.
+//! Each side is a result file, a criterion directory, or a directory of several recordings.
+//! Samples inside one run (criterion's iterations, JMH iterations of a fork, pyperf values of a
+//! run) are not replicates, so each run counts once; base and head runs were recorded apart,
+//! so they are two independent samples, never pairs, and drift between them is not cancelled.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use benchgate_api::Measurement;
 use benchgate_stats::NoiseFloor;
 
 use crate::cli::CliError;
 use crate::cli::args::AnalyzeArgs;
-use crate::evaluate::{Evaluation, evaluate};
+use crate::evaluate::{Evaluation, RunsTuning, evaluate_runs};
 use crate::formats::{self, Format};
-use crate::samples::{PairedSamples, SeriesKey};
+use crate::samples::{RecordedRuns, SeriesKey, recording_runs};
+
+/// What the report says under every unpaired table: what the interval can and cannot cover.
+pub const UNPAIRED_NOTE: &str = "Two recordings made at different times: each run counts once \
+    and base and head runs are independent samples, not pairs, so drift of the machine between \
+    the recordings is not cancelled (benchgate compare interleaves the two and cancels it).";
+
+/// How the interval was tuned: to the recorded runs (no `--n-star`), or to a planned `n*`.
+pub const TUNING_NOTES: [&str; 2] = [
+    "Tuned for the runs recorded; to add runs later and look again at the same error level, \
+     fix --n-star first.",
+    "Tuned for --n-star: recording more runs and analysing again keeps the error level.",
+];
 
 /// What `analyze` found, before it is printed.
 #[derive(Debug)]
 pub struct AnalyzeOutcome {
     pub evaluation: Evaluation,
-    /// Human-readable warnings (unequal sample counts, items a parser skipped), already worded.
+    /// Human-readable warnings (items a parser skipped, rows with one run per side), worded.
     pub warnings: Vec<String>,
-    /// How each input file was read, e.g. `base.json: read as pyperf (auto-detected)`.
+    /// How each input was read, e.g. `base.json: read as pyperf (auto-detected), 20 runs`.
     pub formats_read: Vec<String>,
+    /// Lines under the table: what two recordings cannot cancel, and how the interval is tuned.
+    pub context: Vec<String>,
 }
 
-/// One results file as read: its measurements, the format used, and what the parser skipped.
+/// One recording as read: its measurements, the format used, and what the parser skipped.
 #[derive(Debug)]
 pub struct ResultsFile {
     pub measurements: Vec<Measurement>,
@@ -36,67 +52,141 @@ pub struct ResultsFile {
 }
 
 impl ResultsFile {
-    /// The line saying how the file was read, for stderr.
+    /// The line saying how the file was read and how many runs it holds, for stderr.
     pub fn read_as(&self, path: &Path) -> String {
         let how = if self.detected {
             "auto-detected"
         } else {
             "as configured"
         };
-        format!("{}: read as {} ({how})", path.display(), self.format)
+        let runs = recording_runs(&self.measurements).len();
+        // A harness summary (JMH's `-rf text` table, a mean with its interval) has one
+        // aggregate per benchmark and no samples of its own.
+        let summary = self
+            .measurements
+            .iter()
+            .all(|m| m.lower.is_some() && m.upper.is_some());
+        let runs = if summary {
+            "one run, a summary (one aggregate per benchmark, no samples)".to_owned()
+        } else if runs == 1 {
+            "one run".to_owned()
+        } else {
+            format!("{runs} runs")
+        };
+        format!(
+            "{}: read as {} ({how}), {runs}",
+            path.display(),
+            self.format
+        )
     }
 }
 
 /// Runs the analysis of `args` without printing anything.
 pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
-    let base_file = read_results_file(&args.base_file, args.format)?;
-    let head_file = read_results_file(&args.head_file, args.format)?;
-    let formats_read = vec![
-        base_file.read_as(&args.base_file),
-        head_file.read_as(&args.head_file),
-    ];
-    let mut warnings: Vec<String> = base_file.warnings;
-    warnings.extend(head_file.warnings);
-    let (base, head) = (base_file.measurements, head_file.measurements);
-    let (samples, mismatches) = PairedSamples::pair_by_order(&base, &head);
-    let pairing_warnings: Vec<String> = mismatches
-        .iter()
-        .map(|m| {
-            format!(
-                "{} {}: {} has {} sample(s), {} has {}; pairing the first {}",
-                m.key.benchmark,
-                m.key.metric,
-                args.base_file.display(),
-                m.base,
-                args.head_file.display(),
-                m.head,
-                m.base.min(m.head)
-            )
-        })
-        .collect();
-    warnings.extend(pairing_warnings);
-    if samples.series().is_empty() {
+    let base = read_side(&args.base_file, args.format)?;
+    let head = read_side(&args.head_file, args.format)?;
+    let mut formats_read = Vec::new();
+    let mut warnings = Vec::new();
+    for (path, file) in base.iter().chain(&head) {
+        formats_read.push(file.read_as(path));
+        warnings.extend(file.warnings.iter().cloned());
+    }
+    let measurements = |side: &[(PathBuf, ResultsFile)]| -> Vec<Vec<Measurement>> {
+        side.iter().map(|(_, f)| f.measurements.clone()).collect()
+    };
+    let runs = RecordedRuns::from_recordings(&measurements(&base), &measurements(&head));
+    if runs.series().is_empty() {
         return Err(CliError::Input(format!(
             "{} and {} share no benchmark; nothing to compare",
             args.base_file.display(),
             args.head_file.display()
         )));
     }
+    let single = runs
+        .series()
+        .iter()
+        .filter(|s| s.base.len() == 1 && s.head.len() == 1)
+        .count();
+    if single > 0 {
+        warnings.push(format!(
+            "{single} of {} series have one run per side: no interval without several runs of \
+             each; run `benchgate compare`, or record several runs (docs/configuration.md, \
+             \"Recording runs for analyze\")",
+            runs.series().len()
+        ));
+    }
     let floors = aa_floors(&args.aa, args.format)?;
+    let tuning = match args.policy.n_star {
+        Some(_) => RunsTuning::Planned,
+        None => RunsTuning::RecordedRuns,
+    };
     Ok(AnalyzeOutcome {
-        evaluation: evaluate(&samples, &args.policy.policy(), &floors),
+        evaluation: evaluate_runs(&runs, &args.policy.policy(), &floors, tuning),
         warnings,
         formats_read,
+        context: vec![
+            UNPAIRED_NOTE.to_owned(),
+            TUNING_NOTES[usize::from(args.policy.n_star.is_some())].to_owned(),
+        ],
     })
 }
 
-/// Reads one results file: every value finite and positive, at least one benchmark.
-pub fn read_results(path: &Path, format: Format) -> Result<Vec<Measurement>, CliError> {
-    read_results_file(path, format).map(|f| f.measurements)
+/// The recordings of one side: a file, a criterion directory, or a directory holding several
+/// recordings (files, or criterion directories that each hold the same benchmarks).
+pub fn read_side(path: &Path, format: Format) -> Result<Vec<(PathBuf, ResultsFile)>, CliError> {
+    let recordings = recordings_in(path)
+        .map_err(|e| CliError::Input(format!("cannot read {}: {e}", path.display())))?;
+    match recordings {
+        Some(paths) => paths
+            .into_iter()
+            .map(|p| read_results_file(&p, format).map(|f| (p, f)))
+            .collect(),
+        None => Ok(vec![(path.to_owned(), read_results_file(path, format)?)]),
+    }
+}
+
+/// The recordings inside `dir` when it holds several, in name order; `None` when `path` is one
+/// recording itself (a file or one criterion tree). Hidden entries and READMEs are skipped.
+fn recordings_in(path: &Path) -> std::io::Result<Option<Vec<PathBuf>>> {
+    if !path.is_dir() {
+        return Ok(None);
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                !n.starts_with('.') && !n.to_ascii_lowercase().starts_with("readme")
+            })
+        })
+        .collect();
+    entries.sort();
+    if entries.iter().any(|p| p.is_file()) {
+        return Ok(Some(entries));
+    }
+    // Criterion writes only directories; subdirectories that each read as a criterion tree of
+    // the same benchmarks are copies of `target/criterion` from several runs.
+    if entries.len() < 2 {
+        return Ok(None);
+    }
+    let mut names: Option<Vec<String>> = None;
+    for entry in &entries {
+        let Ok(ms) = formats::read_criterion_dir(entry, formats::CRITERION_LATEST) else {
+            return Ok(None);
+        };
+        let mut these: Vec<String> = ms.into_iter().map(|m| m.benchmark).collect();
+        these.dedup();
+        match &names {
+            Some(first) if *first != these => return Ok(None),
+            Some(_) => {}
+            None => names = Some(these),
+        }
+    }
+    Ok(Some(entries))
 }
 
 /// Reads one results file and says how it was read (the format, detected or named) and what
-/// the parser skipped; the values are checked as [`read_results`] says.
+/// the parser skipped. Every value must be finite and positive (zero for a counter), and the
+/// file must hold at least one benchmark.
 pub fn read_results_file(path: &Path, format: Format) -> Result<ResultsFile, CliError> {
     let shown = path.display();
     let detected = format == Format::Auto;
@@ -173,35 +263,38 @@ fn raw_line(text: &str, index: usize) -> Option<usize> {
         .map(|(i, _)| i + 1)
 }
 
-/// Noise floors per series from A/A files given in (base, head) pairs, one pair per session.
+/// Noise floors per series from A/A recordings given in (base, head) pairs, one pair per
+/// session; each session's runs are compared unpaired, as the A/B recordings are.
 fn aa_floors(
-    files: &[std::path::PathBuf],
+    files: &[PathBuf],
     format: Format,
 ) -> Result<HashMap<SeriesKey, NoiseFloor>, CliError> {
     if files.len() % 2 == 1 {
         return Err(CliError::Usage(format!(
-            "--aa takes files in pairs (base and head of one A/A session); got {}",
+            "--aa takes recordings in pairs (base and head of one A/A session); got {}",
             files.len()
         )));
     }
-    let mut sessions: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
+    type Session = (Vec<f64>, Vec<f64>);
+    let mut sessions: HashMap<SeriesKey, Vec<Session>> = HashMap::new();
     for pair in files.chunks(2) {
-        let base = read_results(&pair[0], format)?;
-        let head = read_results(&pair[1], format)?;
-        let (samples, _) = PairedSamples::pair_by_order(&base, &head);
-        for s in samples.series().iter().filter(|s| s.base.len() >= 2) {
-            let d = s
-                .base
-                .iter()
-                .zip(&s.head)
-                .map(|(b, h)| (h / b).ln())
-                .collect();
-            sessions.entry(s.key.clone()).or_default().push(d);
+        let side = |path: &Path| -> Result<Vec<Vec<Measurement>>, CliError> {
+            Ok(read_side(path, format)?
+                .into_iter()
+                .map(|(_, f)| f.measurements)
+                .collect())
+        };
+        let runs = RecordedRuns::from_recordings(&side(&pair[0])?, &side(&pair[1])?);
+        for s in runs.series() {
+            sessions
+                .entry(s.key.clone())
+                .or_default()
+                .push((s.base.clone(), s.head.clone()));
         }
     }
     Ok(sessions
         .into_iter()
-        .filter_map(|(key, d)| Some((key, NoiseFloor::from_sessions(&d).ok()?)))
+        .filter_map(|(key, s)| Some((key, NoiseFloor::from_unpaired_sessions(&s).ok()?)))
         .collect())
 }
 

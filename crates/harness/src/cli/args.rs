@@ -103,21 +103,25 @@ pub struct CompareArgs {
     pub no_progress: bool,
 }
 
-/// Compare two files of benchmark results, paired and anytime-valid (benchstat, but honest
-/// about noise): each benchmark's samples are paired by order.
+/// Compare two recordings of benchmark results, anytime-valid (benchstat, but honest about
+/// noise). A run (process, JMH fork, pyperf run, BenchmarkDotNet launch) counts once, never
+/// its iterations, and base and head runs are independent samples, not pairs: drift between the
+/// two recordings is not cancelled (`benchgate compare` interleaves and cancels it). One run per
+/// side gives no interval; record several (docs/configuration.md, "Recording runs for analyze").
 #[derive(Debug, Clone, Parser)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct AnalyzeArgs {
-    /// Results of the base build.
+    /// Results of the base build: a file, a criterion directory, or a directory of recordings
+    /// (one file, or one copy of target/criterion, per run).
     pub base_file: PathBuf,
-    /// Results of the head build.
+    /// Results of the head build, in the same forms.
     pub head_file: PathBuf,
     /// Format of both files: `auto` (detected), or `libtest`, `criterion`, `go`, `hyperfine`,
     /// `google`, `pytest`, `catch2`, `dotnet`, `jmh`, `bmf`, `raw` (one number per line).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: Format,
-    /// A/A result files giving this machine's noise floor, in pairs: base and head of one A/A
-    /// session (the same code on both sides), then the next session's pair, …
+    /// A/A recordings giving this machine's noise floor, in pairs: base and head of one A/A
+    /// session (the same code on both sides, recorded apart as the A/B ones), then the next …
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub aa: Vec<PathBuf>,
     #[command(flatten)]
@@ -132,9 +136,10 @@ pub struct PolicyArgs {
     /// Error level of the intervals.
     #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Planned pairs the anytime-valid interval is tuned for.
-    #[arg(long, default_value_t = 20.0, value_name = "N")]
-    pub n_star: f64,
+    /// Planned pairs the anytime-valid interval is tuned for [default: 20; analyze: the size of
+    /// the recordings, mn/(m+n) for m and n runs]. Fix it to add runs later and look again.
+    #[arg(long, value_name = "N")]
+    pub n_star: Option<f64>,
     /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or `1%`.
     #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_percent)]
     pub min_effect: f64,
@@ -153,7 +158,7 @@ impl PolicyArgs {
     pub fn policy(&self) -> Policy {
         Policy {
             alpha: self.alpha,
-            n_star: self.n_star,
+            n_star: self.n_star.unwrap_or(crate::evaluate::DEFAULT_N_STAR),
             min_effect_pct: self.min_effect,
         }
     }

@@ -66,7 +66,7 @@ pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
             for warning in &outcome.warnings {
                 eprintln!("warning: {warning}");
             }
-            print_report(&outcome.evaluation, &args.output, &[]);
+            print_report(&outcome.evaluation, &args.output, &outcome.context);
             exit_for(&outcome.evaluation, args.policy.fail_on)
         }
         Err(e) => fail(&e),

@@ -9,24 +9,31 @@ use benchgate_stats::{geomean_row, percent_from_log, words};
 
 use crate::evaluate::Evaluation;
 
-/// Column titles of both tables.
-const HEADERS: [&str; 7] = [
-    "benchmark",
-    "pairs",
-    "base",
-    "head",
-    "change",
-    "verdict",
-    "rounds needed",
-];
+/// Column titles of both tables: pairs of interleaved rounds, or runs of two recordings.
+fn headers(eval: &Evaluation) -> [&'static str; 7] {
+    let unpaired = eval.results.iter().any(|r| r.runs.is_some());
+    [
+        "benchmark",
+        if unpaired { "runs" } else { "pairs" },
+        "base",
+        "head",
+        "change",
+        "verdict",
+        if unpaired {
+            "runs needed"
+        } else {
+            "rounds needed"
+        },
+    ]
+}
 
-/// The cells of one row, in [`HEADERS`] order.
+/// The cells of one row, in [`headers`] order.
 fn cells(r: &BenchmarkResult) -> [String; 7] {
     let dash = || "—".to_owned();
     [
         format!("{} {}", r.name, words::metric_label(r)),
-        if r.verdict.is_analysed() {
-            r.n.to_string()
+        if r.verdict.is_analysed() || r.runs.is_some() {
+            words::sample_size(r)
         } else {
             dash()
         },
@@ -48,7 +55,8 @@ fn ordered(eval: &Evaluation) -> impl Iterator<Item = &BenchmarkResult> {
 /// A plain aligned table, led by the one-line summary.
 pub fn table(eval: &Evaluation) -> String {
     let rows: Vec<[String; 7]> = ordered(eval).map(cells).collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
+    let headers = headers(eval);
+    let mut widths = headers.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -66,7 +74,7 @@ pub fn table(eval: &Evaluation) -> String {
             .collect();
         let _ = writeln!(out, "{}", padded.join("  ").trim_end());
     };
-    line(&mut out, &HEADERS.map(String::from));
+    line(&mut out, &headers.map(String::from));
     for row in &rows {
         line(&mut out, row);
     }
@@ -75,10 +83,11 @@ pub fn table(eval: &Evaluation) -> String {
 
 /// A GitHub-flavoured Markdown table.
 pub fn markdown(eval: &Evaluation) -> String {
+    let headers = headers(eval);
     let mut out = format!(
         "| {} |\n|{}\n",
-        HEADERS.join(" | "),
-        "---|".repeat(HEADERS.len())
+        headers.join(" | "),
+        "---|".repeat(headers.len())
     );
     for row in ordered(eval).map(cells) {
         let escaped: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
@@ -112,9 +121,14 @@ pub fn margin_note(eval: &Evaluation) -> Option<String> {
         ),
         None => "no A/A floor: M is the policy minimum".into(),
     };
+    let level = format!("{:.0}%", 100.0 * (1.0 - eval.alpha));
+    let intervals = if a.runs.is_some() {
+        format!("anytime-valid {level} interval of two independent sets of runs")
+    } else {
+        format!("anytime-valid {level} confidence sequence (safe to stop at any round)")
+    };
     Some(format!(
-        "Intervals: anytime-valid {:.0}% confidence sequence (safe to stop at any round). Margin M = {} ({floor}).",
-        100.0 * (1.0 - eval.alpha),
+        "Intervals: {intervals}. Margin M = {} ({floor}).",
         words::margin(a.margin_pct())
     ))
 }
@@ -182,6 +196,7 @@ mod tests {
             margin_pct: 1.0,
             reason: None,
             runners: Vec::new(),
+            runs: None,
         };
         let lines = notes(&[row("memory", false, 1), row("parse", true, 1)]);
         assert_eq!(

@@ -2,7 +2,8 @@
 //! `*-report-brief.json`).
 //!
 //! `Statistics.OriginalValues` (full export) are the per-operation times of every measured
-//! iteration, in ns: each becomes one `time` measurement. Without them, the `Workload`/`Result`
+//! iteration, in ns: each becomes one `time` measurement, tagged with the launch (a process of
+//! its own: the run) that `Measurements` names for it. Without them, the `Workload`/`Result`
 //! entries of `Measurements` are used, and failing both, the mean with its confidence interval.
 //! `Memory.BytesAllocatedPerOperation` becomes `bytes_per_op`. Both are lower-is-better.
 //!
@@ -113,27 +114,43 @@ fn times(
 ) -> Result<(), ParseError> {
     let time =
         |ns: f64| units::directed(name, metric::TIME, unit::NS, ns, Direction::LowerIsBetter);
-    if let Some(values) = stats.get("OriginalValues") {
-        for v in values.items()? {
-            out.push(time(v.quantity()?));
-        }
-        return Ok(());
-    }
-    let mut found = false;
+    // The workload results in launch order: each launch is a process of its own.
+    let mut results = Vec::new();
     if let Some(measurements) = bench.get("Measurements") {
         for m in measurements.items()? {
             let mode = m.get("IterationMode").and_then(|n| n.value.as_str());
             let stage = m.get("IterationStage").and_then(|n| n.value.as_str());
             if mode == Some("Workload") && stage == Some("Result") {
-                let ns = m.field("Nanoseconds")?.quantity()?;
-                let ops = m.field("Operations")?.number()?;
-                if ops <= 0.0 {
-                    return Err(m.error(format!("expected a positive `Operations`, found {ops}")));
-                }
-                out.push(time(m.checked(ns / ops)?));
-                found = true;
+                let launch = m
+                    .get("LaunchIndex")
+                    .and_then(|n| n.value.as_u64())
+                    .and_then(|l| u32::try_from(l).ok());
+                results.push((m, launch));
             }
         }
+    }
+    let launches: Vec<Option<u32>> = results.iter().map(|(_, l)| *l).collect();
+    if let Some(values) = stats.get("OriginalValues") {
+        let values = values.items()?;
+        // OriginalValues list the same iterations; their launches are known when the counts agree.
+        let tags = (launches.len() == values.len()).then_some(&launches);
+        for (i, v) in values.iter().enumerate() {
+            let mut m = time(v.quantity()?);
+            m.run = tags.and_then(|t| t[i]);
+            out.push(m);
+        }
+        return Ok(());
+    }
+    let found = !results.is_empty();
+    for (m, launch) in results {
+        let ns = m.field("Nanoseconds")?.quantity()?;
+        let ops = m.field("Operations")?.number()?;
+        if ops <= 0.0 {
+            return Err(m.error(format!("expected a positive `Operations`, found {ops}")));
+        }
+        let mut sample = time(m.checked(ns / ops)?);
+        sample.run = launch;
+        out.push(sample);
     }
     if !found {
         let mean = stats.field("Mean")?.quantity()?;

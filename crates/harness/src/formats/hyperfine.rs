@@ -1,5 +1,6 @@
 //! hyperfine `--export-json`: every entry of `results[].times` is one run of the whole command,
-//! in seconds, so each becomes one `wall_time` measurement in nanoseconds, in run order.
+//! in seconds, so each becomes one `wall_time` measurement in nanoseconds tagged with its run,
+//! in run order.
 //! Peak memory per run (`memory_usage_byte`, hyperfine ≥ 1.19) becomes `peak_rss` in bytes.
 
 use benchgate_api::Direction;
@@ -28,25 +29,31 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                 }
             }
         }
-        for t in &times {
+        for (run, t) in (0u32..).zip(&times) {
             let ns = t.checked(t.quantity()? * 1e9)?;
-            out.push(units::directed(
-                name,
-                command::WALL_TIME,
-                command::WALL_TIME_UNIT,
-                ns,
-                Direction::LowerIsBetter,
-            ));
+            out.push(
+                units::directed(
+                    name,
+                    command::WALL_TIME,
+                    command::WALL_TIME_UNIT,
+                    ns,
+                    Direction::LowerIsBetter,
+                )
+                .in_run(run),
+            );
         }
         if let Some(memory) = result.get("memory_usage_byte") {
-            for m in memory.items()? {
-                out.push(units::directed(
-                    name,
-                    command::PEAK_RSS,
-                    command::PEAK_RSS_UNIT,
-                    m.quantity()?,
-                    Direction::LowerIsBetter,
-                ));
+            for (run, m) in (0u32..).zip(memory.items()?) {
+                out.push(
+                    units::directed(
+                        name,
+                        command::PEAK_RSS,
+                        command::PEAK_RSS_UNIT,
+                        m.quantity()?,
+                        Direction::LowerIsBetter,
+                    )
+                    .in_run(run),
+                );
             }
         }
     }

@@ -1,7 +1,8 @@
 //! JMH `-rf json`: an array of benchmark runs.
 //!
 //! `primaryMetric.rawData` holds the score of every measurement iteration, one array per fork;
-//! each becomes one measurement, forks in order. Throughput modes (`thrpt`, `ops/ms`, …) become
+//! each becomes one measurement tagged with its fork (a JVM of its own: the run), forks in
+//! order. Throughput modes (`thrpt`, `ops/ms`, …) become
 //! `throughput` in ops/s, higher is better; time modes (`avgt`, `sample`, `ss`: `ns/op`, …)
 //! `time` in ns, lower is better. Without `rawData` (sample mode writes a histogram instead)
 //! the score is the one value, with JMH's confidence interval. Secondary metrics (from
@@ -110,9 +111,9 @@ fn scores(
     if let Some(raw) = m.get("rawData") {
         let forks = raw.items()?;
         if !forks.is_empty() {
-            for fork in forks {
+            for (index, fork) in (0u32..).zip(forks) {
                 for v in fork.items()? {
-                    out.push(sample(v.checked(v.quantity()? * factor)?));
+                    out.push(sample(v.checked(v.quantity()? * factor)?).in_run(index));
                 }
             }
             return Ok(());

@@ -4,7 +4,10 @@
 //! `Result<Vec<Measurement>, ParseError>`. Units are normalised (time to nanoseconds, sizes
 //! to bytes) and the unit is kept in each measurement. Where a harness reports several samples
 //! of one benchmark (hyperfine runs, criterion samples, `go test -count`), each sample is its
-//! own measurement, in the order the harness wrote them, so callers can pair them by order.
+//! own measurement, in the order the harness wrote them. A parser whose harness starts several
+//! processes (hyperfine runs, JMH forks, pyperf runs, BenchmarkDotNet launches) tags each sample
+//! with its run ([`Measurement::run`]); untagged samples all come from one process, and
+//! `crate::samples::run_values` turns each run into one value: iterations are never pairs.
 
 mod benchstat;
 mod bmf;

@@ -1,7 +1,8 @@
 //! pyperf JSON (`python -m pyperf … -o out.json`, pyperformance's result files).
 //!
 //! `benchmarks[].runs[].values` are pyperf's samples, already divided by the loop count; each
-//! becomes one measurement, runs in order, so two files pair by order. Warmups and calibration
+//! becomes one measurement tagged with its run (pyperf starts a worker process per run), runs in
+//! order. Warmups and calibration
 //! runs (which have `warmups` but no `values`) are not samples and are left out. The unit comes
 //! from the benchmark's metadata, else the suite's (`second` when neither says): seconds become
 //! `time` in ns, `byte` (`--track-memory`) `peak_memory` in bytes, `integer` `value` as a count.
@@ -39,18 +40,18 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                 )));
             }
         };
+        let mut index = 0;
         for run in bench.field("runs")?.items()? {
             let Some(values) = run.get("values") else {
                 continue;
             };
             for v in values.items()? {
-                out.push(units::measurement(
-                    name,
-                    metric_name,
-                    unit_name,
-                    v.number()? * factor,
-                ));
+                out.push(
+                    units::measurement(name, metric_name, unit_name, v.number()? * factor)
+                        .in_run(index),
+                );
             }
+            index += 1;
         }
     }
     Ok(out)

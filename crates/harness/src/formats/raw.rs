@@ -3,7 +3,8 @@
 //! A line may end in a unit: a time unit (`12.5 ms`) makes it `time` in ns, a size unit
 //! (`4 KiB`) `size` in bytes, and any other unit is kept as written (metric `value`). Empty
 //! lines and lines starting with `#` are skipped. Every number is a sample of the benchmark
-//! `raw`, in order.
+//! `raw`, in order, and a file is one run (its numbers may be iterations of one process):
+//! `analyze` takes several runs as several files.
 
 use super::error::column_of;
 use super::units::{self, number};

@@ -30,6 +30,7 @@ fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> 
         margin_pct: 1.0,
         reason: None,
         runners: Vec::new(),
+        runs: None,
     }
 }
 

@@ -201,6 +201,7 @@ pub fn round(round: i64, base: f64, head: f64) -> RoundUpload {
         lower: None,
         upper: None,
         direction: Default::default(),
+        run: None,
     };
     RoundUpload {
         round,

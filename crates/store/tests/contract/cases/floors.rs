@@ -89,6 +89,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         margin_pct: 1.0,
         reason: None,
         runners: Vec::new(),
+        runs: None,
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store
