@@ -79,7 +79,18 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
     let cli = match cli.command {
-        Command::Compare(args) => return benchgate_harness::cli::run_compare(args),
+        Command::Compare(args) => {
+            // `--config`: the suite's plan as the scheduler stores it for a pull request.
+            let plan = args
+                .config
+                .as_deref()
+                .map(|path| benchgate_github::repo_config::local_plan(path, args.suite.as_deref()))
+                .transpose();
+            return match plan {
+                Ok(plan) => benchgate_harness::cli::run_compare(args, plan),
+                Err(e) => benchgate_harness::cli::usage_error(&e),
+            };
+        }
         Command::Analyze(args) => return benchgate_harness::cli::run_analyze(args),
         Command::Spin(args) => {
             benchgate_agent::spin::run(&args);

@@ -370,3 +370,102 @@ fn analyze_reads_criterion_directories() {
         "{stdout}"
     );
 }
+
+/// A repository whose suite prints two libtest rows with modelled times (`benchgate spin`):
+/// `fast` is 1.3× slower in head with 1% spread, `noisy` unchanged with 50% spread.
+fn suite_repository(dir: &Path) {
+    let bench = |fast: u64| {
+        format!(
+            "\"$BG\" spin --iterations {fast} --modelled-spread 0.01 | sed 's/test spin/test fast/'\n\
+             \"$BG\" spin --iterations 100000 --modelled-spread 0.5 | sed 's/test spin/test noisy/'\n"
+        )
+    };
+    let git = |args: &[&str]| support::git(dir, args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(
+        dir.join(".benchgate.toml"),
+        "[benchmark]\nbuild = \"cp bench.sh run.sh\"\nrun = \"sh run.sh\"\nformat = \"libtest\"\n\
+         warmup = 1\n\n[[benchmark.rule]]\nmatch = \"noisy\"\ngate = false\n\n\
+         [gate]\nmin_effect = \"3%\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "run.sh\n").unwrap();
+    std::fs::write(dir.join("bench.sh"), bench(200_000)).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base"]);
+    std::fs::write(dir.join("bench.sh"), bench(260_000)).unwrap();
+    git(&["commit", "--quiet", "-am", "head: fast does 30% more work"]);
+}
+
+/// `compare --config` runs the suite as the service would: its build, run, format, rules and
+/// gate. The noisy row is not gated by its rule, so the session stops when `fast` decides, long
+/// before the cap; `--until noisy` waits for the noisy row instead; off a terminal, progress is
+/// plain lines with the elapsed time.
+#[test]
+fn compare_runs_the_repository_config_as_ci_and_stops_when_the_gated_rows_decide() {
+    let _turn = measuring();
+    let repo = tempfile::tempdir().unwrap();
+    suite_repository(repo.path());
+    let config = repo.path().join(".benchgate.toml");
+    let run = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["compare", "--config", config.to_str().unwrap()])
+            .args(["--repo", repo.path().to_str().unwrap()])
+            .args(["--base-rev", "main~1", "--head-rev", "main"])
+            .args(["--env", &format!("BG={BIN}")])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out, stderr)
+    };
+    let (out, stderr) = run(&["--max-rounds", "40"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a gated regression exits 1: {stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("suite: [benchmark] from --config")
+            && stdout.contains("Margin M = ±3.0%")
+            && stdout.contains("every gated benchmark decided"),
+        "{stdout}"
+    );
+    let fast = stdout.lines().find(|l| l.starts_with("fast time")).unwrap();
+    assert!(fast.contains("slower (beyond ±3.0%)"), "{stdout}");
+    let noisy = stdout
+        .lines()
+        .find(|l| l.starts_with("noisy time"))
+        .unwrap();
+    assert!(noisy.contains("(not gated)"), "{stdout}");
+    let rounds: usize = stdout
+        .lines()
+        .find_map(|l| l.split(" rounds in ").next()?.parse().ok())
+        .expect("the rounds line");
+    assert!(rounds < 40, "stopped at the cap: {stdout}");
+    assert!(
+        stderr.contains("benchgate: building base ") && stderr.contains("benchgate: round 1/40, "),
+        "plain progress lines off a terminal: {stderr}"
+    );
+
+    let (out, stderr) = run(&["--until", "noisy", "--max-rounds", "4"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("4 rounds in ") && stdout.contains("(round limit reached)"),
+        "--until waits for the named row: {stdout}{stderr}"
+    );
+
+    let (out, stderr) = run(&["--until", "nothing*"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("--until nothing* matches no benchmark; they are: fast, noisy"),
+        "{stderr}"
+    );
+    let (out, stderr) = run(&["--suite", "missing"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("no suite `missing`; the file has default"),
+        "{stderr}"
+    );
+}

@@ -89,6 +89,33 @@ impl Format {
     }
 }
 
+impl Format {
+    /// Former names still accepted: gungraun was called iai-callgrind until 2025.
+    pub const ALIASES: [(&'static str, Format); 1] = [("iai-callgrind", Format::Gungraun)];
+
+    /// What the format reads, in a few words (`--help` lists these).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Format::Auto => "recognise the harness from its output",
+            Format::Libtest => "cargo bench with libtest (`bench: N ns/iter`)",
+            Format::Criterion => "criterion.rs console output, or a target/criterion directory",
+            Format::Go => "go test -bench output (-benchmem, custom units)",
+            Format::Hyperfine => "hyperfine --export-json",
+            Format::Google => "Google Benchmark --benchmark_format=json",
+            Format::Pytest => "pytest-benchmark --benchmark-json",
+            Format::Catch2 => "Catch2 console output or -r xml",
+            Format::Dotnet => "BenchmarkDotNet JSON export",
+            Format::Jmh => "JMH -rf json, or its text result table",
+            Format::Bmf => "Bencher Metric Format JSON",
+            Format::Divan => "divan console output",
+            Format::Pyperf => "pyperf / pyperformance JSON",
+            Format::Gungraun => "gungraun (iai-callgrind) console output",
+            Format::Command => "the whole process: wall time, CPU time, peak RSS",
+            Format::Raw => "one number per line, optionally with a unit",
+        }
+    }
+}
+
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -101,12 +128,26 @@ pub struct UnknownFormat(pub String);
 
 impl fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = Format::ALL
+            .iter()
+            .map(|format| {
+                let former: Vec<&str> = Format::ALIASES
+                    .iter()
+                    .filter(|(_, f)| f == format)
+                    .map(|(name, _)| *name)
+                    .collect();
+                if former.is_empty() {
+                    format.as_str().to_owned()
+                } else {
+                    format!("{} (or {})", format.as_str(), former.join(", "))
+                }
+            })
+            .collect();
         write!(
             f,
-            "unknown benchmark format `{}`; expected one of: auto, libtest, criterion, go, \
-             hyperfine, google, pytest, catch2, dotnet, jmh, bmf, divan, pyperf, gungraun (or \
-             iai-callgrind), command, raw",
-            self.0
+            "unknown benchmark format `{}`; expected one of: {}",
+            self.0,
+            names.join(", ")
         )
     }
 }
@@ -118,9 +159,9 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_lowercase();
-        // gungraun was called iai-callgrind until 2025; configs written then keep working.
-        if wanted == "iai-callgrind" {
-            return Ok(Format::Gungraun);
+        // Configs written under a former name keep working.
+        if let Some((_, f)) = Format::ALIASES.iter().find(|(name, _)| *name == wanted) {
+            return Ok(*f);
         }
         Format::ALL
             .into_iter()
@@ -155,7 +196,9 @@ mod tests {
         assert_eq!("iai-callgrind".parse::<Format>(), Ok(Format::Gungraun));
         let err = "criterian".parse::<Format>().unwrap_err().to_string();
         assert!(
-            err.contains("expected one of: auto, libtest, criterion"),
+            err.contains("expected one of: auto, libtest, criterion")
+                && err.contains("gungraun (or iai-callgrind)")
+                && err.ends_with("command, raw"),
             "{err}"
         );
     }

@@ -125,6 +125,11 @@ impl RuleSet {
             .map(|(i, (rule, _))| (i + 1, rule))
     }
 
+    /// The `min_effect` of the rule that applies to `benchmark`, when it sets one.
+    pub fn min_effect(&self, benchmark: &str) -> Option<f64> {
+        self.first_match(benchmark).and_then(|(_, r)| r.min_effect)
+    }
+
     /// The rule applied to `benchmark`'s rows, as a row records it.
     pub fn applied(&self, benchmark: &str) -> Option<AppliedRule> {
         self.first_match(benchmark).map(|(number, r)| AppliedRule {

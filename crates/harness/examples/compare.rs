@@ -7,5 +7,5 @@ use benchgate_harness::cli::{CompareArgs, run_compare};
 use clap::Parser;
 
 fn main() -> ExitCode {
-    run_compare(CompareArgs::parse())
+    run_compare(CompareArgs::parse(), None)
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, VerdictKind};
+use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, RuleSet, VerdictKind};
 use benchgate_stats::gate::{GateOutcome, mark_gate, outcome};
 use benchgate_stats::{AnalysisOptions, BenchmarkAnalysis, NoiseFloor, RoundOrder, StatsError};
 
@@ -30,6 +30,18 @@ pub enum RunsTuning {
     RecordedRuns,
 }
 
+/// Whether more rounds would not change this row's answer: the rule that ends a session, and
+/// what the progress lines call undecided.
+pub fn is_decided(r: &BenchmarkResult) -> bool {
+    match r.verdict {
+        // "Below resolution" extrapolates from the spread; a spread from a handful of pairs is
+        // too rough (one slow run inflates it) to give up on the benchmark.
+        VerdictKind::BelowResolution => r.n >= MIN_PAIRS_TO_GIVE_UP,
+        VerdictKind::NoResultYet | VerdictKind::NotAnalysed => false,
+        _ => true,
+    }
+}
+
 /// The statistics policy of one comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
@@ -37,6 +49,9 @@ pub struct Policy {
     pub n_star: f64,
     /// Policy minimum of the margin M, in percent.
     pub min_effect_pct: f64,
+    /// The suite's per-benchmark rules (`.benchgate.toml`), first match wins; what the
+    /// service's gate applies.
+    pub rules: Vec<benchgate_api::BenchmarkRule>,
 }
 
 /// The engine's analysis of one series, kept beside the results for the margin note.
@@ -71,14 +86,14 @@ impl Evaluation {
     /// not change the answer. Rows that cannot be analysed yet (too few pairs) are undecided.
     pub fn all_decided(&self) -> bool {
         let mut gated = self.results.iter().filter(|r| r.gated).peekable();
-        gated.peek().is_some()
-            && gated.all(|r| match r.verdict {
-                // "Below resolution" extrapolates from the spread; a spread from a handful of
-                // pairs is too rough (one slow run inflates it) to give up on the benchmark.
-                VerdictKind::BelowResolution => r.n >= MIN_PAIRS_TO_GIVE_UP,
-                VerdictKind::NoResultYet | VerdictKind::NotAnalysed => false,
-                _ => true,
-            })
+        gated.peek().is_some() && gated.all(is_decided)
+    }
+
+    /// Whether every row of the benchmarks `named` picks is decided, gated or not: `--until`
+    /// stops on the rows a user names.
+    pub fn named_decided(&self, named: impl Fn(&str) -> bool) -> bool {
+        let mut rows = self.results.iter().filter(|r| named(&r.name)).peekable();
+        rows.peek().is_some() && rows.all(is_decided)
     }
 
     /// What the gate concludes under `fail_on`.
@@ -98,6 +113,7 @@ pub fn evaluate(
     policy: &Policy,
     floors: &HashMap<SeriesKey, NoiseFloor>,
 ) -> Evaluation {
+    let rules = RuleSet::new(&policy.rules);
     let rows: Vec<Row> = samples
         .series()
         .iter()
@@ -109,7 +125,7 @@ pub fn evaluate(
             } else {
                 vec![true; s.base.len()]
             });
-            let options = options(policy, s.direction, order);
+            let options = options(policy, &rules, &s.key, s.direction, order);
             Row {
                 key: s.key.clone(),
                 unit: s.unit.clone(),
@@ -136,11 +152,12 @@ pub fn evaluate_runs(
     floors: &HashMap<SeriesKey, NoiseFloor>,
     tuning: RunsTuning,
 ) -> Evaluation {
+    let rules = RuleSet::new(&policy.rules);
     let rows: Vec<Row> = runs
         .series()
         .iter()
         .map(|s| {
-            let mut options = options(policy, s.direction, RoundOrder::Abba);
+            let mut options = options(policy, &rules, &s.key, s.direction, RoundOrder::Abba);
             if tuning == RunsTuning::RecordedRuns {
                 let (m, n) = (s.base.len() as f64, s.head.len() as f64);
                 options.n_star = (m * n / (m + n)).max(1.0);
@@ -170,12 +187,20 @@ pub fn evaluate_runs(
     eval
 }
 
-/// The engine's options for one series under `policy`.
-fn options(policy: &Policy, direction: Direction, order: RoundOrder) -> AnalysisOptions {
+/// The engine's options for one series under `policy` (and the rule that matches its name).
+fn options(
+    policy: &Policy,
+    rules: &RuleSet,
+    key: &SeriesKey,
+    direction: Direction,
+    order: RoundOrder,
+) -> AnalysisOptions {
     AnalysisOptions {
         alpha: policy.alpha,
         n_star: policy.n_star,
-        min_effect: policy.min_effect_pct / 100.0,
+        min_effect: rules
+            .min_effect(&key.benchmark)
+            .unwrap_or(policy.min_effect_pct / 100.0),
         order,
         direction,
         ..AnalysisOptions::default()
@@ -196,11 +221,7 @@ fn judged(
         .map(|(row, (direction, n))| result_of(row, *direction, *n))
         .chain(one_sided.iter().map(one_sided_result))
         .collect();
-    mark_gate(
-        &mut results,
-        policy.alpha,
-        &benchgate_api::RuleSet::default(),
-    );
+    mark_gate(&mut results, policy.alpha, &RuleSet::new(&policy.rules));
     Evaluation {
         alpha: policy.alpha,
         rows,

@@ -11,6 +11,7 @@ pub mod evaluate;
 pub mod fingerprint;
 pub mod formats;
 pub mod perf;
+pub mod plan;
 pub mod process;
 pub mod program;
 pub mod quieting;

@@ -91,7 +91,7 @@ pub enum MeasurementError {
         exit: Exit,
         stderr_tail: String,
     },
-    #[error("{side} command `{command}`: cannot read its output as {format}: {source}{truncated}")]
+    #[error("{side} command `{command}`: {}: {source}{truncated}", reading(*format))]
     Parse {
         side: &'static str,
         command: String,
@@ -105,6 +105,14 @@ pub enum MeasurementError {
         command: String,
         format: Format,
     },
+}
+
+/// What a parse error interrupted: reading the named format, or recognising one.
+fn reading(format: Format) -> String {
+    match format {
+        Format::Auto => "cannot recognise its output".to_owned(),
+        f => format!("cannot read its output as {f}"),
+    }
 }
 
 /// Runs base and head in rounds.

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use benchgate_api::{AnalysisReport, VerdictKind};
 use benchgate_harness::cli::compare::{CompareOutcome, compare};
+use benchgate_harness::cli::progress::Display;
 use benchgate_harness::cli::{CliError, CompareArgs, format_report};
 use benchgate_harness::formats::command::WALL_TIME;
 use benchgate_harness::schedule::Schedule;
@@ -37,7 +38,8 @@ fn a_ten_percent_slower_sleep_is_reported_slower_with_ten_percent_inside() {
     let _turn = measuring();
     let outcome = compare(
         &args(&["--base", "sleep 0.02", "--head", "sleep 0.022"]),
-        false,
+        Display::Hidden,
+        None,
     )
     .unwrap();
     let row = wall(&outcome);
@@ -65,7 +67,8 @@ fn the_same_sleep_against_itself_claims_no_change_beyond_chance_in_20_invocation
                 "--max-rounds",
                 "20",
             ]),
-            false,
+            Display::Hidden,
+            None,
         )
         .unwrap();
         let row = wall(&outcome);
@@ -90,7 +93,8 @@ fn a_failing_command_is_a_measurement_error_with_its_stderr() {
             "--head",
             "echo broken-build >&2; exit 7",
         ]),
-        false,
+        Display::Hidden,
+        None,
     )
     .unwrap_err();
     let text = err.to_string();
@@ -109,7 +113,9 @@ fn only_a_format_that_reads_stdout_gets_it_piped() {
         let argv = [
             "--shell", "--format", format, "--base", script, "--head", script,
         ];
-        compare(&args(&argv), false).unwrap_err().to_string()
+        compare(&args(&argv), Display::Hidden, None)
+            .unwrap_err()
+            .to_string()
     };
     let command = stdout_of("command");
     assert!(command.contains("stdout is /dev/null"), "{command}");
@@ -124,7 +130,8 @@ fn fixed_rounds_random_schedule_and_json_report() {
         &args(&[
             "--base", "true", "--head", "true", "--rounds", "6", "--seed", "42", "--warmup", "2",
         ]),
-        false,
+        Display::Hidden,
+        None,
     )
     .unwrap();
     assert_eq!(outcome.session.rounds.len(), 6);
@@ -143,7 +150,8 @@ fn fixed_rounds_random_schedule_and_json_report() {
 fn usage_errors_are_named() {
     let err = compare(
         &args(&["--base", "echo 'unbalanced", "--head", "true"]),
-        false,
+        Display::Hidden,
+        None,
     )
     .unwrap_err();
     assert!(matches!(err, CliError::Usage(_)), "{err}");
@@ -203,7 +211,8 @@ fn two_revisions_are_built_and_compared_in_kept_worktrees() {
                 "sh",
                 "run.sh",
             ]),
-            false,
+            Display::Hidden,
+            None,
         )
         .unwrap()
     };
@@ -225,4 +234,34 @@ fn two_revisions_are_built_and_compared_in_kept_worktrees() {
         2,
         "second build ran in the same worktree"
     );
+}
+
+/// `--format` in both commands' help comes from the one list of formats, each with its summary.
+#[test]
+fn format_help_lists_every_format_from_the_one_list() {
+    use benchgate_harness::cli::AnalyzeArgs;
+    use benchgate_harness::formats::Format;
+    use clap::CommandFactory;
+    for mut command in [CompareArgs::command(), AnalyzeArgs::command()] {
+        let help = command.render_long_help().to_string();
+        for f in Format::ALL {
+            let listed = help.lines().any(|l| {
+                let l = l.trim();
+                l.starts_with(&format!("- {}:", f.as_str())) && l.ends_with(f.summary())
+            });
+            assert!(listed, "{} --help lacks {f}:\n{help}", command.get_name());
+        }
+    }
+    // A former name still parses, to the format it became.
+    let args = CompareArgs::try_parse_from([
+        "compare",
+        "--base",
+        "a",
+        "--head",
+        "b",
+        "--format",
+        "iai-callgrind",
+    ])
+    .unwrap();
+    assert_eq!(args.format, Format::Gungraun);
 }

@@ -153,7 +153,7 @@ const MALFORMED: &[(Format, &str, &str)] = &[
     (
         Format::Auto,
         "  \n",
-        "auto output, input: expected benchmark output, found nothing",
+        "no known format (--format auto), input: expected benchmark output, found nothing (empty, or only white space)",
     ),
     // Values the statistics cannot hold are refused where they are written.
     (

@@ -498,7 +498,7 @@ fn analyze_series(
 
 /// The `min_effect` of the rule that applies to `benchmark`, when it sets one.
 pub fn rule_min_effect(rules: &benchgate_api::RuleSet, benchmark: &str) -> Option<f64> {
-    rules.first_match(benchmark).and_then(|(_, r)| r.min_effect)
+    rules.min_effect(benchmark)
 }
 
 /// What a new comparison plans before any A/B data: n* per benchmark, from the noisiest

@@ -275,6 +275,24 @@ pub fn headline(results: &[BenchmarkResult]) -> String {
     }
 }
 
+/// A duration as a person reads it: `9.1 s`, `1 min 42 s`, `2 h 05 min`.
+pub fn elapsed(seconds: f64) -> String {
+    let s = if seconds.is_finite() {
+        seconds.max(0.0)
+    } else {
+        0.0
+    };
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let whole = s.round() as u64;
+    if whole < 3600 {
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {:02} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
 /// "just now", "3 minutes ago", "2 days ago".
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);
@@ -304,6 +322,14 @@ mod tests {
         (r.base_center, r.head_center, r.change_pct) = (Some(69.7), Some(11.6), change);
         r.interval_pct = [Some(-85.0), Some(-80.0)];
         r
+    }
+
+    #[test]
+    fn elapsed_reads_as_seconds_minutes_or_hours() {
+        assert_eq!(elapsed(9.14), "9.1 s");
+        assert_eq!(elapsed(102.4), "1 min 42 s");
+        assert_eq!(elapsed(7500.0), "2 h 05 min");
+        assert_eq!(elapsed(f64::NAN), "0.0 s");
     }
 
     #[test]

@@ -4,11 +4,13 @@
 //! out (the server quotes it in the PR; `benchgate config check` prints it).
 
 mod describe;
+mod plan;
 mod values;
 
 use serde::Deserialize;
 
 pub use describe::{check_run_name, comment_key};
+pub use plan::local_plan;
 pub use values::{Labels, NameGlob, NonEmpty, PathGlobs, Percent, Rounds, SuiteName};
 
 /// The file's name at the repository root.

@@ -48,11 +48,21 @@ pub struct CompareArgs {
     /// With --base-rev/--head-rev: the benchmark command, run in each worktree.
     #[arg(last = true, value_name = "CMD")]
     pub run: Vec<String>,
+    /// Run a suite of this `.benchgate.toml` exactly as the service does: its build, run,
+    /// format, warm-up, rules and gate (with --base-rev/--head-rev).
+    #[arg(long, value_name = "FILE", requires = "base_rev", conflicts_with_all = ["build", "run", "format", "warmup"])]
+    pub config: Option<PathBuf>,
+    /// With --config: the `[[suite]]` to run (needed when the file has several).
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub suite: Option<String>,
+    /// Stop when the benchmarks whose names match this glob are decided (`*` also crosses
+    /// `/`; repeatable), instead of when every gated benchmark is.
+    #[arg(long, value_name = "GLOB")]
+    pub until: Vec<String>,
 
-    /// How samples come out of a run: `command` measures the whole process (wall time, CPU time,
-    /// peak RSS); or parse stdout as `libtest`, `criterion`, `go`, `hyperfine`, `google`,
-    /// `pytest`, `catch2`, `dotnet`, `jmh`, `bmf`, `raw` (one number per line).
-    #[arg(long, default_value = "command", value_parser = parse_format)]
+    /// How samples come out of a run: `command` measures the whole process; any other format
+    /// parses the run's stdout.
+    #[arg(long, default_value = "command", value_parser = format_parser(), ignore_case = true)]
     pub format: Format,
     /// Warm-up rounds, run and discarded before measuring.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -98,7 +108,7 @@ pub struct CompareArgs {
     /// Write every round's raw samples, the machine fingerprint and the settings as JSON here.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Do not draw the progress bar.
+    /// Show no progress on stderr (by default a bar on a terminal, plain lines in a log).
     #[arg(long)]
     pub no_progress: bool,
 }
@@ -116,9 +126,8 @@ pub struct AnalyzeArgs {
     pub base_file: PathBuf,
     /// Results of the head build, in the same forms.
     pub head_file: PathBuf,
-    /// Format of both files: `auto` (detected), or `libtest`, `criterion`, `go`, `hyperfine`,
-    /// `google`, `pytest`, `catch2`, `dotnet`, `jmh`, `bmf`, `raw` (one number per line).
-    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    /// Format of both sides (`command` measures processes, so it has no files to read).
+    #[arg(long, default_value = "auto", value_parser = format_parser(), ignore_case = true)]
     pub format: Format,
     /// A/A recordings giving this machine's noise floor, in pairs: base and head of one A/A
     /// session (the same code on both sides, recorded apart as the A/B ones), then the next …
@@ -130,6 +139,9 @@ pub struct AnalyzeArgs {
     pub output: OutputArgs,
 }
 
+/// The policy minimum of the margin M when neither a flag nor a config sets one, in percent.
+pub const DEFAULT_MIN_EFFECT_PCT: f64 = 1.0;
+
 /// The statistics policy, shared by both commands.
 #[derive(Debug, Clone, Args)]
 pub struct PolicyArgs {
@@ -140,13 +152,15 @@ pub struct PolicyArgs {
     /// the recordings, mn/(m+n) for m and n runs]. Fix it to add runs later and look again.
     #[arg(long, value_name = "N")]
     pub n_star: Option<f64>,
-    /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or `1%`.
-    #[arg(long, default_value = "1", value_name = "PCT", value_parser = parse_percent)]
-    pub min_effect: f64,
+    /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or
+    /// `1%` [default: 1, or `[gate] min_effect` of --config].
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub min_effect: Option<f64>,
     /// What fails the gate (exit status 1): `regression` (a gated benchmark is slower),
-    /// `practical-regression` (slower beyond the margin M) or `never`.
-    #[arg(long, default_value = "regression", value_name = "RULE", value_parser = parse_fail_on)]
-    pub fail_on: FailOn,
+    /// `practical-regression` (slower beyond the margin M) or `never` [default: regression, or
+    /// `[gate] fail_on` of --config].
+    #[arg(long, value_name = "RULE", value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
 }
 
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
@@ -154,13 +168,19 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 }
 
 impl PolicyArgs {
-    /// The policy the evaluation uses.
+    /// The policy the evaluation uses: the flags, else the defaults.
     pub fn policy(&self) -> Policy {
         Policy {
             alpha: self.alpha,
             n_star: self.n_star.unwrap_or(crate::evaluate::DEFAULT_N_STAR),
-            min_effect_pct: self.min_effect,
+            min_effect_pct: self.min_effect.unwrap_or(DEFAULT_MIN_EFFECT_PCT),
+            rules: Vec::new(),
         }
+    }
+
+    /// What fails the gate: the flag, else `regression`.
+    pub fn fail_on(&self) -> FailOn {
+        self.fail_on.unwrap_or_default()
     }
 }
 
@@ -184,8 +204,22 @@ pub enum ScheduleKind {
     Random,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse::<Format>().map_err(|e| e.to_string())
+/// `--format`'s values and their help, from the one list of formats ([`Format::ALL`]).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Format::ALL.map(|f| {
+        let aliases = Format::ALIASES
+            .iter()
+            .filter(move |(_, a)| *a == f)
+            .map(|(name, _)| *name);
+        PossibleValue::new(f.as_str())
+            .help(f.summary())
+            .aliases(aliases)
+    });
+    PossibleValuesParser::new(values).map(|name| {
+        name.parse::<Format>()
+            .expect("every listed format name parses")
+    })
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {

@@ -9,16 +9,20 @@ use serde::Serialize;
 
 use crate::cli::CliError;
 use crate::cli::args::{CompareArgs, ScheduleKind};
-use crate::cli::progress::Progress;
+use crate::cli::progress::{Display, Progress};
 use crate::command::BenchCommand;
 use crate::env::ScrubbedEnv;
-use crate::evaluate::{Evaluation, evaluate};
+use crate::evaluate::{Evaluation, FailOn, evaluate};
 use crate::fingerprint::MachineFingerprint;
+use crate::plan::{SuitePlan, suite_plan};
 use crate::quieting::{Quieting, parse_cpu_list};
 use crate::rounds::{Round, RoundRunner, RunnerConfig};
 use crate::samples::PairedSamples;
 use crate::schedule::Schedule;
 use crate::worktree::{self, Repository};
+use benchgate_api::agent::ComparisonConfig;
+use benchgate_api::rules::compile_pattern;
+use benchgate_api::{BenchmarkRule, RuleSet};
 
 /// Why a session stopped measuring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -42,6 +46,9 @@ pub struct SessionRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<[String; 2]>,
     pub format: String,
+    /// The `.benchgate.toml` suite run (`--config`), when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
     pub schedule: Schedule,
     /// Warm-up rounds run and discarded.
     pub warmup_rounds: u32,
@@ -50,6 +57,8 @@ pub struct SessionRecord {
     pub env: Vec<String>,
     pub instructions_counted: bool,
     pub stop: StopReason,
+    /// Wall time of the whole session: checkout, builds, warm-up and rounds.
+    pub elapsed_seconds: f64,
     pub rounds: Vec<Round>,
 }
 
@@ -61,7 +70,7 @@ impl SessionRecord {
             Schedule::Random { seed } => format!("random (seed {seed})"),
         };
         let stop = match self.stop {
-            StopReason::AllDecided => "every benchmark decided",
+            StopReason::AllDecided => "every gated benchmark decided",
             StopReason::FixedRounds => "fixed round count",
             StopReason::MaxRounds => "round limit reached",
         };
@@ -72,19 +81,25 @@ impl SessionRecord {
         if let Some([b, h]) = &self.revisions {
             lines.push(format!("revisions: base {b}, head {h}"));
         }
+        if let Some(suite) = &self.suite {
+            lines.push(format!(
+                "suite: {suite} from --config (its build, run, format, rules and gate)"
+            ));
+        }
         lines.push(format!(
-            "{} rounds ({stop}), {} warm-up round(s) discarded, schedule {schedule}, format {}",
+            "{} rounds in {} ({stop}), {} warm-up round(s) discarded, schedule {schedule}, format {}",
             self.rounds.len(),
+            benchgate_stats::words::elapsed(self.elapsed_seconds),
             self.warmup_rounds,
             self.format
         ));
         let q = &self.quieting;
         lines.push(format!(
-            "quieting: pinned to {}, ASLR {}, load limit {}; instructions {}",
+            "quieting: {}, ASLR {}, load limit {}; instructions {}",
             if q.cpus.is_empty() {
-                "no CPUs".to_owned()
+                "not pinned to CPUs".to_owned()
             } else {
-                format!("CPUs {:?}", q.cpus)
+                format!("pinned to CPUs {:?}", q.cpus)
             },
             if q.disable_aslr { "off" } else { "on" },
             q.max_load
@@ -105,13 +120,54 @@ impl SessionRecord {
 pub struct CompareOutcome {
     pub evaluation: Evaluation,
     pub session: SessionRecord,
+    /// What fails the gate: the flag, else the suite's `[gate]`, else `regression`.
+    pub fail_on: FailOn,
 }
 
-/// Runs the session `args` describes; `progress` draws the live display on stderr.
-pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, CliError> {
-    let (base, head, revisions) = commands(args)?;
-    let schedule = schedule(args)?;
-    let policy = args.policy.policy();
+/// The suite `--config` named, as the harness runs it, with its gate and rules.
+struct Suite {
+    plan: SuitePlan,
+    config: ComparisonConfig,
+}
+
+/// Runs the session `args` describes, showing its progress on stderr as `display` says; with
+/// `plan` (the suite `--config` names), what it builds, runs and judges comes from the suite.
+pub fn compare(
+    args: &CompareArgs,
+    display: Display,
+    plan: Option<&ComparisonConfig>,
+) -> Result<CompareOutcome, CliError> {
+    let suite = plan
+        .map(|config| {
+            suite_plan(&config.benchmark)
+                .map(|plan| Suite {
+                    plan,
+                    config: config.clone(),
+                })
+                .map_err(|e| CliError::Usage(format!("--config: {e}")))
+        })
+        .transpose()?;
+    if args.config.is_some() && suite.is_none() {
+        return Err(CliError::Usage(
+            "--config was given but its suite was not read".into(),
+        ));
+    }
+    let (base, head, revisions) = commands(args, suite.as_ref())?;
+    let schedule = match (&suite, args.schedule, args.seed) {
+        (Some(s), None, None) => s.plan.schedule,
+        _ => schedule(args)?,
+    };
+    let mut policy = args.policy.policy();
+    let mut fail_on = args.policy.fail_on();
+    if let Some(s) = &suite {
+        // The suite's gate, unless a flag says otherwise; its rules always.
+        if args.policy.min_effect.is_none() {
+            policy.min_effect_pct = 100.0 * s.config.gate.min_effect;
+        }
+        fail_on = args.policy.fail_on.unwrap_or(s.config.gate.fail_on);
+        policy.rules = s.config.rules.clone();
+    }
+    let until = until_globs(&args.until)?;
     if !(policy.n_star.is_finite() && policy.n_star >= 1.0) {
         return Err(CliError::Usage(format!(
             "--n-star must be at least 1, got {}",
@@ -132,17 +188,39 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
         disable_aslr: args.no_aslr,
         max_load: args.max_load,
     };
-    let env = ScrubbedEnv::from_parent(&args.env).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut env =
+        ScrubbedEnv::from_parent(&args.env).map_err(|e| CliError::Usage(e.to_string()))?;
+    let (format, warmup, build, timeout) = match &suite {
+        Some(s) => {
+            for (name, value) in s.plan.run_env.vars() {
+                env.set(name, value.to_owned());
+            }
+            (
+                s.plan.format,
+                s.plan.warmup,
+                s.plan.build.clone(),
+                s.plan
+                    .timeout
+                    .unwrap_or(Duration::from_secs_f64(args.timeout)),
+            )
+        }
+        None => (
+            args.format,
+            args.warmup,
+            args.build.clone(),
+            Duration::from_secs_f64(args.timeout),
+        ),
+    };
     let config = RunnerConfig {
-        format: args.format,
+        format,
         env: env.clone(),
-        timeout: Some(Duration::from_secs_f64(args.timeout)),
+        timeout: Some(timeout),
         quieting: quieting.clone(),
         count_instructions: args.instructions,
         ..RunnerConfig::default()
     };
     let limit = args.rounds.unwrap_or(args.max_rounds);
-    let mut display = Progress::new(u64::from(limit), progress);
+    let mut display = Progress::new(u64::from(limit), display);
 
     let (base, head, revisions) = match revisions {
         None => (base, head, None),
@@ -152,7 +230,7 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
                 display.phase(&format!("checking out {} {}", side.as_str(), short(sha)));
                 let dir = repo.checkout(side, sha)?;
-                if let Some(build) = &args.build {
+                if let Some(build) = &build {
                     display.phase(&format!("building {} {}", side.as_str(), short(sha)));
                     worktree::build(&dir, side, build)?;
                 }
@@ -164,7 +242,7 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
 
     let mut runner = RoundRunner::new(base.clone(), head.clone(), config, schedule);
     display.phase("warming up");
-    runner.warm_up(args.warmup)?;
+    runner.warm_up(warmup)?;
     let mut samples = PairedSamples::default();
     let mut rounds = Vec::new();
     let (evaluation, stop) = loop {
@@ -176,13 +254,31 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
         if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
             break (evaluation, StopReason::FixedRounds);
         }
-        if args.rounds.is_none() && evaluation.all_decided() {
+        let decided = match &until {
+            Some(named) => {
+                if !evaluation
+                    .results
+                    .iter()
+                    .any(|r| named.first_match(&r.name).is_some())
+                {
+                    return Err(CliError::Usage(format!(
+                        "--until {} matches no benchmark; they are: {}",
+                        args.until.join(", "),
+                        benchmark_names(&evaluation)
+                    )));
+                }
+                evaluation.named_decided(|name| named.first_match(name).is_some())
+            }
+            None => evaluation.all_decided(),
+        };
+        if args.rounds.is_none() && decided {
             break (evaluation, StopReason::AllDecided);
         }
         if rounds.len() >= limit as usize {
             break (evaluation, StopReason::MaxRounds);
         }
     };
+    let elapsed_seconds = display.elapsed().as_secs_f64();
     display.finish();
 
     let session = SessionRecord {
@@ -190,13 +286,18 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
         base,
         head,
         revisions,
-        format: args.format.to_string(),
+        format: format.to_string(),
+        suite: suite.as_ref().map(|s| match &s.config.suite {
+            Some(name) => format!("[[suite]] {name}"),
+            None => "[benchmark]".to_owned(),
+        }),
         schedule,
-        warmup_rounds: args.warmup,
+        warmup_rounds: warmup,
         quieting,
         env: env.names(),
         instructions_counted: runner.counts_instructions(),
         stop,
+        elapsed_seconds,
         rounds,
     };
     if let Some(path) = &args.record {
@@ -207,13 +308,33 @@ pub fn compare(args: &CompareArgs, progress: bool) -> Result<CompareOutcome, Cli
     Ok(CompareOutcome {
         evaluation,
         session,
+        fail_on,
     })
 }
 
 type Revisions = Option<(Repository, [String; 2])>;
 
-/// The two commands, and the repository and revisions in the revisions form.
-fn commands(args: &CompareArgs) -> Result<(BenchCommand, BenchCommand, Revisions), CliError> {
+/// `--until` globs, matched as the suite's rules match names (`*` also crosses `/`).
+fn until_globs(patterns: &[String]) -> Result<Option<RuleSet>, CliError> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    for p in patterns {
+        compile_pattern(p).map_err(|e| CliError::Usage(format!("--until {p:?}: {e}")))?;
+    }
+    let rules: Vec<BenchmarkRule> = patterns
+        .iter()
+        .map(|p| BenchmarkRule::matching(p))
+        .collect();
+    Ok(Some(RuleSet::new(&rules)))
+}
+
+/// The two commands, and the repository and revisions in the revisions form; with a suite,
+/// its run command in both worktrees.
+fn commands(
+    args: &CompareArgs,
+    suite: Option<&Suite>,
+) -> Result<(BenchCommand, BenchCommand, Revisions), CliError> {
     let parse = |line: &str| {
         if args.shell {
             BenchCommand::shell(line)
@@ -233,17 +354,20 @@ fn commands(args: &CompareArgs) -> Result<(BenchCommand, BenchCommand, Revisions
             Ok((parse(base)?, parse(head)?, None))
         }
         (None, None, Some(base_rev), Some(head_rev)) => {
-            if args.run.is_empty() {
+            if suite.is_none() && args.run.is_empty() {
                 return Err(CliError::Usage(
                     "--base-rev/--head-rev need the benchmark command after `--`".into(),
                 ));
             }
-            let run = if args.shell {
-                BenchCommand::shell(&args.run.join(" "))
-            } else {
-                BenchCommand::from_argv(args.run.clone())
-            }
-            .map_err(|e| CliError::Usage(e.to_string()))?;
+            let run = match suite {
+                Some(s) => s.plan.run.clone(),
+                None => if args.shell {
+                    BenchCommand::shell(&args.run.join(" "))
+                } else {
+                    BenchCommand::from_argv(args.run.clone())
+                }
+                .map_err(|e| CliError::Usage(e.to_string()))?,
+            };
             let cwd = match &args.repo {
                 Some(dir) => dir.clone(),
                 None => std::env::current_dir()
@@ -271,6 +395,13 @@ fn schedule(args: &CompareArgs) -> Result<Schedule, CliError> {
         (None | Some(ScheduleKind::Random), Some(seed)) => Ok(Schedule::Random { seed }),
         (Some(ScheduleKind::Random), None) => Ok(Schedule::random_unseeded()),
     }
+}
+
+/// The benchmarks of an evaluation, each once, for an error message.
+fn benchmark_names(eval: &Evaluation) -> String {
+    let mut names: Vec<&str> = eval.results.iter().map(|r| r.name.as_str()).collect();
+    names.dedup();
+    names.join(", ")
 }
 
 fn short(sha: &str) -> &str {

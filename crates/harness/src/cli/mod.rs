@@ -12,6 +12,8 @@ use std::process::ExitCode;
 
 pub use args::{AnalyzeArgs, CompareArgs, EXIT_CODES_HELP};
 
+use benchgate_api::agent::ComparisonConfig;
+
 use crate::cli::args::OutputArgs;
 use crate::evaluate::{Evaluation, FailOn};
 use crate::rounds::MeasurementError;
@@ -43,14 +45,21 @@ impl From<MeasurementError> for CliError {
     }
 }
 
-/// `benchgate compare`: measures, prints the report to stdout, returns 0, 1 or 2.
-pub fn run_compare(args: CompareArgs) -> ExitCode {
-    let progress = !args.no_progress && std::io::stderr().is_terminal();
-    match compare::compare(&args, progress) {
+/// `benchgate compare`: measures, prints the report to stdout, returns 0, 1 or 2. `plan` is
+/// the suite `--config` names, as the service would run it.
+pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCode {
+    let display = if args.no_progress {
+        progress::Display::Hidden
+    } else if std::io::stderr().is_terminal() {
+        progress::Display::Bar
+    } else {
+        progress::Display::Lines
+    };
+    match compare::compare(&args, display, plan.as_ref()) {
         Ok(outcome) => {
             let context = outcome.session.context();
             print_report(&outcome.evaluation, &args.output, &context);
-            exit_for(&outcome.evaluation, args.policy.fail_on)
+            exit_for(&outcome.evaluation, outcome.fail_on)
         }
         Err(e) => fail(&e),
     }
@@ -67,7 +76,7 @@ pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
                 eprintln!("warning: {warning}");
             }
             print_report(&outcome.evaluation, &args.output, &outcome.context);
-            exit_for(&outcome.evaluation, args.policy.fail_on)
+            exit_for(&outcome.evaluation, args.policy.fail_on())
         }
         Err(e) => fail(&e),
     }
@@ -122,6 +131,11 @@ fn exit_for(eval: &Evaluation, fail_on: FailOn) -> ExitCode {
     } else {
         ExitCode::from(EXIT_OK)
     }
+}
+
+/// Prints a usage error found before a command could start (a broken `--config`); status 2.
+pub fn usage_error(message: &str) -> ExitCode {
+    fail(&CliError::Usage(message.to_owned()))
 }
 
 fn fail(e: &CliError) -> ExitCode {

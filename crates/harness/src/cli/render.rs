@@ -100,9 +100,9 @@ pub fn markdown(eval: &Evaluation) -> String {
 pub fn live_line(r: &BenchmarkResult) -> String {
     let c = cells(r);
     if r.verdict.is_analysed() {
-        format!("{}: {} {} {}", c[0], c[4], c[5], c[6].replace('—', ""))
-            .trim_end()
-            .to_owned()
+        // The verdict already says how many more rounds; the change is the interval alone
+        // until it decides.
+        format!("{}: {} — {}", c[0], c[4], c[5])
     } else {
         format!("{}: collecting pairs", c[0])
     }

@@ -17,7 +17,7 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
         return Err(ParseError::new(
             Format::Auto,
             Location::Input,
-            "expected benchmark output, found nothing",
+            "expected benchmark output, found nothing (empty, or only white space)",
         ));
     }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {

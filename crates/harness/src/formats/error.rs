@@ -36,9 +36,10 @@ impl fmt::Display for Location {
 
 /// Why a harness's output could not be turned into measurements.
 ///
-/// Displays as `go output, line 3, column 14: expected a number before `ns/op`, found "x"`.
+/// Displays as `go output, line 3, column 14: expected a number before `ns/op`, found "x"`;
+/// a failed detection as `no known format (--format auto), input: …`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{format} output, {location}: {message}")]
+#[error("{}, {location}: {message}", subject(*format))]
 pub struct ParseError {
     /// The format being parsed (never `Auto`: detection names the format it tried, or `auto`
     /// when nothing matched).
@@ -47,6 +48,14 @@ pub struct ParseError {
     pub location: Location,
     /// What was expected, and what was found instead.
     pub message: String,
+}
+
+/// What the message is about: the named format's output, or detection that found none.
+fn subject(format: Format) -> String {
+    match format {
+        Format::Auto => "no known format (--format auto)".to_owned(),
+        f => format!("{f} output"),
+    }
 }
 
 impl ParseError {

@@ -39,7 +39,7 @@ pub use main_report::{MERGED_PR_LABEL, merged_pr};
 pub use neutral_check::NeutralCheck;
 pub use rerun_check::RerunCheck;
 pub use schedule_main::ScheduleMain;
-pub use schedule_pull_request::{SchedulePullRequest, comparison_config};
+pub use schedule_pull_request::SchedulePullRequest;
 pub use upsert_comment::MarkedComment;
 
 /// The check run's (and commit status's) name on GitHub for a lone `[benchmark]` on one label;

@@ -9,7 +9,7 @@ use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::model::{MainInfo, MainKind, NewComparison, NewJob, Priority, RepositoryId};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError, comparison_config};
+use super::{Context, RepoName, TaskError};
 
 /// Compare a push to the default branch with the commit before it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +52,7 @@ impl ScheduleMain {
             tracing::warn!(before = %self.before, "force push: compared with the branch's previous commit all the same");
         }
         for (suite, label) in config.comparisons() {
-            let stored = comparison_config(&config, suite);
+            let stored = config.comparison_config(suite);
             let info = MainInfo {
                 branch: self.branch.clone(),
                 kind: MainKind::Step,

@@ -2,12 +2,9 @@
 //! `.benchgate.toml` from the base branch, note which benchmark files the PR changes, and
 //! create the comparison with its jobs and its first check-run row in one transaction.
 
-use benchgate_api::agent::{
-    BenchmarkSpec, ComparisonConfig, GateSpec, PullRequestContext, ScheduleKind,
-    StoredComparisonConfig,
-};
-use benchgate_github::repo_config::{FILE_NAME, RuleConfig, SuiteConfig};
-use benchgate_github::{RepoConfig, parse_repo_config};
+use benchgate_api::agent::{ComparisonConfig, PullRequestContext, StoredComparisonConfig};
+use benchgate_github::parse_repo_config;
+use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::StoreError;
 use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority, RepositoryId};
 
@@ -97,7 +94,7 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
             .into_iter()
             .map(str::to_owned)
             .collect();
-        let stored = comparison_config(&config, suite);
+        let stored = config.comparison_config(suite);
         if !schedule_one(cx, &t, repository.id, stored, label, changed).await? {
             // A newer head was pushed meanwhile: it schedules every suite itself.
             return Ok(());
@@ -196,29 +193,4 @@ async fn schedule_one(
     };
     tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
     Ok(true)
-}
-
-/// The stored config of a suite's comparisons (one per label): the suite in the agent protocol's shape,
-/// the gate and the suite's rules.
-pub fn comparison_config(config: &RepoConfig, suite: &SuiteConfig) -> ComparisonConfig {
-    ComparisonConfig {
-        benchmark: BenchmarkSpec {
-            build: suite.build.clone(),
-            run: suite.run.as_str().to_owned(),
-            // The variant names are the file's spellings, lower-cased.
-            format: suite.format.as_str().to_owned(),
-            rounds: suite.rounds.get(),
-            warmup: suite.warmup,
-            schedule: ScheduleKind::Abba,
-            seed: None,
-            timeout_secs: None,
-            env: Vec::new(),
-        },
-        gate: GateSpec {
-            fail_on: config.gate.fail_on,
-            min_effect: config.gate.min_effect.fraction(),
-        },
-        suite: config.suite_key(suite).map(str::to_owned),
-        rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),
-    }
 }
