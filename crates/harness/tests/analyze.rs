@@ -221,3 +221,17 @@ fn empty_files_and_unknown_formats_are_clear_errors() {
     let err = run(&["/nonexistent/base.txt", &h]).unwrap_err();
     assert!(err.contains("cannot read /nonexistent/base.txt"), "{err}");
 }
+
+/// A `compare --record` file holds both sides' interleaved rounds, not one side's results:
+/// analyze says so instead of listing every harness it is not.
+#[test]
+fn a_compare_record_is_named_as_such() {
+    let record =
+        r#"{"machine": {"cpu": "x"}, "schedule": "abba", "rounds": [], "format": "command"}"#;
+    let (_dir, b, h) = files(record, record);
+    let err = run(&[&b, &h]).unwrap_err();
+    assert!(
+        err.contains("cannot tell its format") && err.contains("`benchgate compare --record` file"),
+        "{err}"
+    );
+}

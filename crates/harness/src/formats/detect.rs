@@ -83,7 +83,8 @@ pub fn detect(text: &str) -> Result<Format, ParseError> {
              Mode … Score … Units` table), go (no `BenchmarkName  N  V ns/op` line), criterion \
              (no `time: [… … …]` line), catch2 (no `benchmark name … samples` header, not XML), \
              libtest (no `test … ... bench:` line), raw (line {} is not a number: {shown:?}), \
-             and JSON formats (not JSON); name the format in .benchgate.toml",
+             and JSON formats (not JSON); name the format with --format (`format` in \
+             .benchgate.toml)",
             line_no + 1
         ),
     ))
@@ -128,6 +129,14 @@ fn detect_json(value: &Value) -> Result<Format, ParseError> {
             return Ok(Format::Bmf);
         }
     }
+    if has(value, "rounds") && has(value, "machine") && has(value, "schedule") {
+        return Err(ParseError::new(
+            Format::Auto,
+            Location::Input,
+            "this is a `benchgate compare --record` file: it holds the interleaved rounds of \
+             both sides and the report that session printed, not one side's results",
+        ));
+    }
     let kind = if value.is_array() {
         "an array"
     } else {
@@ -141,7 +150,7 @@ fn detect_json(value: &Value) -> Result<Format, ParseError> {
              with `primaryMetric`), hyperfine (no `results[]` with `command`/`times`), dotnet \
              (no `Benchmarks`), pyperf (no `benchmarks[].runs`), pytest and google (no \
              `benchmarks`), bmf (not every member holds measures with a `value`); name the \
-             format in .benchgate.toml"
+             format with --format (`format` in .benchgate.toml)"
         ),
     ))
 }
