@@ -265,3 +265,75 @@ fn format_help_lists_every_format_from_the_one_list() {
     .unwrap();
     assert_eq!(args.format, Format::Gungraun);
 }
+
+/// `--aa-rounds` measures an A/A session of the base first and the margin uses its floor; a
+/// recorded session passed with `--aa-from` is pooled with the new one, as a runner pools its
+/// calibrations, and a record without one is refused by name.
+#[test]
+fn a_local_aa_session_sets_the_floor_and_recorded_ones_are_pooled() {
+    let _turn = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("first.json");
+    let margin_line = |outcome: &CompareOutcome| {
+        benchgate_harness::cli::render::margin_note(&outcome.evaluation).unwrap()
+    };
+    let base = [
+        "--base",
+        "sleep 0.005",
+        "--head",
+        "sleep 0.005",
+        "--rounds",
+        "3",
+    ];
+    let first = compare(
+        &args(
+            &[
+                &base[..],
+                &["--aa-rounds", "4", "--record", record.to_str().unwrap()],
+            ]
+            .concat(),
+        ),
+        Display::Hidden,
+        None,
+    )
+    .unwrap();
+    assert_eq!(first.session.aa_rounds.len(), 4);
+    assert!(
+        margin_line(&first).contains("from 1 session(s), 4 pairs"),
+        "{}",
+        margin_line(&first)
+    );
+    let second = compare(
+        &args(
+            &[
+                &base[..],
+                &["--aa-rounds", "3", "--aa-from", record.to_str().unwrap()],
+            ]
+            .concat(),
+        ),
+        Display::Hidden,
+        None,
+    )
+    .unwrap();
+    assert!(
+        margin_line(&second).contains("from 2 session(s), 7 pairs"),
+        "{}",
+        margin_line(&second)
+    );
+
+    let plain = dir.path().join("plain.json");
+    compare(
+        &args(&[&base[..], &["--record", plain.to_str().unwrap()]].concat()),
+        Display::Hidden,
+        None,
+    )
+    .unwrap();
+    let err = compare(
+        &args(&[&base[..], &["--aa-from", plain.to_str().unwrap()]].concat()),
+        Display::Hidden,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("plain.json: holds no A/A session"), "{err}");
+}

@@ -55,6 +55,15 @@ pub struct CompareArgs {
     /// With --config: the `[[suite]]` to run (needed when the file has several).
     #[arg(long, value_name = "NAME", requires = "config")]
     pub suite: Option<String>,
+    /// First run N rounds of the base against itself: an A/A session whose spread and
+    /// bias give this machine's floor, so the margin M is what the service's runner floor makes
+    /// it (record it with --record and pass it to later sessions with --aa-from).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub aa_rounds: Option<u32>,
+    /// A/A sessions recorded earlier (`--aa-rounds N --record FILE`), pooled with this one's:
+    /// two or more sessions measure the bias between sessions that widens M (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub aa_from: Vec<PathBuf>,
     /// Stop when the benchmarks whose names match this glob are decided (`*` also crosses
     /// `/`; repeatable), instead of when every gated benchmark is.
     #[arg(long, value_name = "GLOB")]

@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use benchgate_api::Side;
-use serde::Serialize;
+use std::collections::HashMap;
+
+use benchgate_stats::NoiseFloor;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::CliError;
 use crate::cli::args::{CompareArgs, ScheduleKind};
@@ -17,7 +20,7 @@ use crate::fingerprint::MachineFingerprint;
 use crate::plan::{SuitePlan, suite_plan};
 use crate::quieting::{Quieting, parse_cpu_list};
 use crate::rounds::{Round, RoundRunner, RunnerConfig};
-use crate::samples::PairedSamples;
+use crate::samples::{PairedSamples, SeriesKey};
 use crate::schedule::Schedule;
 use crate::worktree::{self, Repository};
 use benchgate_api::agent::ComparisonConfig;
@@ -59,7 +62,61 @@ pub struct SessionRecord {
     pub stop: StopReason,
     /// Wall time of the whole session: checkout, builds, warm-up and rounds.
     pub elapsed_seconds: f64,
+    /// The A/A rounds of the base against itself run first (`--aa-rounds`), if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aa_rounds: Vec<Round>,
     pub rounds: Vec<Round>,
+}
+
+/// The part of a `--record` file that `--aa-from` reads.
+#[derive(Debug, Deserialize)]
+struct RecordedAa {
+    #[serde(default)]
+    aa_rounds: Vec<Round>,
+}
+
+/// The A/A sessions of `--aa-from`, each as its rounds.
+fn recorded_aa(paths: &[std::path::PathBuf]) -> Result<Vec<Vec<Round>>, CliError> {
+    paths
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Input(format!("cannot read {}: {e}", path.display())))?;
+            let record: RecordedAa = serde_json::from_str(&text).map_err(|e| {
+                CliError::Input(format!(
+                    "{}: not a `benchgate compare --record` file: {e}",
+                    path.display()
+                ))
+            })?;
+            if record.aa_rounds.len() < 2 {
+                return Err(CliError::Input(format!(
+                    "{}: holds no A/A session (record one with --aa-rounds N --record FILE)",
+                    path.display()
+                )));
+            }
+            Ok(record.aa_rounds)
+        })
+        .collect()
+}
+
+/// The noise floor per series from A/A sessions (each its rounds), as a runner's calibration
+/// pools them; a series needs two pairs in a session to count it.
+fn aa_floors(sessions: &[Vec<Round>]) -> HashMap<SeriesKey, NoiseFloor> {
+    let mut logs: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
+    for rounds in sessions {
+        let mut samples = PairedSamples::default();
+        for r in rounds {
+            samples.push_round(&r.base, &r.head, r.base_first());
+        }
+        for s in samples.series().iter().filter(|s| s.base.len() >= 2) {
+            if let Ok(d) = benchgate_stats::paired_log_ratios(&s.base, &s.head) {
+                logs.entry(s.key.clone()).or_default().push(d);
+            }
+        }
+    }
+    logs.into_iter()
+        .filter_map(|(key, d)| Some((key, NoiseFloor::from_sessions(&d).ok()?)))
+        .collect()
 }
 
 impl SessionRecord {
@@ -168,6 +225,7 @@ pub fn compare(
         policy.rules = s.config.rules.clone();
     }
     let until = until_globs(&args.until)?;
+    let mut aa_sessions = recorded_aa(&args.aa_from)?;
     if !(policy.n_star.is_finite() && policy.n_star >= 1.0) {
         return Err(CliError::Usage(format!(
             "--n-star must be at least 1, got {}",
@@ -240,6 +298,19 @@ pub fn compare(
         }
     };
 
+    let mut aa_rounds = Vec::new();
+    if let Some(n) = args.aa_rounds {
+        // The base against itself, in its own worktree for both sides, as a runner calibrates.
+        let mut aa = RoundRunner::new(base.clone(), base.clone(), config.clone(), Schedule::Abba);
+        display.phase("A/A: warming up");
+        aa.warm_up(warmup)?;
+        for k in 1..=n {
+            display.phase(&format!("A/A round {k}/{n} (base against itself)"));
+            aa_rounds.push(aa.run_round()?);
+        }
+        aa_sessions.push(aa_rounds.clone());
+    }
+    let floors = aa_floors(&aa_sessions);
     let mut runner = RoundRunner::new(base.clone(), head.clone(), config, schedule);
     display.phase("warming up");
     runner.warm_up(warmup)?;
@@ -249,7 +320,7 @@ pub fn compare(
         let round = runner.run_round()?;
         samples.push_round(&round.base, &round.head, round.base_first());
         rounds.push(round);
-        let evaluation = evaluate(&samples, &policy, &Default::default());
+        let evaluation = evaluate(&samples, &policy, &floors);
         display.update(rounds.len() as u64, &evaluation);
         if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
             break (evaluation, StopReason::FixedRounds);
@@ -298,6 +369,7 @@ pub fn compare(
         instructions_counted: runner.counts_instructions(),
         stop,
         elapsed_seconds,
+        aa_rounds,
         rounds,
     };
     if let Some(path) = &args.record {
