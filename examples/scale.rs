@@ -429,6 +429,7 @@ async fn create_comparison(
                 seed: None,
                 timeout_secs: None,
                 env: vec![],
+                bench_from_head: Vec::new(),
             },
             gate: GateSpec::default(),
             suite: None,

@@ -187,6 +187,7 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 seed: None,
                 timeout_secs: None,
                 env: vec![],
+                bench_from_head: Vec::new(),
             },
             gate: GateSpec::default(),
             suite: None,

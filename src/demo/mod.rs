@@ -116,6 +116,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             seed: None,
             timeout_secs: Some(60),
             env: Vec::new(),
+            bench_from_head: Vec::new(),
         },
         gate: GateSpec::default(),
         suite: None,

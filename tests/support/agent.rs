@@ -79,6 +79,7 @@ impl BenchRepo {
                     seed: None,
                     timeout_secs: Some(60),
                     env,
+                    bench_from_head: Vec::new(),
                 },
                 gate: GateSpec::default(),
                 suite: None,

@@ -9,8 +9,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use benchgate_api::Side;
+use benchgate_api::paths::PathGlobs;
 use benchgate_harness::env::ScrubbedEnv;
 use benchgate_harness::sandbox::{Sandbox, isolation_name};
+use benchgate_harness::worktree::HeadBenchmarks;
 use sha2::{Digest, Sha256};
 
 /// A git command or a build that failed.
@@ -25,6 +27,10 @@ pub enum CheckoutError {
     Git { args: String, stderr: String },
     #[error("commit {sha} is not in {repository} after fetching")]
     MissingCommit { repository: String, sha: String },
+    #[error("cannot give the base side head's benchmark files (bench_from_head): {0}")]
+    HeadBenchmarks(benchgate_harness::worktree::WorktreeError),
+    #[error("bench_from_head: {0}")]
+    BenchFromHeadGlob(String),
     #[error("the {side} build `{command}` failed ({status})")]
     BuildFailed {
         side: &'static str,
@@ -95,7 +101,8 @@ impl Checkout {
         Ok(())
     }
 
-    /// The worktree of `side`, moved to `sha` (detached), created on first use.
+    /// The worktree of `side`, moved to `sha` (detached), created on first use; the forced
+    /// checkout also undoes an earlier job's [`Overlay`].
     pub fn worktree(&self, side: Side, sha: &str) -> Result<PathBuf, CheckoutError> {
         let path = self.root.join(side.as_str());
         if path.join(".git").exists() {
@@ -114,6 +121,33 @@ impl Checkout {
         Ok(path)
     }
 
+    /// What the base side at `base_sha` takes from `head_sha` under `globs`.
+    pub fn head_benchmarks(
+        &self,
+        base_sha: &str,
+        head_sha: &str,
+        globs: &PathGlobs,
+    ) -> Result<HeadBenchmarks, CheckoutError> {
+        HeadBenchmarks::plan(&self.mirror, base_sha, head_sha, globs)
+            .map_err(CheckoutError::HeadBenchmarks)
+    }
+
+    /// [`Checkout::worktree`], then head's benchmark files put in when `overlay` says so.
+    pub fn worktree_with(
+        &self,
+        side: Side,
+        sha: &str,
+        overlay: Option<&Overlay>,
+    ) -> Result<PathBuf, CheckoutError> {
+        let dir = self.worktree(side, sha)?;
+        if let Some(o) = overlay.filter(|o| !o.files.is_empty()) {
+            o.files
+                .apply(&dir, o.head_sha)
+                .map_err(CheckoutError::HeadBenchmarks)?;
+        }
+        Ok(dir)
+    }
+
     fn has_commit(&self, sha: &str) -> bool {
         git(
             &self.mirror,
@@ -121,6 +155,13 @@ impl Checkout {
         )
         .is_ok()
     }
+}
+
+/// Head's benchmark files, put into the base side's worktree (`bench_from_head`).
+#[derive(Debug, Clone, Copy)]
+pub struct Overlay<'a> {
+    pub files: &'a HeadBenchmarks,
+    pub head_sha: &'a str,
 }
 
 /// What a side's worktree was last built as, kept beside it (outside the worktree, so code run
@@ -181,24 +222,31 @@ impl Checkout {
         })
     }
 
-    /// `side`'s worktree at `sha`, built with `command` unless the last build there was the
-    /// same ([`BuildStamp`]). Returns the build time, `None` when the build was reused.
+    /// `side`'s worktree at `sha` (with `overlay`'s files), built with `command` unless the
+    /// last build there was the same ([`BuildStamp`]). Returns the build time, `None` when the
+    /// build was reused.
     pub fn built_worktree(
         &self,
         side: Side,
         sha: &str,
+        overlay: Option<&Overlay>,
         command: &str,
         env: &ScrubbedEnv,
         sandbox: Option<&Sandbox>,
     ) -> Result<(PathBuf, Option<Duration>), CheckoutError> {
-        let stamp = BuildStamp::new(sha, command, env, sandbox);
+        // The files taken, not the head's sha: a new push that leaves them alone keeps the build.
+        let tree = match overlay {
+            Some(o) if !o.files.is_empty() => format!("{sha}\n{}", o.files.key()),
+            _ => sha.to_owned(),
+        };
+        let stamp = BuildStamp::new(&tree, command, env, sandbox);
         // A worktree deleted by hand is made again, without its build.
         let exists = self.root.join(side.as_str()).join(".git").exists();
         if exists && self.is_built(side, &stamp) {
-            return Ok((self.worktree(side, sha)?, None));
+            return Ok((self.worktree_with(side, sha, overlay)?, None));
         }
         self.clear_stamp(side)?;
-        let dir = self.worktree(side, sha)?;
+        let dir = self.worktree_with(side, sha, overlay)?;
         let took = build(&dir, side, command, env, sandbox)?;
         self.record_stamp(side, &stamp)?;
         Ok((dir, Some(took)))
@@ -380,7 +428,7 @@ mod tests {
         let cmd = "echo x >> built.log";
         let build = |sha: &str, command: &str, env: &ScrubbedEnv| {
             let (_, took) = checkout
-                .built_worktree(Side::Base, sha, command, env, None)
+                .built_worktree(Side::Base, sha, None, command, env, None)
                 .unwrap();
             took.is_some()
         };
@@ -396,7 +444,7 @@ mod tests {
         assert!(!build(&one, cmd, &other_env));
         // The head side keeps its own stamp.
         let (_, head) = checkout
-            .built_worktree(Side::Head, &one, cmd, &other_env, None)
+            .built_worktree(Side::Head, &one, None, cmd, &other_env, None)
             .unwrap();
         assert!(head.is_some());
         std::fs::remove_dir_all(
@@ -414,6 +462,65 @@ mod tests {
         assert!(
             build(&one, cmd, &other_env),
             "a deleted worktree is built again"
+        );
+    }
+
+    #[test]
+    fn the_base_builds_with_heads_benchmark_files_and_keeps_the_build_while_they_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        sh(
+            &repo,
+            &format!(
+                "git init -q && mkdir benches && echo b1 > benches/b.rs && echo lib1 > lib && \
+                 git add . && {COMMIT} base"
+            ),
+        );
+        let base = sh(&repo, "git rev-parse HEAD");
+        sh(
+            &repo,
+            &format!("echo b2 > benches/b.rs && echo lib2 > lib && {COMMIT} head"),
+        );
+        let head = sh(&repo, "git rev-parse HEAD");
+        sh(&repo, &format!("echo lib3 > lib && {COMMIT} later"));
+        let later = sh(&repo, "git rev-parse HEAD");
+        let checkout = Checkout::new(&tmp.path().join("work"), repo.to_str().unwrap());
+        checkout.fetch(&[&base, &head, &later]).unwrap();
+        let globs = PathGlobs::try_from(vec!["benches/**".to_owned()]).unwrap();
+        let env = ScrubbedEnv::from_parent(&[]).unwrap();
+        let cmd = "cat benches/b.rs lib > built";
+        let build_base = |head_sha: &str| {
+            let files = checkout.head_benchmarks(&base, head_sha, &globs).unwrap();
+            let overlay = Overlay {
+                files: &files,
+                head_sha,
+            };
+            let (dir, took) = checkout
+                .built_worktree(Side::Base, &base, Some(&overlay), cmd, &env, None)
+                .unwrap();
+            let built = std::fs::read_to_string(dir.join("built")).unwrap();
+            let bench = std::fs::read_to_string(dir.join("benches/b.rs")).unwrap();
+            (took.is_some(), built, bench)
+        };
+        assert_eq!(
+            build_base(&head),
+            (true, "b2\nlib1\n".to_owned(), "b2\n".to_owned()),
+            "head's benchmark against base's library"
+        );
+        // A later head with the same benchmark files keeps the build, files still in place.
+        assert_eq!(
+            build_base(&later),
+            (false, "b2\nlib1\n".to_owned(), "b2\n".to_owned())
+        );
+        // Without the overlay the base is itself again, and built again.
+        let (dir, took) = checkout
+            .built_worktree(Side::Base, &base, None, cmd, &env, None)
+            .unwrap();
+        assert!(took.is_some());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("built")).unwrap(),
+            "b1\nlib1\n"
         );
     }
 

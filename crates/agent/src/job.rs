@@ -16,13 +16,14 @@ use benchgate_harness::rounds::{RoundRunner, RunnerConfig};
 use benchgate_harness::sandbox::{Sandbox, isolation_name};
 use tracing::Instrument;
 
-use crate::checkout::{self, Checkout};
+use crate::checkout::{self, Checkout, Overlay};
 use crate::client::{ClientError, with_retry};
 use crate::heartbeat::{self, JobSignals};
 use crate::round_upload::{build_time_samples, round_upload};
 use crate::settings;
 use crate::upload::{Uploader, UploadsEnd};
 use crate::{AgentContext, JobEnd};
+use benchgate_api::paths::PathGlobs;
 
 /// Why the round loop stopped.
 #[derive(Debug)]
@@ -347,6 +348,20 @@ fn prepare(
 ) -> Result<Prepared, checkout::CheckoutError> {
     let repo = Checkout::new(work_dir, &claim.repository.clone_url);
     repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
+    let globs = PathGlobs::try_from(claim.benchmark.bench_from_head.clone())
+        .map_err(checkout::CheckoutError::BenchFromHeadGlob)?;
+    let files = repo.head_benchmarks(&claim.base_sha, &claim.head_sha, &globs)?;
+    if !globs.patterns().is_empty() {
+        tracing::info!(
+            globs = %globs.patterns().join(", "),
+            taken = %files.summary(),
+            "the base side runs head's benchmark files (bench_from_head)"
+        );
+    }
+    let overlay = Overlay {
+        files: &files,
+        head_sha: &claim.head_sha,
+    };
     let command = claim
         .benchmark
         .build
@@ -357,15 +372,27 @@ fn prepare(
             repo.clear_stamp(side)?;
         }
         return Ok(Prepared {
-            base: repo.worktree(Side::Base, &claim.base_sha)?,
+            base: repo.worktree_with(Side::Base, &claim.base_sha, Some(&overlay))?,
             head: repo.worktree(Side::Head, &claim.head_sha)?,
             build_times: None,
         });
     };
-    let (base, b) =
-        repo.built_worktree(Side::Base, &claim.base_sha, command, build_env, sandbox)?;
-    let (head, h) =
-        repo.built_worktree(Side::Head, &claim.head_sha, command, build_env, sandbox)?;
+    let (base, b) = repo.built_worktree(
+        Side::Base,
+        &claim.base_sha,
+        Some(&overlay),
+        command,
+        build_env,
+        sandbox,
+    )?;
+    let (head, h) = repo.built_worktree(
+        Side::Head,
+        &claim.head_sha,
+        None,
+        command,
+        build_env,
+        sandbox,
+    )?;
     tracing::info!(
         base_ms = b.map(|b| b.as_millis() as u64),
         head_ms = h.map(|h| h.as_millis() as u64),

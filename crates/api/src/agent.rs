@@ -102,6 +102,10 @@ pub struct BenchmarkSpec {
     /// Extra `NAME=value` entries added to the scrubbed environment of benchmarked processes.
     #[serde(default)]
     pub env: Vec<String>,
+    /// `bench_from_head`: globs of benchmark files whose head version the base side also runs,
+    /// so a benchmark added by the PR is measured against the base's code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bench_from_head: Vec<String>,
 }
 
 /// `[gate]`: when a comparison's check fails.

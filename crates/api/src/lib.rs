@@ -5,6 +5,7 @@ pub mod agent;
 pub mod analysis;
 pub mod format;
 pub mod metric;
+pub mod paths;
 pub mod rules;
 pub mod sample;
 

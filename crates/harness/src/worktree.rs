@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use benchgate_api::Side;
+use benchgate_api::paths::PathGlobs;
 
 /// A git or build step that failed.
 #[derive(Debug, thiserror::Error)]
@@ -115,13 +116,144 @@ pub fn build(dir: &Path, side: Side, command: &str) -> Result<(), WorktreeError>
     })
 }
 
+/// The files of a suite's `bench_from_head` globs that the base side takes from head, so both
+/// sides run head's benchmark code against their own library. Applied through git's index,
+/// so the next forced checkout of the worktree undoes it (new files included).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeadBenchmarks {
+    /// Head's matching files that base lacks or has otherwise: (path, mode and blob id).
+    pub from_head: Vec<(String, String)>,
+    /// Base's matching files that head does not have.
+    pub removed: Vec<String>,
+    /// How many of `from_head` base lacks altogether.
+    pub added: usize,
+}
+
+impl HeadBenchmarks {
+    /// What the base side at `base_sha` must take from `head_sha` for `globs`; `git_dir` is
+    /// any directory of a repository holding both commits.
+    pub fn plan(
+        git_dir: &Path,
+        base_sha: &str,
+        head_sha: &str,
+        globs: &PathGlobs,
+    ) -> Result<Self, WorktreeError> {
+        if globs.patterns().is_empty() {
+            return Ok(Self::default());
+        }
+        let base = matching_files(git_dir, base_sha, globs)?;
+        let head = matching_files(git_dir, head_sha, globs)?;
+        let from_head: Vec<(String, String)> = head
+            .iter()
+            .filter(|(path, id)| base.get(*path) != Some(id))
+            .map(|(path, id)| (path.clone(), id.clone()))
+            .collect();
+        let added = from_head
+            .iter()
+            .filter(|(path, _)| !base.contains_key(path))
+            .count();
+        let removed = base
+            .keys()
+            .filter(|path| !head.contains_key(*path))
+            .cloned()
+            .collect();
+        Ok(Self {
+            from_head,
+            removed,
+            added,
+        })
+    }
+
+    /// Base and head have the same matching files: nothing to take.
+    pub fn is_empty(&self) -> bool {
+        self.from_head.is_empty() && self.removed.is_empty()
+    }
+
+    /// One line per file taken or removed, for a build stamp: a later head with the same
+    /// benchmark files keeps the base's build.
+    pub fn key(&self) -> String {
+        let mut key = String::new();
+        for (path, id) in &self.from_head {
+            key.push_str(&format!("{id} {path}\n"));
+        }
+        for path in &self.removed {
+            key.push_str(&format!("- {path}\n"));
+        }
+        key
+    }
+
+    /// Puts head's files into the base worktree `dir` and removes the ones head deleted.
+    pub fn apply(&self, dir: &Path, head_sha: &str) -> Result<(), WorktreeError> {
+        let taken: Vec<&str> = self.from_head.iter().map(|(p, _)| p.as_str()).collect();
+        for chunk in taken.chunks(200) {
+            let mut args = vec!["checkout", "--quiet", head_sha, "--"];
+            args.extend_from_slice(chunk);
+            git_literal(dir, &args)?;
+        }
+        let removed: Vec<&str> = self.removed.iter().map(String::as_str).collect();
+        for chunk in removed.chunks(200) {
+            let mut args = vec!["rm", "--quiet", "--"];
+            args.extend_from_slice(chunk);
+            git_literal(dir, &args)?;
+        }
+        Ok(())
+    }
+
+    /// "3 files (1 new), 1 removed", for logs and reports.
+    pub fn summary(&self) -> String {
+        if self.is_empty() {
+            return "the same on both sides".to_owned();
+        }
+        let n = self.from_head.len();
+        let mut text = format!("{n} file{}", if n == 1 { "" } else { "s" });
+        if self.added > 0 {
+            text.push_str(&format!(" ({} new)", self.added));
+        }
+        if !self.removed.is_empty() {
+            text.push_str(&format!(", {} removed", self.removed.len()));
+        }
+        text
+    }
+}
+
+/// The files of commit `sha` that match `globs`: path to "mode blob-id".
+fn matching_files(
+    dir: &Path,
+    sha: &str,
+    globs: &PathGlobs,
+) -> Result<std::collections::BTreeMap<String, String>, WorktreeError> {
+    // Untrimmed: a path may end in a space.
+    let listing = run_git(dir, &["ls-tree", "-r", "-z", "--full-tree", sha], &[])?;
+    Ok(listing
+        .split('\0')
+        .filter_map(|entry| {
+            // `<mode> <type> <id>\t<path>`; submodules (type `commit`) are not files.
+            let (meta, path) = entry.split_once('\t')?;
+            let mut parts = meta.split(' ');
+            let (mode, kind, id) = (parts.next()?, parts.next()?, parts.next()?);
+            (kind == "blob" && globs.matches(path))
+                .then(|| (path.to_owned(), format!("{mode} {id}")))
+        })
+        .collect())
+}
+
+/// `git` with pathspecs taken literally: a file named `*.rs` is that file.
+fn git_literal(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    run_git(dir, args, &[("GIT_LITERAL_PATHSPECS", "1")])
+}
+
 fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    run_git(dir, args, &[]).map(|out| out.trim().to_owned())
+}
+
+fn run_git(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String, WorktreeError> {
     let Output {
         status,
         stdout,
         stderr,
     } = Command::new("git")
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
@@ -132,5 +264,84 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
             stderr: String::from_utf8_lossy(&stderr).trim().to_owned(),
         });
     }
-    Ok(String::from_utf8_lossy(&stdout).trim().to_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, script: &str) -> String {
+        let out = Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    const COMMIT: &str = "git -c user.name=t -c user.email=t@t commit -qm";
+
+    #[test]
+    fn the_base_takes_heads_benchmark_files_and_a_checkout_undoes_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path();
+        sh(
+            repo,
+            &format!(
+                "git init -q && mkdir -p benches/data src && echo 1 > benches/a.rs && \
+                 echo old > benches/gone.rs && echo same > benches/data/x.json && \
+                 echo lib1 > src/lib.rs && git add . && {COMMIT} base"
+            ),
+        );
+        let base = sh(repo, "git rev-parse HEAD");
+        sh(
+            repo,
+            &format!(
+                "git rm -q benches/gone.rs && echo 2 > benches/a.rs && echo new > 'benches/n*w.rs' && \
+                 echo lib2 > src/lib.rs && git add . && {COMMIT} head"
+            ),
+        );
+        let head = sh(repo, "git rev-parse HEAD");
+        let globs = PathGlobs::try_from(vec!["benches/**".to_owned()]).unwrap();
+        let taken = HeadBenchmarks::plan(repo, &base, &head, &globs).unwrap();
+        let paths: Vec<&str> = taken.from_head.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["benches/a.rs", "benches/n*w.rs"],
+            "unchanged files are not taken"
+        );
+        assert_eq!(taken.removed, ["benches/gone.rs"]);
+        assert_eq!(taken.summary(), "2 files (1 new), 1 removed");
+
+        let repository = Repository::discover(repo).unwrap();
+        let dir = repository.checkout(Side::Base, &base).unwrap();
+        taken.apply(&dir, &head).unwrap();
+        let read = |p: &str| std::fs::read_to_string(dir.join(p)).ok();
+        assert_eq!(read("benches/a.rs").as_deref(), Some("2\n"));
+        assert_eq!(read("benches/n*w.rs").as_deref(), Some("new\n"));
+        assert_eq!(read("benches/gone.rs"), None);
+        assert_eq!(
+            read("src/lib.rs").as_deref(),
+            Some("lib1\n"),
+            "the library stays base's"
+        );
+
+        // The next job's checkout puts the base back as it was, new files removed.
+        repository.checkout(Side::Base, &base).unwrap();
+        assert_eq!(read("benches/a.rs").as_deref(), Some("1\n"));
+        assert_eq!(read("benches/n*w.rs"), None);
+        assert_eq!(read("benches/gone.rs").as_deref(), Some("old\n"));
+        assert_eq!(sh(&dir, "git status --porcelain"), "");
+
+        let none = HeadBenchmarks::plan(repo, &base, &head, &PathGlobs::default()).unwrap();
+        assert!(none.is_empty() && none.key().is_empty());
+        let same = HeadBenchmarks::plan(repo, &head, &head, &globs).unwrap();
+        assert!(same.is_empty(), "{same:?}");
+    }
 }

@@ -24,6 +24,7 @@ fn config(schedule_hours: Option<u32>) -> serde_json::Value {
                 seed: None,
                 timeout_secs: None,
                 env: Vec::new(),
+                bench_from_head: Vec::new(),
             },
             gate: GateSpec {
                 fail_on: Default::default(),

@@ -79,6 +79,13 @@ impl RepoConfig {
             if !suite.paths.patterns().is_empty() {
                 let _ = writeln!(out, "  paths: {}", suite.paths.patterns().join(", "));
             }
+            if !suite.bench_from_head.patterns().is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  bench_from_head: {} (base runs head's version of these files)",
+                    suite.bench_from_head.patterns().join(", ")
+                );
+            }
             for label in suite.runner.iter() {
                 let name = check_run_name(self.suite_key(suite), label);
                 let _ = writeln!(out, "  runner {label}: check run \"{name}\"");

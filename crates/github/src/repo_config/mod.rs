@@ -186,6 +186,10 @@ pub struct SuiteConfig {
     /// Globs of files that define the benchmarks; a PR touching them measures different work.
     #[serde(default)]
     pub paths: PathGlobs,
+    /// Globs of benchmark files taken from head on both sides: a benchmark the PR adds runs
+    /// against the base's code too. Their changes then no longer differ between the sides.
+    #[serde(default)]
+    pub bench_from_head: PathGlobs,
     /// `[[suite.rule]]`: per-benchmark rules, first match wins.
     #[serde(default)]
     pub rule: Vec<RuleConfig>,
@@ -195,6 +199,20 @@ impl SuiteConfig {
     /// The suite's name (`default` for a lone `[benchmark]` without one).
     pub fn name(&self) -> &str {
         self.name.as_ref().map_or(DEFAULT_SUITE, SuiteName::as_str)
+    }
+
+    /// The changed files under `paths` that base and head run differently: a file the base
+    /// takes from head (`bench_from_head`) is the same on both sides.
+    pub fn benchmark_files_changed<'a, I>(&self, changed: I) -> Vec<String>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        self.paths
+            .touched(changed)
+            .into_iter()
+            .filter(|f| !self.bench_from_head.matches(f))
+            .map(str::to_owned)
+            .collect()
     }
 }
 

@@ -24,6 +24,7 @@ impl RepoConfig {
                 seed: None,
                 timeout_secs: None,
                 env: Vec::new(),
+                bench_from_head: suite.bench_from_head.patterns().to_vec(),
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,

@@ -361,3 +361,42 @@ fn empty_paths_match_nothing() {
     let paths = PathGlobs::default();
     assert!(!paths.matches("benches/a.rs"));
 }
+
+#[test]
+fn bench_from_head_reaches_the_plan_and_the_description() {
+    let text = "[benchmark]\nrun = \"cargo bench\"\nformat = \"criterion\"\n\
+                paths = [\"benches/**\"]\nbench_from_head = [\"benches/**\"]\n";
+    let config = parse_repo_config(text).unwrap();
+    let plan = config.comparison_config(&config.suites[0]);
+    assert_eq!(plan.benchmark.bench_from_head, ["benches/**"]);
+    assert!(
+        config
+            .describe()
+            .contains("bench_from_head: benches/** (base runs head's version of these files)"),
+        "{}",
+        config.describe()
+    );
+    let changed = ["benches/new.rs", "benches/data.json", "src/lib.rs"];
+    let mut suite = config.suites[0].clone();
+    assert!(
+        suite.benchmark_files_changed(changed).is_empty(),
+        "both sides run head's"
+    );
+    suite.bench_from_head = PathGlobs::try_from(vec!["benches/*.rs".to_owned()]).unwrap();
+    assert_eq!(
+        suite.benchmark_files_changed(changed),
+        ["benches/data.json"]
+    );
+    let plain = parse_repo_config("[benchmark]\nrun = \"x\"\n").unwrap();
+    assert!(
+        plain
+            .comparison_config(&plain.suites[0])
+            .benchmark
+            .bench_from_head
+            .is_empty()
+    );
+    let err = parse_repo_config("[benchmark]\nrun = \"x\"\nbench_from_head = [\"a/[\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("invalid glob \"a/[\""), "{err}");
+}

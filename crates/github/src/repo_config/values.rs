@@ -3,10 +3,11 @@
 
 use std::fmt;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 use super::ROUNDS;
+
+pub use benchgate_api::paths::PathGlobs;
 
 /// A percentage written as `"1%"` or `"0.5%"`; kept as a fraction (0.01).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -182,56 +183,6 @@ impl TryFrom<OneOrMany> for Labels {
             }
         }
         Ok(Self(labels))
-    }
-}
-
-/// The `paths` globs, compiled. `*` stays within one directory; `**` crosses directories.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(try_from = "Vec<String>")]
-pub struct PathGlobs {
-    patterns: Vec<String>,
-    set: GlobSet,
-}
-
-impl PathGlobs {
-    /// The globs as written.
-    pub fn patterns(&self) -> &[String] {
-        &self.patterns
-    }
-
-    /// Whether a repository-relative path (as the changed-files API lists it) matches a glob.
-    pub fn matches(&self, path: &str) -> bool {
-        self.set.is_match(path.trim_start_matches("./"))
-    }
-
-    /// The changed paths that touch the benchmarks themselves, in the order given.
-    pub fn touched<'a, I>(&self, changed: I) -> Vec<&'a str>
-    where
-        I: IntoIterator<Item = &'a str>,
-    {
-        changed.into_iter().filter(|p| self.matches(p)).collect()
-    }
-}
-
-impl PartialEq for PathGlobs {
-    fn eq(&self, other: &Self) -> bool {
-        self.patterns == other.patterns
-    }
-}
-
-impl TryFrom<Vec<String>> for PathGlobs {
-    type Error = String;
-    fn try_from(patterns: Vec<String>) -> Result<Self, String> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in &patterns {
-            let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
-                .literal_separator(true)
-                .build()
-                .map_err(|e| format!("invalid glob {pattern:?}: {}", e.kind()))?;
-            builder.add(glob);
-        }
-        let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(Self { patterns, set })
     }
 }
 

@@ -52,6 +52,11 @@ pub struct CompareArgs {
     /// format, warm-up, rules and gate (with --base-rev/--head-rev).
     #[arg(long, value_name = "FILE", requires = "base_rev", conflicts_with_all = ["build", "run", "format", "warmup"])]
     pub config: Option<PathBuf>,
+    /// With --base-rev/--head-rev: the base side also runs head's version of the files
+    /// matching this glob (`**` crosses directories; repeatable), so a benchmark the head adds
+    /// is measured against the base's code. With --config, replaces the suite's `bench_from_head`.
+    #[arg(long, value_name = "GLOB", requires = "base_rev")]
+    pub bench_from_head: Vec<String>,
     /// With --config: the `[[suite]]` to run (needed when the file has several).
     #[arg(long, value_name = "NAME", requires = "config")]
     pub suite: Option<String>,

@@ -22,8 +22,9 @@ use crate::quieting::{Quieting, parse_cpu_list};
 use crate::rounds::{Round, RoundRunner, RunnerConfig};
 use crate::samples::{PairedSamples, SeriesKey};
 use crate::schedule::Schedule;
-use crate::worktree::{self, Repository};
+use crate::worktree::{self, HeadBenchmarks, Repository};
 use benchgate_api::agent::ComparisonConfig;
+use benchgate_api::paths::PathGlobs;
 use benchgate_api::rules::compile_pattern;
 use benchgate_api::{BenchmarkRule, RuleSet};
 
@@ -48,6 +49,9 @@ pub struct SessionRecord {
     /// Commits measured, in the revisions form.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<[String; 2]>,
+    /// Benchmark files the base side took from head (`--bench-from-head`, `bench_from_head`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bench_from_head: Option<BenchFromHead>,
     pub format: String,
     /// The `.benchgate.toml` suite run (`--config`), when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +70,14 @@ pub struct SessionRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aa_rounds: Vec<Round>,
     pub rounds: Vec<Round>,
+}
+
+/// The base side ran head's version of these benchmark files.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchFromHead {
+    pub globs: Vec<String>,
+    /// What was taken, e.g. "2 files (1 new)".
+    pub files: String,
 }
 
 /// The part of a `--record` file that `--aa-from` reads.
@@ -137,6 +149,13 @@ impl SessionRecord {
         ];
         if let Some([b, h]) = &self.revisions {
             lines.push(format!("revisions: base {b}, head {h}"));
+        }
+        if let Some(taken) = &self.bench_from_head {
+            lines.push(format!(
+                "benchmark code from head on both sides ({}): {}",
+                taken.globs.join(", "),
+                taken.files
+            ));
         }
         if let Some(suite) = &self.suite {
             lines.push(format!(
@@ -280,19 +299,35 @@ pub fn compare(
     let limit = args.rounds.unwrap_or(args.max_rounds);
     let mut display = Progress::new(u64::from(limit), display);
 
+    let bench_from_head = bench_from_head_globs(args, suite.as_ref())?;
+    let mut from_head = None;
     let (base, head, revisions) = match revisions {
         None => (base, head, None),
         Some((repo, [base_rev, head_rev])) => {
             let shas = [repo.resolve(&base_rev)?, repo.resolve(&head_rev)?];
+            let taken = HeadBenchmarks::plan(&repo.toplevel, &shas[0], &shas[1], &bench_from_head)?;
             let mut dirs = Vec::new();
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
                 display.phase(&format!("checking out {} {}", side.as_str(), short(sha)));
                 let dir = repo.checkout(side, sha)?;
+                if side == Side::Base && !taken.is_empty() {
+                    display.phase(&format!(
+                        "base takes head's benchmark files: {}",
+                        taken.summary()
+                    ));
+                    taken.apply(&dir, &shas[1])?;
+                }
                 if let Some(build) = &build {
                     display.phase(&format!("building {} {}", side.as_str(), short(sha)));
                     worktree::build(&dir, side, build)?;
                 }
                 dirs.push(dir);
+            }
+            if !bench_from_head.patterns().is_empty() {
+                from_head = Some(BenchFromHead {
+                    globs: bench_from_head.patterns().to_vec(),
+                    files: taken.summary(),
+                });
             }
             (base.in_dir(&dirs[0]), head.in_dir(&dirs[1]), Some(shas))
         }
@@ -357,6 +392,7 @@ pub fn compare(
         base,
         head,
         revisions,
+        bench_from_head: from_head,
         format: format.to_string(),
         suite: suite.as_ref().map(|s| match &s.config.suite {
             Some(name) => format!("[[suite]] {name}"),
@@ -382,6 +418,15 @@ pub fn compare(
         session,
         fail_on,
     })
+}
+
+/// The `--bench-from-head` globs, else the suite's `bench_from_head`.
+fn bench_from_head_globs(args: &CompareArgs, suite: Option<&Suite>) -> Result<PathGlobs, CliError> {
+    let patterns = match suite {
+        Some(s) if args.bench_from_head.is_empty() => s.config.benchmark.bench_from_head.clone(),
+        _ => args.bench_from_head.clone(),
+    };
+    PathGlobs::try_from(patterns).map_err(|e| CliError::Usage(format!("--bench-from-head: {e}")))
 }
 
 type Revisions = Option<(Repository, [String; 2])>;

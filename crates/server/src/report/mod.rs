@@ -154,6 +154,7 @@ struct CommentTemplate<'a> {
     notes: &'a [String],
     rules: Vec<String>,
     benchmark_files_changed: String,
+    bench_from_head: String,
     runner: String,
     workload: String,
     warmup: u32,
@@ -333,6 +334,13 @@ fn render_rows(
             .iter()
             .take(20)
             .map(|f| format::code(f))
+            .collect::<Vec<_>>()
+            .join(", "),
+        bench_from_head: bench
+            .bench_from_head
+            .iter()
+            .take(10)
+            .map(|g| format::code(g))
             .collect::<Vec<_>>()
             .join(", "),
         runner: match &input.runner {

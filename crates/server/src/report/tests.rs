@@ -57,6 +57,7 @@ pub(crate) fn example() -> CommentInput {
                 seed: None,
                 timeout_secs: None,
                 env: Vec::new(),
+                bench_from_head: Vec::new(),
             },
             gate: GateSpec::default(),
             suite: None,
@@ -553,5 +554,18 @@ fn the_runner_line_says_when_runners_were_combined() {
         line.contains("AMD EPYC 7B13")
             && line.ends_with("; 2 runners of one hardware class, combined stratified by runner"),
         "{line}"
+    );
+}
+
+#[test]
+fn a_suite_with_bench_from_head_says_both_sides_ran_heads_benchmark_code() {
+    let body = render_comment(&example());
+    assert!(!body.contains("**Benchmark code:**"), "{body}");
+    let mut input = example();
+    input.config.benchmark.bench_from_head = vec!["benches/**".into()];
+    let body = render_comment(&input);
+    assert!(
+        body.contains("- **Benchmark code:** head's version of `benches/**` on both sides"),
+        "{body}"
     );
 }

@@ -88,12 +88,7 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
         Vec::new()
     };
     for (suite, label) in config.comparisons() {
-        let changed = suite
-            .paths
-            .touched(files.iter().map(|f| f.filename.as_str()))
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
+        let changed = suite.benchmark_files_changed(files.iter().map(|f| f.filename.as_str()));
         let stored = config.comparison_config(suite);
         if !schedule_one(cx, &t, repository.id, stored, label, changed).await? {
             // A newer head was pushed meanwhile: it schedules every suite itself.
