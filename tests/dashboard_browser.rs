@@ -221,7 +221,7 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
             "comparison-report-order",
             format!("/comparisons/{file_ordered}"),
             vec![
-                "2 slower, 1 faster, 1 unchanged, 1 undecided; worst: sort/large time",
+                "5 benchmarks: 2 slower, 1 faster, 1 no change, 1 no result yet; worst: sort/large time",
                 "2 undecided or unchanged rows",
                 "not in the report",
                 "No base and head pair to plot.",

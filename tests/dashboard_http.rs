@@ -134,7 +134,7 @@ async fn a_comparison_page_reads_in_the_report_order() {
             .unwrap_or_else(|| panic!("missing {needle:?} in:\n{page}"))
     };
     let summary = at(
-        "<p class=\"summary\"><strong>2 slower, 1 faster, 1 unchanged, 1 undecided; worst: sort/large time +9.0%",
+        "<p class=\"summary\"><strong>5 benchmarks: 2 slower, 1 faster, 1 no change, 1 no result yet; worst: sort/large time +9.0%",
     );
     assert!(page[summary..].contains("; best: hash/fnv time"), "{page}");
     let row = |name: &str| at(&format!("\">{name}</a></td>"));

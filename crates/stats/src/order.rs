@@ -62,30 +62,25 @@ pub fn report_order(results: &[BenchmarkResult]) -> Vec<usize> {
     order
 }
 
-/// One line a maintainer reads first: how many rows are slower, faster, unchanged and
-/// undecided, with the worst regression and the best improvement and their intervals.
+/// One line a maintainer reads first: the benchmarks counted by where they stand (each once,
+/// its metrics inside), with the worst regression and the best improvement and their intervals.
 pub fn summary(results: &[BenchmarkResult]) -> Option<String> {
-    if results.is_empty() {
+    let benchmarks = words::benchmark_standings(results).len();
+    if benchmarks == 0 {
         return None;
     }
-    let count = |s: Standing| results.iter().filter(|r| standing(r) == s).count();
     let mut line = format!(
-        "{} slower, {} faster, {} unchanged, {} undecided",
-        count(Standing::Regression),
-        count(Standing::Improvement),
-        count(Standing::Unchanged),
-        count(Standing::Undecided)
+        "{benchmarks} benchmark{}: {}",
+        if benchmarks == 1 { "" } else { "s" },
+        words::tally(results)
     );
-    let one_sided = count(Standing::OneSided);
-    if one_sided > 0 {
-        line.push_str(&format!(", {one_sided} on one side only"));
-    }
     let order = report_order(results);
+    // Gated rows only: a slower peak memory must not read like the failed gate.
     let first = |s: Standing| {
         order
             .iter()
             .map(|&i| &results[i])
-            .find(|r| standing(r) == s)
+            .find(|r| r.gated && standing(r) == s)
     };
     if let Some(r) = first(Standing::Regression) {
         line.push_str(&format!(
@@ -158,7 +153,8 @@ mod tests {
         let line = summary(&results).unwrap();
         assert!(
             line.starts_with(
-                "3 slower, 1 faster, 1 unchanged, 1 undecided; worst: big-slower time"
+                "6 benchmarks: 2 slower, 1 faster, 1 no change, 1 no result yet, 1 not gated; \
+                 worst: big-slower time"
             ),
             "{line}"
         );

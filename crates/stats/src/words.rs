@@ -196,82 +196,127 @@ fn significant(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// `1 slower, 2 no change; 2 other metrics are not gated`: the gated rows' verdicts counted, for headings
-/// and the check's title (a slower peak memory must not read like a failed gate).
-pub fn headline(results: &[BenchmarkResult]) -> String {
-    // Ignored rows are left out of the report, so the headline does not count them either.
-    let results: Vec<BenchmarkResult> = results
-        .iter()
-        .filter(|r| !r.is_ignored())
-        .cloned()
-        .collect();
-    if results.is_empty() {
-        return "no results yet".to_owned();
-    }
-    let gated: Vec<&BenchmarkResult> = results
-        .iter()
-        .filter(|r| {
-            r.gated && r.verdict != VerdictKind::OnlyInBase && r.verdict != VerdictKind::OnlyInHead
-        })
-        .collect();
-    let count = |f: &dyn Fn(&BenchmarkResult) -> bool| gated.iter().filter(|r| f(r)).count();
-    let exact_worse = |r: &BenchmarkResult| crate::gate::is_regression_ignoring_gate(r);
-    let parts: [(usize, &str); 7] = [
-        (
-            count(&|r| r.verdict == VerdictKind::Slower || exact_worse(r)),
-            "slower",
-        ),
-        (
-            count(&|r| r.verdict == VerdictKind::Faster || (exact_changed(r) && !exact_worse(r))),
-            "faster",
-        ),
-        (
-            count(&|r| {
-                r.verdict == VerdictKind::Equivalent
-                    || (r.verdict == VerdictKind::Exact && !exact_changed(r))
-            }),
-            "no change",
-        ),
-        (
-            count(&|r| r.verdict == VerdictKind::NoResultYet),
-            "no result yet",
-        ),
-        (
-            count(&|r| r.verdict == VerdictKind::BelowResolution),
-            "below resolution",
-        ),
-        (
-            count(&|r| r.verdict == VerdictKind::NotAnalysed),
-            "not analysed",
-        ),
-        (0, ""),
-    ];
-    let mut words: Vec<String> = parts
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, w)| format!("{n} {w}"))
-        .collect();
-    let one_sided = results
-        .iter()
-        .filter(|r| matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead))
-        .count();
-    if one_sided > 0 {
-        words.push(format!("{one_sided} on one side only"));
-    }
-    let parts = words.join(", ");
-    let not_gated = results
-        .iter()
-        .filter(|r| !r.gated && r.verdict.is_analysed())
-        .count();
-    let metrics = |n: usize| if n == 1 { "metric" } else { "metrics" };
-    match not_gated {
-        0 => parts,
-        1 if parts.is_empty() => "1 metric, not gated".to_owned(),
-        n if parts.is_empty() => format!("{n} metrics, none gated"),
-        n => {
-            let verb = if n == 1 { "is" } else { "are" };
-            format!("{parts}; {n} other {} {verb} not gated", metrics(n))
+/// Where one benchmark stands, from its gated metrics, worst first: a benchmark whose time is
+/// faster and whose instruction count grew is slower. The one count of headings, summaries and
+/// progress lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BenchmarkStanding {
+    Slower,
+    Faster,
+    NoResultYet,
+    BelowResolution,
+    NotAnalysed,
+    NoChange,
+    /// Only one side ran it (added or removed).
+    OneSided,
+    /// No gated metric: every one is `gate = false` (or not gated by default).
+    NotGated,
+}
+
+impl BenchmarkStanding {
+    /// The words a count of benchmarks is followed by.
+    pub fn words(self) -> &'static str {
+        match self {
+            BenchmarkStanding::Slower => "slower",
+            BenchmarkStanding::Faster => "faster",
+            BenchmarkStanding::NoResultYet => "no result yet",
+            BenchmarkStanding::BelowResolution => "below resolution",
+            BenchmarkStanding::NotAnalysed => "not analysed",
+            BenchmarkStanding::NoChange => "no change",
+            BenchmarkStanding::OneSided => "on one side only",
+            BenchmarkStanding::NotGated => "not gated",
         }
+    }
+
+    /// More rounds could still change it.
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            BenchmarkStanding::NoResultYet
+                | BenchmarkStanding::BelowResolution
+                | BenchmarkStanding::NotAnalysed
+        )
+    }
+
+    const ALL: [BenchmarkStanding; 8] = [
+        BenchmarkStanding::Slower,
+        BenchmarkStanding::Faster,
+        BenchmarkStanding::NoChange,
+        BenchmarkStanding::NoResultYet,
+        BenchmarkStanding::BelowResolution,
+        BenchmarkStanding::NotAnalysed,
+        BenchmarkStanding::OneSided,
+        BenchmarkStanding::NotGated,
+    ];
+}
+
+/// Where a gated, two-sided row stands.
+fn row_standing(r: &BenchmarkResult) -> BenchmarkStanding {
+    match r.verdict {
+        _ if crate::gate::is_regression_ignoring_gate(r) => BenchmarkStanding::Slower,
+        VerdictKind::Slower => BenchmarkStanding::Slower,
+        VerdictKind::Faster => BenchmarkStanding::Faster,
+        VerdictKind::Exact if exact_changed(r) => BenchmarkStanding::Faster,
+        VerdictKind::Exact | VerdictKind::Equivalent => BenchmarkStanding::NoChange,
+        VerdictKind::NoResultYet => BenchmarkStanding::NoResultYet,
+        VerdictKind::BelowResolution => BenchmarkStanding::BelowResolution,
+        VerdictKind::NotAnalysed => BenchmarkStanding::NotAnalysed,
+        VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => BenchmarkStanding::OneSided,
+    }
+}
+
+/// Each benchmark (in the order its first row comes) with its standing; ignored rows are left
+/// out, as reports leave them out.
+pub fn benchmark_standings(results: &[BenchmarkResult]) -> Vec<(&str, BenchmarkStanding)> {
+    let mut out: Vec<(&str, BenchmarkStanding)> = Vec::new();
+    let mut rows: Vec<(&str, Vec<&BenchmarkResult>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for r in results.iter().filter(|r| !r.is_ignored()) {
+        let i = *index.entry(r.name.as_str()).or_insert_with(|| {
+            rows.push((&r.name, Vec::new()));
+            rows.len() - 1
+        });
+        rows[i].1.push(r);
+    }
+    for (name, list) in rows {
+        let one_sided = |r: &&BenchmarkResult| {
+            matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead)
+        };
+        let standing = if list.iter().all(one_sided) {
+            BenchmarkStanding::OneSided
+        } else {
+            list.iter()
+                .filter(|r| r.gated && !one_sided(r))
+                .map(|r| row_standing(r))
+                .min()
+                .unwrap_or(BenchmarkStanding::NotGated)
+        };
+        out.push((name, standing));
+    }
+    out
+}
+
+/// `1 slower, 2 no change, 1 not gated`: benchmarks counted by where they stand, every metric
+/// of a benchmark inside its one count; "" when there are none.
+pub fn tally(results: &[BenchmarkResult]) -> String {
+    let standings = benchmark_standings(results);
+    BenchmarkStanding::ALL
+        .iter()
+        .filter_map(|&s| {
+            let n = standings.iter().filter(|(_, t)| *t == s).count();
+            (n > 0).then(|| format!("{n} {}", s.words()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The tally for headings and the check's title, "no results yet" before any row.
+pub fn headline(results: &[BenchmarkResult]) -> String {
+    let line = tally(results);
+    if line.is_empty() {
+        "no results yet".to_owned()
+    } else {
+        line
     }
 }
 
@@ -381,23 +426,41 @@ mod tests {
     }
 
     #[test]
-    fn headline_counts_gated_rows_and_mentions_the_rest() {
-        let slower = row(VerdictKind::Slower, Direction::HigherIsBetter, Some(-83.0));
-        let mut cpu = row(VerdictKind::Faster, Direction::LowerIsBetter, Some(-3.0));
-        cpu.gated = false;
-        let new = row(VerdictKind::OnlyInHead, Direction::LowerIsBetter, None);
+    fn a_benchmark_is_counted_once_with_its_metrics_inside() {
+        let mut time = row(VerdictKind::Faster, Direction::LowerIsBetter, Some(-30.0));
+        time.name = "parse".into();
+        // A throughput row of the same benchmark: one benchmark, not two.
+        let mut thrpt = row(VerdictKind::Faster, Direction::HigherIsBetter, Some(40.0));
+        (thrpt.name, thrpt.metric, thrpt.gated) = ("parse".into(), "thrpt".into(), false);
+        let mut other = time.clone();
+        other.name = "emit".into();
+        other.verdict = VerdictKind::NoResultYet;
+        let mut emit_thrpt = thrpt.clone();
+        emit_thrpt.name = "emit".into();
         assert_eq!(
-            headline(&[slower.clone(), cpu.clone(), new]),
-            "1 slower, 1 on one side only; 1 other metric is not gated"
+            headline(&[time.clone(), thrpt.clone(), other, emit_thrpt]),
+            "1 faster, 1 no result yet"
         );
-        let mut peak = cpu.clone();
-        peak.metric = "peak_rss".into();
+        // The worst gated metric is the benchmark's standing; ungated ones do not count.
+        let mut instructions = time.clone();
+        (instructions.metric, instructions.verdict) = ("instructions".into(), VerdictKind::Slower);
+        let mut peak = instructions.clone();
+        (peak.metric, peak.gated) = ("peak_rss".into(), false);
         assert_eq!(
-            headline(&[slower, cpu.clone(), peak.clone()]),
-            "1 slower; 2 other metrics are not gated"
+            headline(&[time.clone(), instructions, peak.clone()]),
+            "1 slower"
         );
-        assert_eq!(headline(&[cpu.clone()]), "1 metric, not gated");
-        assert_eq!(headline(&[cpu, peak]), "2 metrics, none gated");
+        let mut memory_only = peak.clone();
+        memory_only.name = "alloc".into();
+        let new = BenchmarkResult {
+            name: "fresh".into(),
+            ..row(VerdictKind::OnlyInHead, Direction::LowerIsBetter, None)
+        };
+        assert_eq!(
+            headline(&[time, memory_only, new]),
+            "1 faster, 1 on one side only, 1 not gated"
+        );
+        assert_eq!(headline(&[]), "no results yet");
         assert_eq!(age(7200), "2 hours ago");
     }
 }

@@ -130,31 +130,30 @@ impl Progress {
 /// Names shown in a plain line before "and N more".
 const NAMES_SHOWN: usize = 3;
 
-/// `round 6/50, 54.2 s: 1 of 3 gated benchmarks undecided (parse)`.
+/// `round 6/50, 54.2 s: 1 slower, 1 no result yet; waiting for parse`: the benchmarks counted
+/// as the report counts them, and the gated ones the session still waits for.
 pub fn round_line(done: u64, max: u64, elapsed: Duration, eval: &Evaluation) -> String {
-    let gated: Vec<_> = eval.results.iter().filter(|r| r.gated).collect();
-    let open: Vec<&str> = gated
+    let mut seen = std::collections::HashSet::new();
+    let open: Vec<&str> = eval
+        .results
         .iter()
-        .filter(|r| !is_decided(r))
+        .filter(|r| r.gated && !is_decided(r))
         .map(|r| r.name.as_str())
+        .filter(|name| seen.insert(*name))
         .collect();
     let head = format!(
-        "round {done}/{max}, {}",
-        words::elapsed(elapsed.as_secs_f64())
+        "round {done}/{max}, {}: {}",
+        words::elapsed(elapsed.as_secs_f64()),
+        words::headline(&eval.results)
     );
     if open.is_empty() {
-        return format!("{head}: every gated benchmark decided");
+        return format!("{head} — every gated benchmark decided");
     }
     let mut names = open[..open.len().min(NAMES_SHOWN)].join(", ");
     if open.len() > NAMES_SHOWN {
         names.push_str(&format!(" and {} more", open.len() - NAMES_SHOWN));
     }
-    format!(
-        "{head}: {} of {} gated benchmark{} undecided ({names})",
-        open.len(),
-        gated.len(),
-        if gated.len() == 1 { "" } else { "s" }
-    )
+    format!("{head}; waiting for {names}")
 }
 
 #[cfg(test)]
@@ -185,7 +184,7 @@ mod tests {
         let eval = evaluate(&samples, &policy, &Default::default());
         assert_eq!(
             round_line(12, 50, Duration::from_millis(54_200), &eval),
-            "round 12/50, 54.2 s: 1 of 2 gated benchmarks undecided (emit)"
+            "round 12/50, 54.2 s: 1 slower, 1 no result yet; waiting for emit"
         );
     }
 }
