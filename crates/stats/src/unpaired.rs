@@ -14,7 +14,7 @@ use crate::fixed_interval::t_quantile;
 use crate::floor::{NoiseFloor, practical_margin};
 use crate::interval::Interval;
 use crate::paired::{geometric_mean, has_zero_spread, percent_from_log, validate_samples};
-use crate::verdict::{Verdict, decide, decision_target};
+use crate::verdict::{Verdict, decide, decision_target, resolves};
 
 /// Log values, their mean and sum of squared deviations.
 struct LogSummary {
@@ -80,8 +80,13 @@ pub fn analyze_runs(
         boundary.two_sample_half_width(sd, m as u64, n as u64),
     );
     let fixed_interval = Interval::around(mean_log, t_quantile(opts.alpha, nu)? * se);
+    let cap = opts.rounds_cap;
+    let at_cap = boundary.two_sample_half_width(sd, m as u64 + cap, n as u64 + cap);
     let verdict = decide(interval, margin, opts.direction).unwrap_or_else(|| {
-        match runs_needed(&boundary, mean_log, sd, (m, n), margin, opts.rounds_cap) {
+        if !resolves(at_cap, mean_log, margin) {
+            return Verdict::BelowResolution;
+        }
+        match runs_needed(&boundary, mean_log, sd, (m, n), margin, cap) {
             Some(more) => Verdict::NoResultYet {
                 rounds_needed: more,
             },

@@ -126,6 +126,9 @@ pub fn verdict(
     if let Some(decided) = decide(interval, margin, direction) {
         return decided;
     }
+    if !resolves(boundary.half_width(sd, cap.max(n_current)), mean, margin) {
+        return Verdict::BelowResolution;
+    }
     match total_rounds_needed(boundary, mean, sd, n_current, margin, cap) {
         // At least one more round: the current n did not decide.
         Some(total) => Verdict::NoResultYet {
@@ -133,6 +136,16 @@ pub fn verdict(
         },
         None => Verdict::BelowResolution,
     }
+}
+
+/// Whether the half-width reached at the round cap would decide: it excludes zero at this
+/// estimate when the estimate is beyond M/2, and otherwise it is at most M/2, which decides an
+/// interval wherever its centre lies in ±M/2 (it then excludes zero or fits inside ±M). So for
+/// a change smaller than M/2, "below resolution" depends on the spread, M and the cap, never on
+/// where the estimate happens to be: the same benchmark is not resolvable in one session and
+/// "needs ~69 more" in the next because its estimate moved from M/2 to 0.
+pub(crate) fn resolves(half_width_at_cap: f64, mean: f64, margin: f64) -> bool {
+    half_width_at_cap <= mean.abs().max(margin / 2.0)
 }
 
 #[cfg(test)]
@@ -204,5 +217,61 @@ mod tests {
             verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), 0.001, 100, lower),
             Verdict::BelowResolution
         );
+    }
+
+    /// Inside ±M/2 the same spread is resolvable or not whatever the estimate: an estimate near
+    /// zero (nearest decision M away) and one near M/2 (M/2 away) get the same answer; a change
+    /// beyond M/2 that the cap can tell from zero is not given up on.
+    #[test]
+    fn below_resolution_depends_on_the_spread_not_on_the_estimate() {
+        let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
+        let lower = Direction::LowerIsBetter;
+        let cap = 1000;
+        // Between the two old thresholds: h(cap) reaches M but not M/2.
+        let sd = (1..5000)
+            .map(|k| f64::from(k) * 1e-4)
+            .find(|&sd| b.half_width(sd, cap) > M / 2.0 && b.half_width(sd, cap) <= M)
+            .unwrap();
+        for mean in [0.0, 0.002, 0.004, -0.0049] {
+            let wide = iv(mean - 0.05, mean + 0.05);
+            let v = verdict(wide, &b, Progress { mean, sd, n: 10 }, M, cap, lower);
+            assert_eq!(v, Verdict::BelowResolution, "mean {mean}");
+        }
+        let large = 3.0 * M;
+        let wide = iv(large - 0.05, large + 0.05);
+        let v = verdict(
+            wide,
+            &b,
+            Progress {
+                mean: large,
+                sd,
+                n: 10,
+            },
+            M,
+            cap,
+            lower,
+        );
+        assert!(matches!(v, Verdict::NoResultYet { .. }), "{v:?}");
+        // A spread that resolves M/2 by the cap is never given up on, wherever the estimate is.
+        let quiet = sd / 3.0;
+        for mean in [0.0, M / 2.0, 0.009] {
+            let wide = iv(mean - 0.05, mean + 0.05);
+            let v = verdict(
+                wide,
+                &b,
+                Progress {
+                    mean,
+                    sd: quiet,
+                    n: 10,
+                },
+                M,
+                cap,
+                lower,
+            );
+            assert!(
+                matches!(v, Verdict::NoResultYet { .. }),
+                "mean {mean}: {v:?}"
+            );
+        }
     }
 }
