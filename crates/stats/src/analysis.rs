@@ -376,18 +376,14 @@ impl BenchmarkAnalysis {
         })
     }
 
-    /// What a reader should know beyond the verdict, one short sentence each, most serious
-    /// first. None of them changes the verdict: they say when the model may not describe the
-    /// data (docs/statistics.md §5–6).
+    /// Hints beyond the verdict, one short sentence each, most serious first. None of them
+    /// changes the verdict: each is a check of the model on this row (docs/statistics.md §5–6).
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.contradicted && !self.sequence_crossed {
-            out.push(format!(
-                "the latest rounds contradict the earlier ones (estimate {:+.2}% outside the \
-                 running interval): the interval shown is widened to include it",
-                percent_from_log(self.mean_log)
-            ));
-        }
+        // An estimate outside the running interval (`contradicted`) is no sign of trouble at
+        // any stated error level, so it gets no hint: the interval is widened to hold it, which
+        // stays valid, and the JSON says so. A crossed sequence happens with probability at
+        // most alpha when the model holds: that one is worth a line.
         if self.sequence_crossed {
             out.push(
                 "the interval sequence crossed itself: the model does not fit (did the machine \

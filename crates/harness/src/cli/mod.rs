@@ -107,9 +107,9 @@ pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String])
     let notes = render::notes(&report.benchmarks);
     if !notes.is_empty() {
         out.push_str(if output.markdown {
-            "\n**Notes** (per-row diagnostics: with many rows a few are chance; none changes a verdict)\n\n"
+            "\n**Hints** (checks of the model, one row each: with many rows a few are chance; none changes a verdict)\n\n"
         } else {
-            "Notes (per-row diagnostics: with many rows a few are chance; none changes a verdict):\n"
+            "Hints (checks of the model, one row each: with many rows a few are chance; none changes a verdict):\n"
         });
         for note in notes {
             let bullet = if output.markdown { "- " } else { "  " };

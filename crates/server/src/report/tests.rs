@@ -134,7 +134,7 @@ fn the_geomean_and_the_notes_follow_the_table() {
     let geomean = body
         .find("\n\nGeomean of 3 benchmarks' time: +2.6% — a summary, not a verdict; it never fails the check.\n")
         .expect(&body);
-    let notes = body.find("\n\n**Notes** — ").expect(&body);
+    let notes = body.find("\n\n**Hints** — ").expect(&body);
     let details = body
         .find("<details><summary>How this was measured")
         .unwrap();
@@ -153,13 +153,13 @@ fn the_geomean_and_the_notes_follow_the_table() {
         "{body}"
     );
 
-    // No warnings, no Notes heading; one time row is no summary.
+    // No warnings, no Hints heading; one time row is no summary.
     let mut input = example();
     input.results.iter_mut().for_each(|r| r.warnings.clear());
     input.results.truncate(1);
     let body = render_comment(&input);
     assert!(
-        !body.contains("**Notes**") && !body.contains("Geomean"),
+        !body.contains("**Hints**") && !body.contains("Geomean"),
         "{body}"
     );
 }
