@@ -469,3 +469,106 @@ fn compare_runs_the_repository_config_as_ci_and_stops_when_the_gated_rows_decide
         "{stderr}"
     );
 }
+
+/// A benchmark program whose runs print fixed criterion lines: the k-th run of a side reads a
+/// counter kept in `DIR`, so every session measures the same values and reads the same.
+fn scripted_criterion(dir: &Path) -> String {
+    let script = dir.join("bench.sh");
+    std::fs::write(
+        &script,
+        r#"f="$DIR/$1.count"; k=$(cat "$f" 2>/dev/null || echo 0); echo $((k + 1)) > "$f"
+w=$(( (k * 7) % 5 ))
+if [ "$1" = base ]; then parse=$((100 + w)); else parse=$((130 + w)); fi
+emit=$((2000 + 10 * w)); [ "$1" = head ] && emit=$((2040 - 10 * w))
+echo "parse                   time:   [$((parse - 1)).0 ns $parse.0 ns $((parse + 1)).0 ns]"
+echo "emit                    time:   [$((emit - 5)).0 ns $emit.0 ns $((emit + 5)).0 ns]"
+echo "                        thrpt:  [$((1000000 / emit)) Melem/s $((1000000 / emit)) Melem/s $((1000000 / emit)) Melem/s]"
+"#,
+    )
+    .unwrap();
+    script.to_str().unwrap().to_owned()
+}
+
+/// Checks snapshots with the times, the machine and the temporary directory redacted: the
+/// words of a scripted session vary in nothing else.
+fn redacted<F: FnOnce()>(dir: &Path, check: F) {
+    let dir = regex_escape(dir.to_str().unwrap());
+    insta::with_settings!({filters => vec![
+        (dir.as_str(), "[dir]"),
+        (r"\b\d+\.\d s\b|\b\d+ min \d\d s\b", "[time]"),
+        (r"(?m)^machine: .*$", "machine: [machine]"),
+        (r"(?m)[ \t]+$", ""),
+    ]}, {
+        check();
+    });
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+/// `compare` as a user reads it in a CI log (stderr not a terminal): a plain line per phase
+/// and the rounds with the time; then the report, benchmarks counted once each.
+#[test]
+fn compare_output_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = scripted_criterion(dir.path());
+    let out = Command::new(BIN)
+        .args([
+            "compare",
+            "--shell",
+            "--format",
+            "criterion",
+            "--rounds",
+            "8",
+        ])
+        .args(["--base", &format!("sh {script} base")])
+        .args(["--head", &format!("sh {script} head")])
+        .args(["--env", &format!("DIR={}", dir.path().display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "parse is slower");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    redacted(dir.path(), || {
+        insta::assert_snapshot!("compare_off_a_terminal_stdout", stdout);
+        insta::assert_snapshot!("compare_off_a_terminal_stderr", stderr);
+    });
+}
+
+/// The same session on a terminal (`script` gives it one): the bar is drawn on stderr and
+/// cleared, so the screen ends with the report alone.
+#[test]
+fn compare_output_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = scripted_criterion(dir.path());
+    let command = format!(
+        "{BIN} compare --shell --format criterion --rounds 8 --base 'sh {script} base' \
+         --head 'sh {script} head' --env DIR={}",
+        dir.path().display()
+    );
+    let out = Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .env("COLUMNS", "120")
+        .env("LINES", "50")
+        .output()
+        .expect("script(1) from util-linux");
+    let mut screen = vt100::Parser::new(50, 120, 0);
+    screen.process(&out.stdout);
+    let contents = screen.screen().contents();
+    assert!(
+        !contents.contains("rounds ["),
+        "no bar is left behind:\n{contents}"
+    );
+    redacted(dir.path(), || {
+        insta::assert_snapshot!("compare_on_a_terminal_screen", contents.trim_end());
+    });
+}

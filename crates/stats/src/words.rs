@@ -175,6 +175,16 @@ pub fn value(v: f64, unit: &str) -> String {
     if unit == "count" {
         return significant(v);
     }
+    // A rate (`elem/s`, `B/s`) takes a decimal prefix: 494.5 Melem/s, not 494488625 elem/s.
+    if let Some(per) = unit.strip_suffix("/s") {
+        const PREFIX: [(&str, f64); 4] = [("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0)];
+        let (prefix, scale) = PREFIX
+            .iter()
+            .find(|(_, s)| v.abs() >= *s)
+            .unwrap_or(&PREFIX[3]);
+        let per = if per == "bytes" { "B" } else { per };
+        return format!("{} {prefix}{per}/s", significant(v / scale));
+    }
     format!("{} {unit}", significant(v)).trim_end().to_owned()
 }
 
@@ -413,6 +423,13 @@ mod tests {
         assert_eq!(change(&r), "—");
         let r = row(VerdictKind::OnlyInHead, Direction::LowerIsBetter, None);
         assert_eq!(verdict(&r), "only in head (new)");
+    }
+
+    #[test]
+    fn rates_take_a_decimal_prefix() {
+        assert_eq!(value(494_488_625.0, "elem/s"), "494.5 Melem/s");
+        assert_eq!(value(2_500.0, "B/s"), "2.500 kB/s");
+        assert_eq!(value(12.5, "elem/s"), "12.50 elem/s");
     }
 
     #[test]

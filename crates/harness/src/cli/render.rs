@@ -9,8 +9,9 @@ use benchgate_stats::{geomean_row, percent_from_log, words};
 
 use crate::evaluate::Evaluation;
 
-/// Column titles of both tables: pairs of interleaved rounds, or runs of two recordings.
-fn headers(eval: &Evaluation) -> [&'static str; 7] {
+/// Column titles of both tables: pairs of interleaved rounds, or runs of two recordings. The
+/// rounds still needed are in the verdict ("needs ~22 more rounds"), not a column of their own.
+fn headers(eval: &Evaluation) -> [&'static str; 6] {
     let unpaired = eval.results.iter().any(|r| r.runs.is_some());
     [
         "benchmark",
@@ -19,16 +20,11 @@ fn headers(eval: &Evaluation) -> [&'static str; 7] {
         "head",
         "change",
         "verdict",
-        if unpaired {
-            "runs needed"
-        } else {
-            "rounds needed"
-        },
     ]
 }
 
 /// The cells of one row, in [`headers`] order.
-fn cells(r: &BenchmarkResult) -> [String; 7] {
+fn cells(r: &BenchmarkResult) -> [String; 6] {
     let dash = || "—".to_owned();
     [
         format!("{} {}", r.name, words::metric_label(r)),
@@ -41,7 +37,6 @@ fn cells(r: &BenchmarkResult) -> [String; 7] {
         words::center(r.head_center, &r.unit),
         words::change(r),
         words::verdict(r),
-        r.rounds_needed.map_or_else(dash, |n| format!("~{n} more")),
     ]
 }
 
@@ -54,7 +49,7 @@ fn ordered(eval: &Evaluation) -> impl Iterator<Item = &BenchmarkResult> {
 
 /// A plain aligned table, led by the one-line summary.
 pub fn table(eval: &Evaluation) -> String {
-    let rows: Vec<[String; 7]> = ordered(eval).map(cells).collect();
+    let rows: Vec<[String; 6]> = ordered(eval).map(cells).collect();
     let headers = headers(eval);
     let mut widths = headers.map(|h| h.chars().count());
     for row in &rows {
@@ -99,12 +94,17 @@ pub fn markdown(eval: &Evaluation) -> String {
 /// One line per row for the live progress display: name, change and verdict so far.
 pub fn live_line(r: &BenchmarkResult) -> String {
     let c = cells(r);
-    if r.verdict.is_analysed() {
-        // The verdict already says how many more rounds; the change is the interval alone
-        // until it decides.
-        format!("{}: {} — {}", c[0], c[4], c[5])
+    if !r.verdict.is_analysed() {
+        return format!("{}: collecting pairs", c[0]);
+    }
+    if crate::evaluate::is_decided(r) {
+        return format!("{}: {} — {}", c[0], c[4], c[5]);
+    }
+    // Undecided: the verdict says how many more rounds; the interval follows, said once.
+    if r.interval_pct == [None, None] {
+        format!("{}: {} (interval not bounded yet)", c[0], c[5])
     } else {
-        format!("{}: collecting pairs", c[0])
+        format!("{}: {}, interval {}", c[0], c[5], c[4])
     }
 }
 
