@@ -572,3 +572,207 @@ fn compare_output_on_a_terminal() {
         insta::assert_snapshot!("compare_on_a_terminal_screen", contents.trim_end());
     });
 }
+
+/// A small real crate with a criterion bench, in a git repository: the base sums squares in
+/// a loop, the head in closed form and adds a benchmark of a larger input (the PR that adds a
+/// benchmark with the optimisation it measures). `noisy` does one, two or three times the work
+/// by process, as a noisy neighbour would make it, and is not gated. Its dependencies are the workspace's own (Cargo.lock),
+/// so the build is offline.
+fn criterion_crate(dir: &Path) {
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        r#"[package]
+name = "sumsq"
+version = "0.1.0"
+edition = "2021"
+
+[dev-dependencies]
+criterion = { version = "0.8.2", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "suite"
+harness = false
+
+# criterion's own code is not what is measured: unoptimised, it builds in half the time.
+[profile.bench.package."*"]
+opt-level = 0
+"#,
+    );
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .unwrap();
+    write(".gitignore", "target\n");
+    let lib = |body: &str| {
+        format!(
+            "/// The sum of i² for i < n.\npub fn sum_squares(n: u64) -> u64 {{\n    {body}\n}}\n"
+        )
+    };
+    write(
+        "src/lib.rs",
+        &lib("(0..n).map(|i| std::hint::black_box(i * i)).sum()"),
+    );
+    let bench = |extra: &str| {
+        format!(
+            r#"use criterion::{{criterion_group, criterion_main, Criterion}};
+use std::hint::black_box;
+
+fn benches(c: &mut Criterion) {{
+    c.bench_function("sum_squares/1000", |b| b.iter(|| sumsq::sum_squares(black_box(1000))));
+    c.bench_function("noisy", |b| {{
+        let reps = 200 * (1 + u64::from(std::process::id()) % 3);
+        b.iter(|| (0..reps).fold(0u64, |a, i| a ^ black_box(i)))
+    }});{extra}
+}}
+
+criterion_group!(suite, benches);
+criterion_main!(suite);
+"#
+        )
+    };
+    write("benches/suite.rs", &bench(""));
+    // Trims the copied lock file to this crate's dependencies, offline.
+    let metadata = Command::new("cargo")
+        .args(["metadata", "--offline", "--format-version", "1"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        metadata.status.success(),
+        "{}",
+        String::from_utf8_lossy(&metadata.stderr)
+    );
+    let git = |args: &[&str]| support::git(dir, args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base: a loop"]);
+    write(
+        "src/lib.rs",
+        &lib("n.saturating_sub(1) * n * (2 * n).saturating_sub(1) / 6"),
+    );
+    write(
+        "benches/suite.rs",
+        &bench(
+            r#"
+    c.bench_function("sum_squares/100000", |b| b.iter(|| sumsq::sum_squares(black_box(100_000))));"#,
+        ),
+    );
+    git(&[
+        "commit",
+        "--quiet",
+        "-am",
+        "head: closed form, and a benchmark of a large n",
+    ]);
+}
+
+/// The `.benchgate.toml` of the crate, with `extra` lines in `[benchmark]`.
+fn criterion_config(dir: &Path, name: &str, extra: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "[benchmark]\nbuild = \"cargo bench --offline --no-run\"\n\
+             run = \"cargo bench --offline -q --bench suite -- --warm-up-time 0.05 \
+             --measurement-time 0.2 --sample-size 10 --nresamples 1000\"\n\
+             format = \"criterion\"\npaths = [\"benches/**\"]\n{extra}\n\
+             [[benchmark.rule]]\nmatch = \"noisy\"\ngate = false\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A real crate's criterion suite run by `compare --config` as CI runs it: both sides built in
+/// their worktrees, the session stops when the gated row decides (the noisy ungated row would
+/// take far longer), and the benchmark the head adds is "only in head" until the suite says
+/// `bench_from_head`, when the base runs head's bench file against its own library.
+#[test]
+fn a_real_crates_criterion_suite_runs_as_in_ci_and_compares_a_benchmark_added_in_head() {
+    let _turn = measuring();
+    let repo = tempfile::tempdir().unwrap();
+    criterion_crate(repo.path());
+    let configs = tempfile::tempdir().unwrap();
+    let run = |config: &Path| {
+        let out = Command::new(BIN)
+            .args(["compare", "--config", config.to_str().unwrap()])
+            .args(["--repo", repo.path().to_str().unwrap()])
+            .args([
+                "--base-rev",
+                "main~1",
+                "--head-rev",
+                "main",
+                "--max-rounds",
+                "30",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "faster is no regression:\n{stdout}{stderr}"
+        );
+        let rounds: usize = stdout
+            .lines()
+            .find_map(|l| l.split(" rounds in ").next()?.parse().ok())
+            .expect("the rounds line");
+        (stdout, rounds)
+    };
+    let row = |stdout: &str, name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{stdout}"))
+            .to_owned()
+    };
+    let faster = "faster (beyond ±1.0%)";
+
+    let plain = criterion_config(configs.path(), "plain.toml", "");
+    let (stdout, rounds) = run(&plain);
+    assert!(
+        row(&stdout, "sum_squares/1000 time").contains(faster),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, "noisy time").contains("(not gated)"),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, "sum_squares/100000 time").contains("only in head (new)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("every gated benchmark decided") && rounds < 30,
+        "stops when the gated row decides, not at the cap: {stdout}"
+    );
+
+    let from_head = criterion_config(
+        configs.path(),
+        "from-head.toml",
+        "bench_from_head = [\"benches/**\"]",
+    );
+    let (stdout, rounds) = run(&from_head);
+    assert!(
+        row(&stdout, "sum_squares/100000 time").contains(faster),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("benchmark code from head on both sides (benches/**): 1 file"),
+        "{stdout}"
+    );
+    assert!(rounds < 30, "{stdout}");
+    // The base's worktree is itself again for the next session.
+    let base = repo.path().join(".git/benchgate-worktrees/base");
+    assert!(
+        support::git(&base, &["status", "--porcelain", "--untracked-files=no"])
+            .contains("benches/suite.rs"),
+        "head's bench file is in the base worktree until the next checkout"
+    );
+}
