@@ -52,6 +52,9 @@ pub struct Policy {
     /// The suite's per-benchmark rules (`.benchgate.toml`), first match wins; what the
     /// service's gate applies.
     pub rules: Vec<benchgate_api::BenchmarkRule>,
+    /// n* planned per benchmark from an A/A floor, as the service plans a comparison; a
+    /// benchmark without one uses `n_star`.
+    pub planned: std::collections::BTreeMap<String, u64>,
 }
 
 /// The engine's analysis of one series, kept beside the results for the margin note.
@@ -197,7 +200,10 @@ fn options(
 ) -> AnalysisOptions {
     AnalysisOptions {
         alpha: policy.alpha,
-        n_star: policy.n_star,
+        n_star: policy
+            .planned
+            .get(&key.benchmark)
+            .map_or(policy.n_star, |&n| n.max(2) as f64),
         min_effect: rules
             .min_effect(&key.benchmark)
             .unwrap_or(policy.min_effect_pct / 100.0),

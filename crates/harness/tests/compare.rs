@@ -298,6 +298,33 @@ fn a_local_aa_session_sets_the_floor_and_recorded_ones_are_pooled() {
     )
     .unwrap();
     assert_eq!(first.session.aa_rounds.len(), 4);
+    // n* is planned from that floor per benchmark, as the service plans a comparison.
+    let planned = &first.session.planned_n_star;
+    let wall = planned
+        .get("command")
+        .copied()
+        .expect("the wall time plans n*");
+    let floor = first.evaluation.rows.iter().find_map(|r| {
+        let a = r.analysis.as_ref().ok()?;
+        (r.key.metric == "wall_time").then_some(a.floor?)
+    });
+    let floor = floor.expect("the gated row has the floor");
+    let target = floor.margin(0.01f64.ln_1p());
+    assert_eq!(
+        benchgate_stats::plan_n_star(0.05, floor.s_aa, target, 1000).unwrap(),
+        Some(wall).filter(|&n| n < 1000)
+    );
+    assert!(
+        first
+            .session
+            .context()
+            .iter()
+            .any(|l| l.starts_with(&format!(
+                "n* planned from the A/A floor, as a runner plans: command {wall}"
+            ))),
+        "{:?}",
+        first.session.context()
+    );
     assert!(
         margin_line(&first).contains("from 1 session(s), 4 pairs"),
         "{}",

@@ -127,6 +127,7 @@ fn row(shape: Shape, base: &Runs, head: &Runs) -> BenchmarkResult {
         n_star: 20.0,
         min_effect_pct: 1.0,
         rules: Vec::new(),
+        planned: Default::default(),
     };
     let eval = evaluate_runs(
         &runs,

@@ -21,6 +21,7 @@ fn policy() -> Policy {
         n_star: 20.0,
         min_effect_pct: 1.0,
         rules: Vec::new(),
+        planned: Default::default(),
     }
 }
 

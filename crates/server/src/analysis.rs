@@ -12,7 +12,7 @@ use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport, Stored
 use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKind};
 use benchgate_stats::{
     AnalysisOptions, RoundOrder, StatsError, StrataMemo, Stratum, analyze_strata,
-    analyze_strata_with, plan_n_star,
+    analyze_strata_with,
 };
 use benchgate_store::{ComparisonId, RepositoryId, RunnerId, Sample, Store, StoreError};
 
@@ -535,39 +535,22 @@ pub async fn plan_rounds(
                 .filter(|f| f.key.repository_id == repository_id),
         );
     }
-    let keys: Vec<(&str, &str)> = floors
+    let keyed: Vec<((&str, &str), benchgate_stats::NoiseFloor)> = floors
         .iter()
-        .map(|f| (f.key.benchmark.as_str(), f.key.metric.as_str()))
+        .map(|f| {
+            let key = (f.key.benchmark.as_str(), f.key.metric.as_str());
+            (key, stats_floor(f))
+        })
         .collect();
-    let mut noisiest: BTreeMap<String, benchgate_stats::NoiseFloor> = BTreeMap::new();
-    for (floor, gated) in floors.iter().zip(benchgate_stats::gated_mask(&keys, rules)) {
-        let stats = stats_floor(floor);
-        if !gated || stats.s_aa <= 0.0 {
-            continue;
-        }
-        let slot = noisiest.entry(floor.key.benchmark.clone()).or_insert(stats);
-        if stats.s_aa > slot.s_aa {
-            *slot = stats;
-        }
-    }
-    let mut plan = RoundPlan::default();
-    for (benchmark, floor) in noisiest {
-        // An ignored benchmark is left out of the report; its floor must not add rounds.
-        if rules.first_match(&benchmark).is_some_and(|(_, r)| r.ignore) {
-            continue;
-        }
-        let min_effect = rule_min_effect(rules, &benchmark).unwrap_or(min_effect);
-        let target = floor.margin(min_effect.ln_1p());
-        let n = match plan_n_star(ALPHA, floor.s_aa, target, ROUNDS_CAP) {
-            Ok(Some(n)) => n as i64,
-            Ok(None) => ROUNDS_CAP as i64,
-            Err(e) => {
-                tracing::warn!(%benchmark, error = %e, "cannot plan n*; using the default");
-                continue;
-            }
-        };
-        plan.per_benchmark.insert(benchmark, n);
-    }
+    let mut plan = RoundPlan {
+        per_benchmark: benchgate_stats::plan_per_benchmark(
+            &keyed, rules, min_effect, ALPHA, ROUNDS_CAP,
+        )
+        .into_iter()
+        .map(|(benchmark, n)| (benchmark, n as i64))
+        .collect(),
+        planned_rounds: None,
+    };
     plan.planned_rounds = plan.per_benchmark.values().copied().max();
     Ok(plan)
 }

@@ -137,6 +137,45 @@ pub fn practical_margin(policy_min_log: f64, floor: Option<&NoiseFloor>) -> f64 
     floor.map_or(policy_min_log, |f| f.margin(policy_min_log))
 }
 
+/// n* for each benchmark before any A/B data, as a runner's comparisons are planned: from the
+/// noisiest floor among the benchmark's gated metrics (peak memory or CPU time never plan the
+/// rounds of a timing), tuned so the half-width reaches the benchmark's margin; `cap` when
+/// not even `cap` rounds would. Ignored benchmarks plan nothing. The service and `compare`
+/// both plan with this.
+pub fn plan_per_benchmark(
+    floors: &[((&str, &str), NoiseFloor)],
+    rules: &benchgate_api::RuleSet,
+    min_effect: f64,
+    alpha: f64,
+    cap: u64,
+) -> std::collections::BTreeMap<String, u64> {
+    let keys: Vec<(&str, &str)> = floors.iter().map(|(key, _)| *key).collect();
+    let mut noisiest: std::collections::BTreeMap<&str, NoiseFloor> = Default::default();
+    for (((benchmark, _), floor), gated) in floors.iter().zip(crate::gated_mask(&keys, rules)) {
+        if !gated || floor.s_aa <= 0.0 {
+            continue;
+        }
+        let slot = noisiest.entry(benchmark).or_insert(*floor);
+        if floor.s_aa > slot.s_aa {
+            *slot = *floor;
+        }
+    }
+    let mut plan = std::collections::BTreeMap::new();
+    for (benchmark, floor) in noisiest {
+        // An ignored benchmark is left out of the report; its floor must not add rounds.
+        if rules.first_match(benchmark).is_some_and(|(_, r)| r.ignore) {
+            continue;
+        }
+        let min_effect = rules.min_effect(benchmark).unwrap_or(min_effect);
+        let target = floor.margin(min_effect.ln_1p());
+        // An unusable floor (not finite) plans nothing: the default n* applies.
+        if let Ok(n) = crate::plan_n_star(alpha, floor.s_aa, target, cap) {
+            plan.insert(benchmark.to_owned(), n.unwrap_or(cap));
+        }
+    }
+    plan
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, pl
 pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
 pub use fixed_interval::t_interval;
-pub use floor::{NoiseFloor, practical_margin};
+pub use floor::{NoiseFloor, plan_per_benchmark, practical_margin};
 pub use gate::{GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome};
 pub use interval::Interval;
 pub use multiplicity::{

@@ -162,8 +162,10 @@ pub struct PolicyArgs {
     /// Error level of the intervals.
     #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Planned pairs the anytime-valid interval is tuned for [default: 20; analyze: the size of
-    /// the recordings, mn/(m+n) for m and n runs]. Fix it to add runs later and look again.
+    /// Planned pairs the anytime-valid interval is tuned for [default: 20; compare with an A/A
+    /// floor (--aa-rounds, --aa-from): planned per benchmark from the floor, as a runner plans;
+    /// analyze: the size of the recordings, mn/(m+n) for m and n runs]. Fix it to add runs later
+    /// and look again.
     #[arg(long, value_name = "N")]
     pub n_star: Option<f64>,
     /// Smallest change that matters, in percent (the policy minimum of the margin M): `1` or
@@ -189,6 +191,7 @@ impl PolicyArgs {
             n_star: self.n_star.unwrap_or(crate::evaluate::DEFAULT_N_STAR),
             min_effect_pct: self.min_effect.unwrap_or(DEFAULT_MIN_EFFECT_PCT),
             rules: Vec::new(),
+            planned: Default::default(),
         }
     }
 

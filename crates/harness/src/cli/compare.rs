@@ -66,6 +66,9 @@ pub struct SessionRecord {
     pub stop: StopReason,
     /// Wall time of the whole session: checkout, builds, warm-up and rounds.
     pub elapsed_seconds: f64,
+    /// n* per benchmark planned from the A/A floor (no `--n-star`), as the service plans.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub planned_n_star: std::collections::BTreeMap<String, u64>,
     /// The A/A rounds of the base against itself run first (`--aa-rounds`), if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aa_rounds: Vec<Round>,
@@ -186,6 +189,24 @@ impl SessionRecord {
                 "not counted"
             },
         ));
+        if !self.planned_n_star.is_empty() {
+            let shown: Vec<String> = self
+                .planned_n_star
+                .iter()
+                .take(5)
+                .map(|(name, n)| format!("{name} {n}"))
+                .collect();
+            let more = self.planned_n_star.len().saturating_sub(5);
+            lines.push(format!(
+                "n* planned from the A/A floor, as a runner plans: {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         lines.push(format!("machine: {}", self.machine.summary()));
         lines
     }
@@ -346,6 +367,20 @@ pub fn compare(
         aa_sessions.push(aa_rounds.clone());
     }
     let floors = aa_floors(&aa_sessions);
+    if args.policy.n_star.is_none() {
+        // As the service plans a comparison on a runner with floors: n* per benchmark.
+        let keyed: Vec<((&str, &str), NoiseFloor)> = floors
+            .iter()
+            .map(|(k, f)| ((k.benchmark.as_str(), k.metric.as_str()), *f))
+            .collect();
+        policy.planned = benchgate_stats::plan_per_benchmark(
+            &keyed,
+            &RuleSet::new(&policy.rules),
+            policy.min_effect_pct / 100.0,
+            policy.alpha,
+            benchgate_stats::AnalysisOptions::default().rounds_cap,
+        );
+    }
     let mut runner = RoundRunner::new(base.clone(), head.clone(), config, schedule);
     display.phase("warming up");
     runner.warm_up(warmup)?;
@@ -405,6 +440,7 @@ pub fn compare(
         instructions_counted: runner.counts_instructions(),
         stop,
         elapsed_seconds,
+        planned_n_star: policy.planned.clone(),
         aa_rounds,
         rounds,
     };

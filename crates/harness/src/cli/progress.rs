@@ -187,6 +187,7 @@ mod tests {
             n_star: 20.0,
             min_effect_pct: 1.0,
             rules: Vec::new(),
+            planned: Default::default(),
         }
     }
 
