@@ -1,5 +1,5 @@
-//! Judging a finished comparison of the default branch: a practical, selected slowdown opens
-//! (or confirms) a regression episode per benchmark; a comparison against a commit from before
+//! Judging a finished comparison of the default branch: a row the gate calls a practical
+//! regression ([`opens_episode`]) opens (or confirms) a regression episode per benchmark; a comparison against a commit from before
 //! an open episode that shows it gone closes it; a step that wins back what an episode lost
 //! asks for that comparison. Issues and the comment on the merged PR follow as their own rows.
 
@@ -51,7 +51,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let mut slower_rows = Vec::new();
     for row in results.iter().map(|r| &r.result).filter(|r| r.gated) {
         let same = |e: &&Regression| e.benchmark == row.name && e.metric == row.metric;
-        if row.verdict == VerdictKind::Slower && row.practical && row.selected {
+        if opens_episode(row) {
             let episode = cx
                 .store
                 .open_regression(&NewRegression {
@@ -129,6 +129,14 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     Ok(())
 }
 
+/// Whether a gated row of a default-branch comparison opens a regression episode: the PR's gate
+/// (`stats::gate`) with `practical-regression` as the branch's default, so a step below the
+/// margin is left to the anchor comparison (creep). An exact count that grew beyond M opens one
+/// as a slowdown does, and a rule's own `fail_on` applies as on a pull request.
+pub fn opens_episode(row: &benchgate_api::BenchmarkResult) -> bool {
+    benchgate_stats::is_regression(row, benchgate_api::FailOn::PracticalRegression)
+}
+
 /// Whether comparison `c` spans episode `e`: its base at or before the episode's base, its head
 /// at or after the episode's head, along the branch's compared commits.
 fn covers(seq: &[String], c: &Comparison, e: &Regression) -> bool {
@@ -156,15 +164,13 @@ fn merged_pr_comment(
         c.runner_label
     );
     for (row, _) in rows {
-        let change = row.change_pct.map_or("?".into(), |p| format!("{p:+.1}%"));
-        let [lo, hi] = row.interval_pct;
-        let interval = match (lo, hi) {
-            (Some(lo), Some(hi)) => format!("{lo:+.1}% to {hi:+.1}%"),
-            _ => "unbounded".into(),
-        };
         out.push_str(&format!(
-            "- `{}` ({}): **{change}** slower, interval {interval}, {} pairs\n",
-            row.name, row.metric, row.n
+            "- `{}` ({}): **{}**, {}, {} pairs\n",
+            row.name,
+            row.metric,
+            benchgate_stats::words::change(row),
+            benchgate_stats::words::verdict(row),
+            row.n
         ));
     }
     out.push_str(&format!(
@@ -195,7 +201,61 @@ pub fn merged_pr(message: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::merged_pr;
+    use super::{merged_pr, opens_episode};
+    use benchgate_api::{BenchmarkResult, Direction, FailOn, RuleSet, VerdictKind};
+
+    fn row(verdict: VerdictKind, metric: &str, base: f64, head: f64) -> BenchmarkResult {
+        let mut r = BenchmarkResult::unanalysed(
+            "parse",
+            metric,
+            "count",
+            Direction::LowerIsBetter,
+            verdict,
+            String::new(),
+        );
+        r.verdict = verdict;
+        (r.base_center, r.head_center) = (Some(base), Some(head));
+        r.change_pct = Some(100.0 * (head / base - 1.0));
+        r.margin_pct = 1.0;
+        r
+    }
+
+    /// The branch's judgement is the gate's: an allocation count that grew opens an episode
+    /// as a slowdown does, a rule's `fail_on = "never"` opens none, and a slowdown inside the
+    /// margin is left to the anchor comparison.
+    #[test]
+    fn an_allocation_count_that_grew_opens_an_episode_as_the_gate_decides() {
+        let gate = |rows: &mut [BenchmarkResult], rules: &[benchgate_api::BenchmarkRule]| {
+            benchgate_stats::mark_gate(rows, 0.05, &RuleSet::new(rules));
+        };
+        let mut allocations = [row(VerdictKind::Exact, "allocations", 100.0, 120.0)];
+        allocations[0].practical = true;
+        gate(&mut allocations, &[]);
+        assert!(allocations[0].gated, "{:?}", allocations[0]);
+        assert!(opens_episode(&allocations[0]));
+        assert!(benchgate_stats::is_regression(
+            &allocations[0],
+            FailOn::Regression
+        ));
+
+        let mut slower = [row(VerdictKind::Slower, "time", 100.0, 103.0)];
+        slower[0].practical = true;
+        slower[0].e_value = 1e6;
+        gate(&mut slower, &[]);
+        assert!(opens_episode(&slower[0]), "{:?}", slower[0]);
+        slower[0].practical = false;
+        assert!(
+            !opens_episode(&slower[0]),
+            "inside the margin: the anchor's to find"
+        );
+
+        let mut never = [row(VerdictKind::Exact, "allocations", 100.0, 120.0)];
+        never[0].practical = true;
+        let mut rule = benchgate_api::BenchmarkRule::matching("parse");
+        rule.fail_on = Some(FailOn::Never);
+        gate(&mut never, &[rule]);
+        assert!(!opens_episode(&never[0]), "{:?}", never[0]);
+    }
 
     #[test]
     fn merge_and_squash_messages_name_their_pr() {
