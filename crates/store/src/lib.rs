@@ -5,6 +5,9 @@
 //! every write from the holder names the lease and fails with [`StoreError::LeaseLost`] once
 //! it is gone; the reaper requeues expired leases until `max_attempts` claims were used.
 
+// `src/queries/` is compiled into both backends on purpose: one SQL text, each backend's types.
+#![allow(clippy::duplicate_mod)]
+
 mod error;
 pub mod model;
 mod postgres;

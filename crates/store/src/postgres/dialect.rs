@@ -4,8 +4,9 @@
 use super::{Pool, begin, comparisons, rows};
 use crate::StoreError;
 use crate::model::*;
-use crate::shared::columns::{job_columns, outbox_columns};
+use crate::shared::columns::{JOB_COLUMNS, OUTBOX_COLUMNS};
 use crate::shared::{after, now};
+use const_format::concatcp;
 use sqlx::types::Json;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ pub(super) async fn claim_job(
     let token = LeaseToken::generate();
     let expires = after(now, lease);
     let mut tx = begin(pool).await?;
-    let row = sqlx::query(concat!(
+    let row = sqlx::query(concatcp!(
         "UPDATE jobs SET state = 'running', lease_token = $1, lease_expires_at = $2, \
          claimed_by = $3, attempts = attempts + 1, started_at = COALESCE(started_at, $4), \
          updated_at = $4 \
@@ -29,7 +30,7 @@ pub(super) async fn claim_job(
            AND (pinned_runner_id IS NULL OR pinned_runner_id = $3) \
            ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
          RETURNING ",
-        job_columns!()
+        JOB_COLUMNS
     ))
     .bind(token.as_str())
     .bind(expires)
@@ -62,13 +63,13 @@ pub(super) async fn claim_outbox(
 ) -> Result<Vec<OutboxMessage>, StoreError> {
     let now = now();
     let token = LeaseToken::generate();
-    let rows = sqlx::query(concat!(
+    let rows = sqlx::query(concatcp!(
         "UPDATE outbox SET lease_token = $1, lease_expires_at = $2, claimed_revision = revision \
          WHERE id IN (SELECT id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= $3 \
            AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
            ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
          RETURNING ",
-        outbox_columns!()
+        OUTBOX_COLUMNS
     ))
     .bind(token.as_str())
     .bind(after(now, lease))

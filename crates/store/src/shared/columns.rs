@@ -1,58 +1,28 @@
-//! Column lists as literal-producing macros, so queries stay `&'static str` via `concat!`.
+//! Column lists of the tables read back into models, shared by every query that selects them.
 
-macro_rules! runner_columns {
-    () => {
-        "id, name, labels, fingerprint, created_at, last_seen_at, revoked_at"
-    };
-}
+pub(crate) const RUNNER_COLUMNS: &str =
+    "id, name, labels, fingerprint, created_at, last_seen_at, revoked_at";
 
-macro_rules! repository_columns {
-    () => {
-        "id, github_id, installation_id, full_name, clone_url, created_at, removed_at"
-    };
-}
+pub(crate) const REPOSITORY_COLUMNS: &str =
+    "id, github_id, installation_id, full_name, clone_url, created_at, removed_at";
 
 /// Needs `FROM comparisons c JOIN repositories r ON r.id = c.repository_id`.
-macro_rules! comparison_columns {
-    () => {
-        "c.id, c.repository_id, r.full_name AS repository, c.pr_number, c.base_sha, c.head_sha, \
-         c.runner_label, c.config, c.planned_rounds, c.state, c.check_run_id, c.rounds_generation, \
-         c.check_run_generation, c.check_run_completed, c.branch, c.main_kind, c.main_suite, \
-         c.main_commits, c.created_at, c.updated_at"
-    };
-}
+pub(crate) const COMPARISON_COLUMNS: &str = "c.id, c.repository_id, r.full_name AS repository, c.pr_number, c.base_sha, c.head_sha, \
+     c.runner_label, c.config, c.planned_rounds, c.state, c.check_run_id, c.rounds_generation, \
+     c.check_run_generation, c.check_run_completed, c.branch, c.main_kind, c.main_suite, \
+     c.main_commits, c.created_at, c.updated_at";
 
-macro_rules! job_columns {
-    () => {
-        "id, kind, comparison_id, repository_id, base_sha, head_sha, config, runner_label, \
-         pinned_runner_id, rounds, priority, state, cancel_requested, lease_expires_at, \
-         claimed_by, attempts, max_attempts, last_error, log_tail, created_at, started_at, \
-         finished_at"
-    };
-}
+pub(crate) const JOB_COLUMNS: &str = "id, kind, comparison_id, repository_id, base_sha, head_sha, config, runner_label, \
+     pinned_runner_id, rounds, priority, state, cancel_requested, lease_expires_at, \
+     claimed_by, attempts, max_attempts, last_error, log_tail, created_at, started_at, \
+     finished_at";
 
 /// Needs `FROM samples s JOIN runners rn ON rn.id = s.runner_id`.
-macro_rules! sample_columns {
-    () => {
-        "s.job_id, s.attempt, s.runner_id, rn.name AS runner_name, s.round, s.side, s.position, \
-         s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.direction, s.recorded_at"
-    };
-}
+pub(crate) const SAMPLE_COLUMNS: &str = "s.job_id, s.attempt, s.runner_id, rn.name AS runner_name, s.round, s.side, s.position, \
+     s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.direction, s.recorded_at";
 
-macro_rules! floor_columns {
-    () => {
-        "runner_id, repository_id, benchmark, metric, pairs, sessions, within_spread, \
-         between_bias, computed_at"
-    };
-}
+pub(crate) const FLOOR_COLUMNS: &str = "runner_id, repository_id, benchmark, metric, pairs, sessions, within_spread, \
+     between_bias, computed_at";
 
-macro_rules! outbox_columns {
-    () => {
-        "id, kind, dedupe_key, payload, attempts, last_error, created_at"
-    };
-}
-
-pub(crate) use {
-    comparison_columns, floor_columns, job_columns, outbox_columns, repository_columns,
-    runner_columns, sample_columns,
-};
+pub(crate) const OUTBOX_COLUMNS: &str =
+    "id, kind, dedupe_key, payload, attempts, last_error, created_at";

@@ -1,29 +1,9 @@
-//! SQL both dialects agree on, written once.
-//!
-//! sqlx's query API reads the same for SQLite and Postgres, but its types do not abstract over
-//! the database without pages of trait bounds. So each macro here expands the same code inside
-//! a backend module (`sqlite`, `postgres`), where `super::Db`, `super::Pool`, `super::Conn` and
-//! `super::begin` name that backend's types and transaction start. Where the dialects differ
-//! (claiming with `SKIP LOCKED` vs one `UPDATE … RETURNING`), each backend has its own
-//! `dialect.rs`.
+//! What both backends use beside their queries: column lists and the clock.
 //!
 //! Timestamps are always bound from Rust (never `now()` in SQL): SQLite keeps them as RFC 3339
 //! text, which sorts correctly only when every value is written the same way.
 
-pub(crate) mod acceptances;
 pub(crate) mod columns;
-pub(crate) mod comparisons;
-pub(crate) mod floors;
-pub(crate) mod github_app;
-pub(crate) mod impl_store;
-pub(crate) mod main_history;
-pub(crate) mod outbox;
-pub(crate) mod queue;
-pub(crate) mod repositories;
-pub(crate) mod rows;
-pub(crate) mod runners;
-pub(crate) mod samples;
-pub(crate) mod webhooks;
 
 use chrono::{DateTime, SubsecRound, Utc};
 use std::time::Duration;

@@ -28,48 +28,34 @@ async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Erro
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
-mod rows {
-    crate::shared::rows::rows_sql!();
-}
-mod runners {
-    crate::shared::runners::runners_sql!();
-}
-mod repositories {
-    crate::shared::repositories::repositories_sql!();
-}
+// The queries both dialects agree on are written once in `src/queries/` and compiled into each
+// backend as a child module: there `super::Db`, `Pool`, `Conn` and `begin` name this backend's.
+#[path = "../queries/repositories.rs"]
+mod repositories;
+#[path = "../queries/rows.rs"]
+mod rows;
+#[path = "../queries/runners.rs"]
+mod runners;
 /// A stored result's verdict as text (JSON text).
-macro_rules! result_verdict {
-    () => {
-        "json_extract(cr.result, '$.verdict')"
-    };
-}
-mod comparisons {
-    crate::shared::comparisons::comparisons_sql!();
-}
-mod queue {
-    crate::shared::queue::queue_sql!();
-}
-mod samples {
-    crate::shared::samples::samples_sql!();
-}
-mod floors {
-    crate::shared::floors::floors_sql!();
-}
-mod webhooks {
-    crate::shared::webhooks::webhooks_sql!();
-}
-mod outbox {
-    crate::shared::outbox::outbox_sql!();
-}
-mod github_app {
-    crate::shared::github_app::github_app_sql!();
-}
-mod acceptances {
-    crate::shared::acceptances::acceptances_sql!();
-}
-mod main_history {
-    crate::shared::main_history::main_history_sql!();
-}
+const RESULT_VERDICT: &str = "json_extract(cr.result, '$.verdict')";
+#[path = "../queries/acceptances.rs"]
+mod acceptances;
+#[path = "../queries/comparisons.rs"]
+mod comparisons;
+#[path = "../queries/floors.rs"]
+mod floors;
+#[path = "../queries/github_app.rs"]
+mod github_app;
+#[path = "../queries/main_history.rs"]
+mod main_history;
+#[path = "../queries/outbox.rs"]
+mod outbox;
+#[path = "../queries/queue.rs"]
+mod queue;
+#[path = "../queries/samples.rs"]
+mod samples;
+#[path = "../queries/webhooks.rs"]
+mod webhooks;
 
 /// The store on a SQLite file.
 pub struct SqliteStore {
@@ -100,4 +86,8 @@ impl SqliteStore {
     }
 }
 
-crate::shared::impl_store::impl_store!(SqliteStore);
+/// The store type by one name in both backends, so `queries/impl_store.rs` reads once.
+type Backend = SqliteStore;
+
+#[path = "../queries/impl_store.rs"]
+mod impl_store;

@@ -1,0 +1,764 @@
+//! Comparisons, their jobs, supersede/cancel and stored results; compiled into each backend.
+//!
+//! Lock order on Postgres is always jobs before comparisons (claim, complete and reap touch a
+//! job and then refresh its comparison), so supersede and cancel update jobs first too.
+
+use super::{Conn, Pool, outbox, rows};
+use crate::StoreError;
+use crate::model::*;
+use crate::shared::columns::COMPARISON_COLUMNS;
+use const_format::concatcp;
+use sqlx::Row as _;
+use sqlx::types::Json;
+
+pub(super) async fn create(
+    conn: &mut Conn,
+    new: &NewComparison,
+) -> Result<CreatedComparison, StoreError> {
+    let now = crate::shared::now();
+    if let Some(pr) = new.pr_number {
+        refuse_stale_head(conn, new, pr).await?;
+    }
+    let superseded = match new.pr_number {
+        Some(pr) => supersede(conn, new, pr, now).await?,
+        None => Vec::new(),
+    };
+    let mut base_sha = new.base_sha.clone();
+    let mut main = new.main.clone();
+    let mut folded = Vec::new();
+    if let Some(info) = main.as_mut().filter(|m| m.kind == MainKind::Step) {
+        let earlier = fold_steps(conn, new, info, now).await?;
+        let mut commits = Vec::new();
+        for (id, base, their_commits) in earlier {
+            if folded.is_empty() {
+                base_sha = base;
+            }
+            folded.push(id);
+            commits.extend(their_commits);
+        }
+        for c in std::mem::take(&mut info.commits) {
+            if !commits.contains(&c) {
+                commits.push(c);
+            }
+        }
+        info.commits = commits;
+    }
+    let main_commits = match &main {
+        Some(m) => Some(
+            serde_json::to_string(&m.commits).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let id: ComparisonId = sqlx::query(
+        "INSERT INTO comparisons (repository_id, pr_number, base_sha, head_sha, \
+         runner_label, config, planned_rounds, state, created_at, updated_at, \
+         branch, main_kind, main_suite, main_commits) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12) \
+         RETURNING id",
+    )
+    .bind(new.repository_id)
+    .bind(new.pr_number)
+    .bind(&base_sha)
+    .bind(&new.head_sha)
+    .bind(&new.runner_label)
+    .bind(Json(&new.config))
+    .bind(new.planned_rounds)
+    .bind(now)
+    .bind(main.as_ref().map(|m| m.branch.as_str()))
+    .bind(main.as_ref().map(|m| m.kind.as_str()))
+    .bind(main.as_ref().map(|m| m.suite.as_str()))
+    .bind(main_commits)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| match e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            StoreError::Conflict("the same anchor comparison is already queued or running".into())
+        }
+        e => e.into(),
+    })?
+    .try_get("id")?;
+    let jobs = insert_jobs(conn, id, &new.jobs).await?;
+    for message in &new.notify {
+        let message = NewOutboxMessage {
+            kind: message.kind.clone(),
+            dedupe_key: message
+                .dedupe_key
+                .clone()
+                .or_else(|| Some(format!("{}:{id}", message.kind))),
+            payload: crate::shared::with_comparison_id(&message.payload, id),
+        };
+        outbox::insert(conn, &message).await?;
+    }
+    Ok(CreatedComparison {
+        id,
+        jobs,
+        superseded,
+        folded,
+    })
+}
+
+/// Folds into the new step the queued steps it continues: the one whose head is the
+/// new base, the one before that, and so on, as long as no runner has started them.
+/// Their jobs are cancelled and they are marked superseded. Returns (id, base,
+/// commits) of each, oldest first; the new step starts from the first base.
+async fn fold_steps(
+    conn: &mut Conn,
+    new: &NewComparison,
+    info: &MainInfo,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<(ComparisonId, String, Vec<String>)>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT id, base_sha, head_sha, main_commits FROM comparisons \
+         WHERE repository_id = $1 AND branch = $2 AND main_kind = 'step' \
+         AND main_suite = $3 AND runner_label = $4 AND state = 'queued' ORDER BY id DESC",
+    )
+    .bind(new.repository_id)
+    .bind(&info.branch)
+    .bind(&info.suite)
+    .bind(&new.runner_label)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut queued = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let commits: Option<String> = row.try_get("main_commits")?;
+        let commits: Vec<String> = serde_json::from_str(commits.as_deref().unwrap_or("[]"))
+            .map_err(|e| StoreError::Corrupt(format!("main commits: {e}")))?;
+        let id: ComparisonId = row.try_get("id")?;
+        let base: String = row.try_get("base_sha")?;
+        let head: String = row.try_get("head_sha")?;
+        queued.push((id, base, head, commits));
+    }
+    let mut folded = Vec::new();
+    let mut base = new.base_sha.clone();
+    while let Some(i) = queued.iter().position(|(_, _, head, _)| *head == base) {
+        let (id, their_base, _, commits) = queued.swap_remove(i);
+        // Jobs first (the lock order). A job claimed meanwhile is no longer queued:
+        // that step runs as it is, and the chain is folded no further back.
+        let cancelled = sqlx::query(
+            "UPDATE jobs SET state = 'cancelled', finished_at = $2, updated_at = $2 \
+             WHERE comparison_id = $1 AND state = 'queued'",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+        if cancelled == 0 {
+            break;
+        }
+        let superseded = sqlx::query(
+            "UPDATE comparisons SET state = 'superseded', updated_at = $2 \
+             WHERE id = $1 AND state = 'queued' AND NOT EXISTS (SELECT 1 FROM jobs \
+             WHERE comparison_id = $1 AND state IN ('queued', 'running', 'done'))",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+        if superseded == 0 {
+            break;
+        }
+        base = their_base.clone();
+        folded.push((id, their_base, commits));
+    }
+    folded.reverse();
+    Ok(folded)
+}
+
+/// A schedule of a head older than the PR's newest (recorded by its webhook) would
+/// supersede the newer head's comparison; the row lock orders it with that webhook.
+async fn refuse_stale_head(
+    conn: &mut Conn,
+    new: &NewComparison,
+    pr: i64,
+) -> Result<(), StoreError> {
+    let newest: Option<String> = sqlx::query_scalar(super::LOCK_PULL_REQUEST_HEAD)
+        .bind(new.repository_id)
+        .bind(pr)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match newest {
+        Some(newest) if newest != new.head_sha => Err(StoreError::StaleHead {
+            head: new.head_sha.clone(),
+            newest,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Records a PR's newest head, in the transaction of the webhook that announced it.
+pub(super) async fn record_head(
+    conn: &mut Conn,
+    full_name: &str,
+    pr_number: i64,
+    head_sha: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO pull_request_heads (repository_id, pr_number, head_sha, received_at) \
+         SELECT id, $2, $3, $4 FROM repositories WHERE full_name = $1 \
+         ON CONFLICT (repository_id, pr_number) DO UPDATE \
+         SET head_sha = excluded.head_sha, received_at = excluded.received_at",
+    )
+    .bind(full_name)
+    .bind(pr_number)
+    .bind(head_sha)
+    .bind(crate::shared::now())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn head(
+    pool: &Pool,
+    repository_id: RepositoryId,
+    pr_number: i64,
+) -> Result<Option<PullRequestHead>, StoreError> {
+    sqlx::query(
+        "SELECT head_sha, received_at FROM pull_request_heads \
+         WHERE repository_id = $1 AND pr_number = $2",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .fetch_optional(pool)
+    .await?
+    .map(|row| {
+        Ok(PullRequestHead {
+            head_sha: row.try_get("head_sha")?,
+            received_at: row.try_get("received_at")?,
+        })
+    })
+    .transpose()
+}
+
+/// Stops the active comparisons of other heads (or another base, after the PR's base branch
+/// changed) of the same PR and runner label.
+async fn supersede(
+    conn: &mut Conn,
+    new: &NewComparison,
+    pr: i64,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<ComparisonId>, StoreError> {
+    sqlx::query(
+        "UPDATE jobs SET state = 'cancelled', finished_at = $5, updated_at = $5 \
+         WHERE state = 'queued' AND comparison_id IN (SELECT id FROM comparisons \
+         WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+         AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running'))",
+    )
+    .bind(new.repository_id)
+    .bind(pr)
+    .bind(&new.runner_label)
+    .bind(&new.head_sha)
+    .bind(now)
+    .bind(&new.base_sha)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE jobs SET cancel_requested = TRUE, updated_at = $5 \
+         WHERE state = 'running' AND comparison_id IN (SELECT id FROM comparisons \
+         WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+         AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running'))",
+    )
+    .bind(new.repository_id)
+    .bind(pr)
+    .bind(&new.runner_label)
+    .bind(&new.head_sha)
+    .bind(now)
+    .bind(&new.base_sha)
+    .execute(&mut *conn)
+    .await?;
+    let rows = sqlx::query(
+        "UPDATE comparisons SET state = 'superseded', updated_at = $5 \
+         WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3 \
+         AND (head_sha <> $4 OR base_sha <> $6) AND state IN ('queued', 'running') RETURNING id",
+    )
+    .bind(new.repository_id)
+    .bind(pr)
+    .bind(&new.runner_label)
+    .bind(&new.head_sha)
+    .bind(now)
+    .bind(&new.base_sha)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut ids = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let id = row.try_get("id")?;
+        report_state_change(conn, id, ComparisonState::Superseded).await?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Records the report rows of a PR comparison whose state just changed, in the
+/// transaction that changed it: the check run (and, once rounds may have run, the
+/// comment) then follows every change, however many comparisons came after it and
+/// whichever server restarts. The keys coalesce them with the watcher's progress rows.
+async fn report_state_change(
+    conn: &mut Conn,
+    id: ComparisonId,
+    state: ComparisonState,
+) -> Result<(), StoreError> {
+    outbox::insert(conn, &NewOutboxMessage::comparison_report(REPORT_CHECK, id)).await?;
+    // A comparison no job has started has no rounds to show; its check run says enough.
+    if state != ComparisonState::Queued {
+        outbox::insert(
+            conn,
+            &NewOutboxMessage::comparison_report(REPORT_COMMENT, id),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Inserts jobs for a comparison, copying its repository, shas, config and label.
+pub(super) async fn insert_jobs(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+    jobs: &[NewJob],
+) -> Result<Vec<JobId>, StoreError> {
+    let now = crate::shared::now();
+    let mut ids = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let row = sqlx::query(
+            "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, \
+             config, runner_label, rounds, priority, state, max_attempts, created_at, \
+             updated_at, origin) \
+             SELECT 'comparison', id, repository_id, base_sha, head_sha, config, \
+             runner_label, $2, $3, 'queued', $4, $5, $5, $6 FROM comparisons WHERE id = $1 \
+             RETURNING id",
+        )
+        .bind(comparison_id)
+        .bind(job.rounds)
+        .bind(job.priority.0)
+        .bind(job.max_attempts)
+        .bind(now)
+        .bind(&job.origin)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("comparison {comparison_id}")))?;
+        ids.push(row.try_get("id")?);
+    }
+    Ok(ids)
+}
+
+pub(super) async fn add_rounds(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+    jobs: &[NewJob],
+) -> Result<Vec<JobId>, StoreError> {
+    let state: Option<String> = sqlx::query_scalar("SELECT state FROM comparisons WHERE id = $1")
+        .bind(comparison_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match state.as_deref() {
+        None => return Err(StoreError::NotFound(format!("comparison {comparison_id}"))),
+        Some(s @ ("superseded" | "cancelled")) => {
+            return Err(StoreError::Conflict(format!(
+                "comparison {comparison_id} is {s}"
+            )));
+        }
+        Some(_) => {}
+    }
+    // Carried out before (a retry whose answer was lost): nothing more to add.
+    for origin in jobs.iter().filter_map(|j| j.origin.as_deref()) {
+        let seen: Option<i64> = sqlx::query_scalar("SELECT id FROM jobs WHERE origin = $1")
+            .bind(origin)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if seen.is_some() {
+            return Ok(Vec::new());
+        }
+    }
+    let ids = insert_jobs(conn, comparison_id, jobs).await?;
+    sqlx::query("UPDATE comparisons SET rounds_generation = rounds_generation + 1 WHERE id = $1")
+        .bind(comparison_id)
+        .execute(&mut *conn)
+        .await?;
+    refresh_state(conn, comparison_id).await?;
+    Ok(ids)
+}
+
+pub(super) async fn cancel_pull_request(
+    conn: &mut Conn,
+    repository_id: RepositoryId,
+    pr_number: i64,
+) -> Result<u64, StoreError> {
+    let now = crate::shared::now();
+    let queued = sqlx::query(
+        "UPDATE jobs SET state = 'cancelled', finished_at = $3, updated_at = $3 \
+         WHERE state = 'queued' AND comparison_id IN (SELECT id FROM comparisons \
+         WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running'))",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    let running = sqlx::query(
+        "UPDATE jobs SET cancel_requested = TRUE, updated_at = $3 \
+         WHERE state = 'running' AND cancel_requested = FALSE \
+         AND comparison_id IN (SELECT id FROM comparisons \
+         WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running'))",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    let cancelled = sqlx::query(
+        "UPDATE comparisons SET state = 'cancelled', updated_at = $3 \
+         WHERE repository_id = $1 AND pr_number = $2 AND state IN ('queued', 'running') \
+         RETURNING id",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .bind(now)
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &cancelled {
+        report_state_change(conn, row.try_get("id")?, ComparisonState::Cancelled).await?;
+    }
+    Ok(queued.rows_affected() + running.rows_affected())
+}
+
+/// Cancels the active PR comparisons of every repository of an installation.
+pub(super) async fn cancel_installation(
+    conn: &mut Conn,
+    installation_id: i64,
+) -> Result<u64, StoreError> {
+    let prs = sqlx::query(
+        "SELECT DISTINCT c.repository_id, c.pr_number FROM comparisons c \
+         JOIN repositories r ON r.id = c.repository_id \
+         WHERE r.installation_id = $1 AND c.pr_number IS NOT NULL \
+         AND c.state IN ('queued', 'running')",
+    )
+    .bind(installation_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut jobs = 0;
+    for row in &prs {
+        jobs += cancel_pull_request(
+            conn,
+            row.try_get("repository_id")?,
+            row.try_get("pr_number")?,
+        )
+        .await?;
+    }
+    Ok(jobs)
+}
+
+/// Recomputes a comparison's state from its jobs (superseded and cancelled stay so).
+pub(super) async fn refresh_state(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+) -> Result<(), StoreError> {
+    // Lock the row in a statement of its own first: on Postgres the UPDATE below then
+    // takes its snapshot after any concurrent refresh committed. Otherwise two jobs
+    // finishing together could each see the other still running, and the comparison
+    // would stay "running" for ever.
+    let Some(before) = sqlx::query(super::LOCK_COMPARISON)
+        .bind(comparison_id)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(());
+    };
+    let was: String = before.try_get("state")?;
+    let pr_number: Option<i64> = before.try_get("pr_number")?;
+    let after: Option<String> = sqlx::query_scalar(
+        "UPDATE comparisons SET updated_at = $2, state = CASE \
+         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+           AND state IN ('queued', 'running')) THEN \
+           CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+             AND started_at IS NOT NULL) THEN 'running' ELSE 'queued' END \
+         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND state = 'done') \
+           THEN 'done' \
+         ELSE 'failed' END \
+         WHERE id = $1 AND state NOT IN ('superseded', 'cancelled') RETURNING state",
+    )
+    .bind(comparison_id)
+    .bind(crate::shared::now())
+    .fetch_optional(&mut *conn)
+    .await?;
+    let branch: Option<String> = before.try_get("branch")?;
+    if let Some(after) = after
+        && after != was
+    {
+        let state = ComparisonState::parse(&after)
+            .ok_or_else(|| StoreError::Corrupt(format!("comparison state {after:?}")))?;
+        if pr_number.is_some() {
+            report_state_change(conn, comparison_id, state).await?;
+        } else if branch.is_some() && state.is_finished() {
+            // A finished comparison of the default branch: its regressions are judged
+            // (and raised) by the row, whichever server runs it.
+            outbox::insert(
+                conn,
+                &NewOutboxMessage::comparison_report(MAIN_REPORT, comparison_id),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn by_id(pool: &Pool, id: ComparisonId) -> Result<Option<Comparison>, StoreError> {
+    sqlx::query(concatcp!(
+        "SELECT ",
+        COMPARISON_COLUMNS,
+        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id WHERE c.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(pool)
+    .await?
+    .as_ref()
+    .map(rows::comparison)
+    .transpose()
+}
+
+/// Newest first; each unset field of the filter matches every row.
+pub(super) async fn find(
+    pool: &Pool,
+    filter: &ComparisonFilter,
+    limit: i64,
+) -> Result<Vec<Comparison>, StoreError> {
+    let verdict = filter
+        .verdict
+        .map(|v| serde_json::to_value(v).map(|j| j.as_str().unwrap_or_default().to_owned()))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query(concatcp!(
+        "SELECT ",
+        COMPARISON_COLUMNS,
+        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+         WHERE ($1 IS NULL OR r.full_name = $1) \
+           AND ($2 IS NULL OR c.pr_number = $2) \
+           AND ($3 IS NULL OR EXISTS (SELECT 1 FROM runners ru WHERE ru.name = $3 AND ( \
+             EXISTS (SELECT 1 FROM jobs j WHERE j.comparison_id = c.id AND j.claimed_by = ru.id) \
+             OR EXISTS (SELECT 1 FROM comparison_results cr \
+               WHERE cr.comparison_id = c.id AND cr.runner_id = ru.id)))) \
+           AND ($4 IS NULL OR EXISTS (SELECT 1 FROM comparison_results cr \
+             WHERE cr.comparison_id = c.id AND ",
+        super::RESULT_VERDICT,
+        " = $4)) \
+         ORDER BY c.created_at DESC, c.id DESC LIMIT $5"
+    ))
+    .bind(filter.repository.as_deref())
+    .bind(filter.pr_number)
+    .bind(filter.runner.as_deref())
+    .bind(verdict)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(rows::comparison)
+    .collect()
+}
+
+pub(super) async fn of_pull_request(
+    pool: &Pool,
+    repository_id: RepositoryId,
+    pr_number: i64,
+) -> Result<Vec<Comparison>, StoreError> {
+    sqlx::query(concatcp!(
+        "SELECT ",
+        COMPARISON_COLUMNS,
+        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+         WHERE c.repository_id = $1 AND c.pr_number = $2 \
+         ORDER BY c.created_at DESC, c.id DESC"
+    ))
+    .bind(repository_id)
+    .bind(pr_number)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(rows::comparison)
+    .collect()
+}
+
+pub(super) async fn record_check_run(
+    pool: &Pool,
+    id: ComparisonId,
+    run: CheckRunRecord,
+) -> Result<(), StoreError> {
+    // A slower writer of an older generation leaves the newer run in place.
+    let done = sqlx::query(
+        "UPDATE comparisons SET check_run_id = $2, check_run_generation = $3, \
+         check_run_completed = $4, updated_at = $5 \
+         WHERE id = $1 AND check_run_generation <= $3",
+    )
+    .bind(id)
+    .bind(run.check_run_id)
+    .bind(run.generation)
+    .bind(run.completed)
+    .bind(crate::shared::now())
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 && by_id(pool, id).await?.is_none() {
+        return Err(StoreError::NotFound(format!("comparison {id}")));
+    }
+    Ok(())
+}
+
+pub(super) async fn of_head(
+    pool: &Pool,
+    repository_id: RepositoryId,
+    head_sha: &str,
+) -> Result<Vec<Comparison>, StoreError> {
+    sqlx::query(concatcp!(
+        "SELECT ",
+        COMPARISON_COLUMNS,
+        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+         WHERE c.repository_id = $1 AND c.head_sha = $2 \
+         ORDER BY c.created_at DESC, c.id DESC"
+    ))
+    .bind(repository_id)
+    .bind(head_sha)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(rows::comparison)
+    .collect()
+}
+
+pub(super) async fn comment_id(
+    pool: &Pool,
+    repository_id: RepositoryId,
+    pr_number: i64,
+    runner_label: &str,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT comment_id FROM pull_request_comments \
+         WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .bind(runner_label)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub(super) async fn set_comment_id(
+    pool: &Pool,
+    repository_id: RepositoryId,
+    pr_number: i64,
+    runner_label: &str,
+    comment_id: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO pull_request_comments \
+         (repository_id, pr_number, runner_label, comment_id, updated_at) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (repository_id, pr_number, runner_label) DO UPDATE \
+         SET comment_id = excluded.comment_id, updated_at = excluded.updated_at",
+    )
+    .bind(repository_id)
+    .bind(pr_number)
+    .bind(runner_label)
+    .bind(comment_id)
+    .bind(crate::shared::now())
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn replace_results(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+    runner_id: RunnerId,
+    basis: i64,
+    results: &[benchgate_api::BenchmarkResult],
+) -> Result<bool, StoreError> {
+    let now = crate::shared::now();
+    // The row lock this takes orders concurrent writers of one runner's set; a writer
+    // whose basis is older changes nothing.
+    let newer = sqlx::query(
+        "INSERT INTO comparison_result_sets (comparison_id, runner_id, basis) \
+         VALUES ($1, $2, $3) \
+         ON CONFLICT (comparison_id, runner_id) DO UPDATE SET basis = excluded.basis \
+         WHERE comparison_result_sets.basis <= excluded.basis",
+    )
+    .bind(comparison_id)
+    .bind(runner_id)
+    .bind(basis)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        > 0;
+    if !newer {
+        return Ok(false);
+    }
+    sqlx::query("DELETE FROM comparison_results WHERE comparison_id = $1 AND runner_id = $2")
+        .bind(comparison_id)
+        .bind(runner_id)
+        .execute(&mut *conn)
+        .await?;
+    // Later rows of one benchmark and metric win, as when each row was its own
+    // statement; many rows per statement, since a suite stores thousands per upload.
+    let mut last: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
+    for (i, r) in results.iter().enumerate() {
+        last.insert((r.name.as_str(), r.metric.as_str()), i);
+    }
+    let rows: Vec<&benchgate_api::BenchmarkResult> = results
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| last.get(&(r.name.as_str(), r.metric.as_str())) == Some(i))
+        .map(|(_, r)| r)
+        .collect();
+    for chunk in rows.chunks(RESULTS_PER_STATEMENT) {
+        let mut insert = sqlx::QueryBuilder::<super::Db>::new(
+            "INSERT INTO comparison_results \
+             (comparison_id, runner_id, benchmark, metric, result, updated_at) ",
+        );
+        insert.push_values(chunk, |mut row, result| {
+            row.push_bind(comparison_id)
+                .push_bind(runner_id)
+                .push_bind(&result.name)
+                .push_bind(&result.metric)
+                .push_bind(Json(*result))
+                .push_bind(now);
+        });
+        insert.push(
+            " ON CONFLICT (comparison_id, runner_id, benchmark, metric) DO UPDATE \
+             SET result = excluded.result, updated_at = excluded.updated_at",
+        );
+        insert.build().execute(&mut *conn).await?;
+    }
+    Ok(true)
+}
+
+pub(super) async fn results(
+    pool: &Pool,
+    comparison_id: ComparisonId,
+) -> Result<Vec<StoredResult>, StoreError> {
+    sqlx::query(
+        "SELECT runner_id, result, updated_at FROM comparison_results \
+         WHERE comparison_id = $1 ORDER BY runner_id, benchmark, metric",
+    )
+    .bind(comparison_id)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .filter_map(|row| {
+        let stored = (|| {
+            Ok::<_, StoreError>(StoredResult {
+                runner_id: row.try_get("runner_id")?,
+                result: row
+                    .try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?
+                    .0,
+                updated_at: row.try_get("updated_at")?,
+            })
+        })();
+        // One unreadable row must not break every page and worker that reads the
+        // comparison: it is reported and skipped (the next analysis rewrites it).
+        stored
+            .inspect_err(|e| {
+                tracing::error!(comparison = %comparison_id, error = %e, "unreadable stored result skipped");
+            })
+            .ok()
+    })
+    .map(Ok)
+    .collect()
+}
+
+/// Rows per multi-row result insert.
+pub(crate) const RESULTS_PER_STATEMENT: usize = 1000;

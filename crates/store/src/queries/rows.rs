@@ -1,0 +1,182 @@
+//! Row → domain type decoders; compiled into each backend.
+
+use crate::StoreError;
+use crate::model::*;
+use sqlx::Row as _;
+use sqlx::types::Json;
+
+type DbRow = <super::Db as sqlx::Database>::Row;
+
+fn corrupt(what: &str, value: &str) -> StoreError {
+    StoreError::Corrupt(format!("unknown {what} {value:?}"))
+}
+
+pub(super) fn runner(row: &DbRow) -> Result<Runner, StoreError> {
+    Ok(Runner {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        labels: row.try_get::<Json<Vec<String>>, _>("labels")?.0,
+        fingerprint: row
+            .try_get::<Option<Json<serde_json::Value>>, _>("fingerprint")?
+            .map(|j| j.0),
+        created_at: row.try_get("created_at")?,
+        last_seen_at: row.try_get("last_seen_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+pub(super) fn repository(row: &DbRow) -> Result<Repository, StoreError> {
+    Ok(Repository {
+        id: row.try_get("id")?,
+        github_id: row.try_get("github_id")?,
+        installation_id: row.try_get("installation_id")?,
+        full_name: row.try_get("full_name")?,
+        clone_url: row.try_get("clone_url")?,
+        created_at: row.try_get("created_at")?,
+        removed_at: row.try_get("removed_at")?,
+    })
+}
+
+pub(super) fn comparison(row: &DbRow) -> Result<Comparison, StoreError> {
+    let state: String = row.try_get("state")?;
+    Ok(Comparison {
+        id: row.try_get("id")?,
+        repository_id: row.try_get("repository_id")?,
+        repository: row.try_get("repository")?,
+        pr_number: row.try_get("pr_number")?,
+        base_sha: row.try_get("base_sha")?,
+        head_sha: row.try_get("head_sha")?,
+        runner_label: row.try_get("runner_label")?,
+        config: row.try_get::<Json<serde_json::Value>, _>("config")?.0,
+        planned_rounds: row.try_get("planned_rounds")?,
+        state: ComparisonState::parse(&state).ok_or_else(|| corrupt("comparison state", &state))?,
+        check_run_id: row.try_get("check_run_id")?,
+        rounds_generation: row.try_get("rounds_generation")?,
+        check_run_generation: row.try_get("check_run_generation")?,
+        check_run_completed: row.try_get("check_run_completed")?,
+        main: main_info(row)?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn main_info(row: &DbRow) -> Result<Option<MainInfo>, StoreError> {
+    let Some(branch) = row.try_get::<Option<String>, _>("branch")? else {
+        return Ok(None);
+    };
+    let kind: String = row
+        .try_get::<Option<String>, _>("main_kind")?
+        .unwrap_or_default();
+    let commits: String = row
+        .try_get::<Option<String>, _>("main_commits")?
+        .unwrap_or_else(|| "[]".into());
+    Ok(Some(MainInfo {
+        branch,
+        kind: MainKind::parse(&kind).ok_or_else(|| corrupt("main kind", &kind))?,
+        suite: row
+            .try_get::<Option<String>, _>("main_suite")?
+            .unwrap_or_default(),
+        commits: serde_json::from_str(&commits)
+            .map_err(|e| corrupt("main commits", &e.to_string()))?,
+    }))
+}
+
+pub(super) fn job(row: &DbRow) -> Result<Job, StoreError> {
+    let kind: String = row.try_get("kind")?;
+    let state: String = row.try_get("state")?;
+    Ok(Job {
+        id: row.try_get("id")?,
+        kind: JobKind::parse(&kind).ok_or_else(|| corrupt("job kind", &kind))?,
+        comparison_id: row.try_get("comparison_id")?,
+        repository_id: row.try_get("repository_id")?,
+        base_sha: row.try_get("base_sha")?,
+        head_sha: row.try_get("head_sha")?,
+        config: row.try_get::<Json<serde_json::Value>, _>("config")?.0,
+        runner_label: row.try_get("runner_label")?,
+        pinned_runner_id: row.try_get("pinned_runner_id")?,
+        rounds: row.try_get("rounds")?,
+        priority: Priority(row.try_get("priority")?),
+        state: JobState::parse(&state).ok_or_else(|| corrupt("job state", &state))?,
+        cancel_requested: row.try_get("cancel_requested")?,
+        lease_expires_at: row.try_get("lease_expires_at")?,
+        claimed_by: row.try_get("claimed_by")?,
+        attempts: row.try_get("attempts")?,
+        max_attempts: row.try_get("max_attempts")?,
+        last_error: row.try_get("last_error")?,
+        log_tail: row.try_get("log_tail")?,
+        created_at: row.try_get("created_at")?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+    })
+}
+
+pub(super) fn sample(row: &DbRow) -> Result<Sample, StoreError> {
+    let side: String = row.try_get("side")?;
+    Ok(Sample {
+        job_id: row.try_get("job_id")?,
+        attempt: row.try_get("attempt")?,
+        runner_id: row.try_get("runner_id")?,
+        round: row.try_get("round")?,
+        side: match side.as_str() {
+            "base" => benchgate_api::Side::Base,
+            "head" => benchgate_api::Side::Head,
+            other => return Err(corrupt("side", other)),
+        },
+        position: row.try_get("position")?,
+        benchmark: row.try_get("benchmark")?,
+        metric: row.try_get("metric")?,
+        unit: row.try_get("unit")?,
+        value: row.try_get("value")?,
+        lower: row.try_get("lower")?,
+        upper: row.try_get("upper")?,
+        direction: {
+            let name: String = row.try_get("direction")?;
+            benchgate_api::Direction::from_name(&name).ok_or_else(|| corrupt("direction", &name))?
+        },
+        recorded_at: row.try_get("recorded_at")?,
+    })
+}
+
+pub(super) fn floor_key(row: &DbRow) -> Result<FloorKey, StoreError> {
+    Ok(FloorKey {
+        runner_id: row.try_get("runner_id")?,
+        repository_id: row.try_get("repository_id")?,
+        benchmark: row.try_get("benchmark")?,
+        metric: row.try_get("metric")?,
+    })
+}
+
+pub(super) fn noise_floor(row: &DbRow) -> Result<NoiseFloor, StoreError> {
+    Ok(NoiseFloor {
+        key: floor_key(row)?,
+        pairs: row.try_get("pairs")?,
+        sessions: row.try_get("sessions")?,
+        within_spread: row.try_get("within_spread")?,
+        between_bias: row.try_get("between_bias")?,
+        computed_at: row.try_get("computed_at")?,
+    })
+}
+
+pub(super) fn aa_session(row: &DbRow) -> Result<AaSession, StoreError> {
+    Ok(AaSession {
+        job_id: row.try_get("job_id")?,
+        key: floor_key(row)?,
+        pairs: row.try_get("pairs")?,
+        mean: row.try_get("mean")?,
+        spread: row.try_get("spread")?,
+        recorded_at: row.try_get("recorded_at")?,
+    })
+}
+
+pub(super) fn outbox_message(row: &DbRow, lease: &LeaseToken) -> Result<OutboxMessage, StoreError> {
+    Ok(OutboxMessage {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        dedupe_key: row.try_get("dedupe_key")?,
+        payload: row.try_get::<Json<serde_json::Value>, _>("payload")?.0,
+        attempts: row.try_get("attempts")?,
+        last_error: row.try_get("last_error")?,
+        created_at: row.try_get("created_at")?,
+        lease: lease.clone(),
+    })
+}
