@@ -428,7 +428,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
             base_sha: repo.base.clone(),
             head_sha: repo.head.clone(),
             runner_label: agent_support::LABEL.into(),
-            config: serde_json::to_value(&req.config).unwrap(),
+            config: req.config.clone().into(),
             planned_rounds: None,
             main: None,
             jobs: vec![NewJob {

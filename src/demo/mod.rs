@@ -132,7 +132,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         repository.id,
         &repo.base_sha,
         LABEL,
-        &serde_json::to_value(&aa_config)?,
+        &aa_config.into(),
         Priority::INTERACTIVE,
     )
     .await?;

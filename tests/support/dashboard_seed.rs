@@ -28,12 +28,15 @@ pub struct Seeded {
     pub offline_runner: String,
 }
 
-fn fingerprint() -> serde_json::Value {
-    // The shape an agent sends (the harness's MachineFingerprint); this VM hides its boost.
-    json!({"cpu_model": "AMD EPYC 7B13", "logical_cores": 8, "physical_cores": 4,
+fn fingerprint() -> benchgate_api::MachineFingerprint {
+    // What an agent sends, as JSON; this VM hides its boost.
+    serde_json::from_value(
+        json!({"cpu_model": "AMD EPYC 7B13", "logical_cores": 8, "physical_cores": 4,
            "kernel": "Linux 6.1.0-18-amd64", "governor": "performance", "boost": null,
            "memory_bytes": 25276502016u64, "load_average": [0.52, 0.61, 0.7],
-           "isolation": "bwrap"})
+           "isolation": "bwrap"}),
+    )
+    .unwrap()
 }
 
 async fn repository(store: &dyn Store, name: &str, github_id: i64) -> RepositoryId {
@@ -82,8 +85,11 @@ fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewCompa
         base_sha: format!("{:08x}{pr:032x}", 0xa1b2c3d4_u64 + pr as u64),
         head_sha: format!("{:08x}{pr:032x}", 0xfeedbeef_u64 + pr as u64),
         runner_label: LABEL.into(),
-        config: json!({"benchmark": {"run": "./bench", "format": "criterion"},
+        config: serde_json::from_value(
+            json!({"benchmark": {"run": "./bench", "format": "criterion"},
                        "gate": {"min_effect": 0.01}}),
+        )
+        .unwrap(),
         planned_rounds: Some(20),
         main: None,
         jobs: (0..jobs)
@@ -306,7 +312,10 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
             repository_id: repo,
             sha: format!("{:08x}{:032x}", 0xa1b2c3d4_u64, 0),
             runner_label: "linux-arm".into(),
-            config: json!({}),
+            config: serde_json::from_value(
+                json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
             rounds: 10,
             priority: Priority::BACKGROUND,
             max_attempts: 3,

@@ -21,7 +21,7 @@ pub mod token;
 pub mod upload;
 
 use benchgate_api::agent::FingerprintRequest;
-use benchgate_harness::fingerprint::MachineFingerprint;
+use benchgate_harness::fingerprint::{self, MachineFingerprint};
 use benchgate_harness::sandbox::isolation_name;
 
 pub use client::{Client, ClientError};
@@ -162,12 +162,10 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
 async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {
     let fingerprint = MachineFingerprint {
         isolation: Some(isolation_name(ctx.sandbox.as_ref()).to_owned()),
-        ..MachineFingerprint::current()
+        ..fingerprint::current()
     };
     tracing::info!(machine = %fingerprint.summary(), "machine fingerprint");
-    let req = FingerprintRequest {
-        fingerprint: serde_json::to_value(&fingerprint).unwrap_or_default(),
-    };
+    let req = FingerprintRequest { fingerprint };
     let sent = tokio::select! {
         r = client::with_retry("fingerprint", ctx.args.max_backoff(), || ctx.client.fingerprint(&req)) => r,
         () = ctx.shutdown.wait() => return Ok(()),

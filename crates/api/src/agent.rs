@@ -171,6 +171,19 @@ pub struct StoredComparisonConfig {
     pub merged_pr: Option<u64>,
 }
 
+impl From<ComparisonConfig> for StoredComparisonConfig {
+    /// The config as given, nothing planned and no pull request (admin API, tests).
+    fn from(config: ComparisonConfig) -> Self {
+        StoredComparisonConfig {
+            config,
+            n_star: Default::default(),
+            github: None,
+            main: None,
+            merged_pr: None,
+        }
+    }
+}
+
 /// `[main]`: how the default branch's history is kept and its regressions raised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MainSettings {
@@ -370,8 +383,8 @@ pub struct ReleaseRequest {
 /// The runner's machine fingerprint (CPU, cores, kernel, governor…), stored with the runner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FingerprintRequest {
-    /// Any JSON object; the agent sends the harness's `MachineFingerprint`.
-    pub fingerprint: serde_json::Value,
+    /// This machine, as the harness reads it, with the agent's isolation.
+    pub fingerprint: crate::MachineFingerprint,
 }
 
 /// Request a comparison of two revisions without GitHub (tests, scripts, the demo).

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod analysis;
+pub mod fingerprint;
 pub mod format;
 pub mod metric;
 pub mod paths;
@@ -10,6 +11,7 @@ pub mod rules;
 pub mod sample;
 
 pub use analysis::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
+pub use fingerprint::MachineFingerprint;
 pub use format::Format;
 pub use metric::{Direction, FailOn};
 pub use rules::{AppliedRule, BenchmarkRule, RuleSet};

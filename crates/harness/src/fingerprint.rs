@@ -3,75 +3,32 @@
 
 use std::fs;
 
-use serde::{Deserialize, Serialize};
+pub use benchgate_api::fingerprint::MachineFingerprint;
 
-/// The machine's identity as far as benchmark numbers depend on it. Fields that this machine
-/// does not expose (a VM often hides the frequency governor) are `None`, never guessed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MachineFingerprint {
-    pub cpu_model: Option<String>,
-    pub logical_cores: usize,
-    pub physical_cores: Option<usize>,
-    pub kernel: String,
-    pub governor: Option<String>,
-    /// Whether frequency boost (turbo) is enabled.
-    pub boost: Option<bool>,
-    pub memory_bytes: u64,
-    /// 1-, 5- and 15-minute load averages when the fingerprint was taken.
-    pub load_average: [f64; 3],
-    /// How the benchmarked code was isolated (`bwrap`, `none`); set by the agent, which knows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub isolation: Option<String>,
-}
-
-impl MachineFingerprint {
-    /// Reads the fingerprint of this machine from `/proc`, `/sys` and `uname`.
-    pub fn current() -> Self {
-        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let info = rustix::system::sysinfo();
-        let uname = rustix::system::uname();
-        let read = |path: &str| fs::read_to_string(path).ok().map(|s| s.trim().to_owned());
-        MachineFingerprint {
-            cpu_model: cpu_model(&cpuinfo),
-            logical_cores: std::thread::available_parallelism().map_or(1, usize::from),
-            physical_cores: physical_cores(&cpuinfo),
-            kernel: format!(
-                "{} {}",
-                uname.sysname().to_string_lossy(),
-                uname.release().to_string_lossy()
-            ),
-            governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-            boost: boost_state(
-                read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
-                read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref(),
-            ),
-            memory_bytes: info.totalram as u64 * u64::from(info.mem_unit),
-            // Fixed point with 16 fractional bits (SI_LOAD_SHIFT).
-            load_average: info.loads.map(|l| l as f64 / 65536.0),
-            isolation: None,
-        }
-    }
-
-    /// One line for reports: `AMD EPYC, 2 cores (2 physical), Linux 6.1, governor n/a`.
-    pub fn summary(&self) -> String {
-        let or_na = |v: &Option<String>| v.clone().unwrap_or_else(|| "n/a".into());
-        let physical = self
-            .physical_cores
-            .map_or_else(|| "physical n/a".into(), |p| format!("{p} physical"));
-        let boost = match self.boost {
-            Some(true) => "on",
-            Some(false) => "off",
-            None => "n/a",
-        };
-        format!(
-            "{}, {} logical cores ({physical}), {}, governor {}, boost {boost}, {:.1} GiB RAM, load {:.2}",
-            or_na(&self.cpu_model),
-            self.logical_cores,
-            self.kernel,
-            or_na(&self.governor),
-            self.memory_bytes as f64 / (1u64 << 30) as f64,
-            self.load_average[0],
-        )
+/// Reads the fingerprint of this machine from `/proc`, `/sys` and `uname`.
+pub fn current() -> MachineFingerprint {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let info = rustix::system::sysinfo();
+    let uname = rustix::system::uname();
+    let read = |path: &str| fs::read_to_string(path).ok().map(|s| s.trim().to_owned());
+    MachineFingerprint {
+        cpu_model: cpu_model(&cpuinfo),
+        logical_cores: std::thread::available_parallelism().map_or(1, usize::from),
+        physical_cores: physical_cores(&cpuinfo),
+        kernel: format!(
+            "{} {}",
+            uname.sysname().to_string_lossy(),
+            uname.release().to_string_lossy()
+        ),
+        governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        boost: boost_state(
+            read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
+            read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref(),
+        ),
+        memory_bytes: info.totalram as u64 * u64::from(info.mem_unit),
+        // Fixed point with 16 fractional bits (SI_LOAD_SHIFT).
+        load_average: info.loads.map(|l| l as f64 / 65536.0),
+        isolation: None,
     }
 }
 
@@ -137,7 +94,7 @@ mod tests {
 
     #[test]
     fn current_machine_has_cores_memory_and_a_kernel() {
-        let fp = MachineFingerprint::current();
+        let fp = current();
         assert!(fp.logical_cores >= 1 && fp.memory_bytes > 0);
         assert!(fp.kernel.starts_with("Linux"), "{}", fp.kernel);
         assert!(fp.summary().contains("logical cores"));

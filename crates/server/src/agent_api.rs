@@ -154,8 +154,7 @@ async fn describe_claim(
         .await
         .map_err(ClaimProblem::Store)?
         .ok_or_else(|| ClaimProblem::Unrunnable("the job's repository is gone".into()))?;
-    let mut benchmark = analysis::benchmark_spec(&job.config)
-        .map_err(|e| ClaimProblem::Unrunnable(format!("invalid benchmark config: {e}")))?;
+    let mut benchmark = job.config.config.benchmark.clone();
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
     Ok(wire::ClaimedJob {
         job_id: job.id.0,
@@ -373,11 +372,6 @@ async fn fingerprint(
     runner: RunnerAuth,
     Json(req): Json<FingerprintRequest>,
 ) -> Result<StatusCode, ApiError> {
-    if !req.fingerprint.is_object() {
-        return Err(ApiError::BadRequest(
-            "fingerprint must be a JSON object".into(),
-        ));
-    }
     app.store
         .touch_runner(runner.0.id, Some(&req.fingerprint))
         .await?;

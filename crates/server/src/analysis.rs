@@ -1,6 +1,6 @@
 //! A comparison's results, recomputed after each upload and stored, so pages and the PR comment
 //! read them instead of recomputing. Samples of two machines are never pooled into one pair:
-//! runners of one hardware class ([`hardware_class`]) are combined stratified by runner
+//! runners of one hardware class ([`MachineFingerprint::hardware_class`](benchgate_api::MachineFingerprint::hardware_class)) are combined stratified by runner
 //! ([`benchgate_stats::analyze_strata`]), each keeping its own pairs and floor; any other
 //! runner's series is analysed alone. The margin comes from the runners' current A/A floors;
 //! `n*` was planned from the floors when the comparison was created and is never re-tuned.
@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use benchgate_api::agent::{BenchmarkSpec, ComparisonStatus, RunnerReport, StoredComparisonConfig};
+use benchgate_api::agent::{ComparisonStatus, RunnerReport};
 use benchgate_api::{AnalysisReport, BenchmarkResult, Direction, Side, VerdictKind};
 use benchgate_stats::{
     AnalysisOptions, RoundOrder, StatsError, StrataMemo, Stratum, analyze_strata,
@@ -24,23 +24,6 @@ pub const ALPHA: f64 = 0.05;
 pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
 pub const ROUNDS_CAP: u64 = 1000;
-
-/// The `[benchmark]` part of a stored comparison/job config (`{"benchmark": {…}, "gate": …}`).
-pub fn benchmark_spec(config: &serde_json::Value) -> Result<BenchmarkSpec, serde_json::Error> {
-    serde_json::from_value(config.get("benchmark").unwrap_or(config).clone())
-}
-
-/// A stored comparison config, typed; `None` (logged) when it is not one.
-pub fn stored_config(config: &serde_json::Value) -> Option<StoredComparisonConfig> {
-    serde_json::from_value(config.clone())
-        .inspect_err(|e| tracing::warn!(error = %e, "stored comparison config does not parse"))
-        .ok()
-}
-
-/// `[gate] min_effect` of a stored config as a fraction; 1% when absent.
-pub fn min_effect(config: &serde_json::Value) -> f64 {
-    stored_config(config).map_or(0.01, |c| c.config.gate.min_effect)
-}
 
 /// One benchmark and metric's complete base/head pairs from one runner, in round order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -187,21 +170,16 @@ async fn analyze_pairs(
         .comparison(id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("comparison {id}")))?;
-    let stored = stored_config(&comparison.config);
-    let rules = Arc::new(benchgate_api::RuleSet::new(
-        stored.as_ref().map_or(&[][..], |c| &c.config.rules),
-    ));
+    let stored = &comparison.config;
+    let rules = Arc::new(benchgate_api::RuleSet::new(&stored.config.rules));
     let plan = NStarPlan {
-        per_benchmark: stored
-            .as_ref()
-            .map(|c| c.n_star.clone())
-            .unwrap_or_default(),
+        per_benchmark: stored.n_star.clone(),
         fallback: comparison.planned_rounds,
     };
     let options = AnalysisOptions {
         alpha: ALPHA,
         n_star: DEFAULT_N_STAR,
-        min_effect: stored.map_or(0.01, |c| c.config.gate.min_effect),
+        min_effect: stored.config.gate.min_effect,
         rounds_cap: ROUNDS_CAP,
         order: RoundOrder::Abba,
         direction: Direction::LowerIsBetter,
@@ -262,31 +240,6 @@ pub fn combined_name(rows: &[BenchmarkResult]) -> Option<String> {
         .map(|r| r.runners.join(" + "))
 }
 
-/// The hardware class of a runner's fingerprint: CPU model, cores, kernel, governor, boost,
-/// memory (to the GiB) and isolation, but not the load. Runners of one class are combined;
-/// `None` (no fingerprint, or no CPU model) is never combined with anything.
-pub fn hardware_class(fingerprint: &serde_json::Value) -> Option<String> {
-    let cpu = fingerprint.get("cpu_model")?.as_str()?;
-    let field = |key: &str| {
-        fingerprint
-            .get(key)
-            .map_or_else(String::new, |v| v.to_string())
-    };
-    let gib = fingerprint
-        .get("memory_bytes")
-        .and_then(serde_json::Value::as_f64)
-        .map_or(0, |b| (b / f64::from(1u32 << 30)).round() as i64);
-    Some(format!(
-        "{cpu}|{}|{}|{}|{}|{}|{gib}|{}",
-        field("logical_cores"),
-        field("physical_cores"),
-        field("kernel"),
-        field("governor"),
-        field("boost"),
-        field("isolation"),
-    ))
-}
-
 /// Indices of `runners` grouped by hardware class, each group in runner-id order, groups in
 /// the order of their first runner.
 async fn hardware_groups(
@@ -301,7 +254,7 @@ async fn hardware_groups(
             .runner(runners[i].0)
             .await?
             .and_then(|r| r.fingerprint)
-            .and_then(|f| hardware_class(&f));
+            .and_then(|f| f.hardware_class());
         match groups
             .iter_mut()
             .find(|(c, _)| class.is_some() && *c == class)

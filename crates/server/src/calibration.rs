@@ -15,7 +15,8 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
-use crate::analysis::{benchmark_spec, pair_samples};
+use crate::analysis::pair_samples;
+use benchgate_api::agent::StoredComparisonConfig;
 
 /// Fewest measured rounds of an A/A session (two pairs give no usable spread).
 pub const MIN_ROUNDS: i64 = 5;
@@ -60,10 +61,10 @@ fn calibration_job(
     repository_id: RepositoryId,
     sha: &str,
     runner_label: &str,
-    config: &serde_json::Value,
+    config: &StoredComparisonConfig,
     priority: Priority,
 ) -> NewCalibration {
-    let rounds = benchmark_spec(config).map_or(MIN_ROUNDS, |s| i64::from(s.rounds).max(MIN_ROUNDS));
+    let rounds = i64::from(config.config.benchmark.rounds).max(MIN_ROUNDS);
     NewCalibration {
         runner_id,
         repository_id,
@@ -83,7 +84,7 @@ pub async fn request_calibration(
     repository_id: RepositoryId,
     sha: &str,
     runner_label: &str,
-    config: &serde_json::Value,
+    config: &StoredComparisonConfig,
     priority: Priority,
 ) -> Result<JobId, StoreError> {
     let new = calibration_job(

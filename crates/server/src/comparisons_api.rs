@@ -133,14 +133,13 @@ async fn create_comparison(
     )
     .await?;
     let planned_rounds = plan.planned_rounds;
-    let config = serde_json::to_value(StoredComparisonConfig {
+    let config = StoredComparisonConfig {
         config: req.config,
         n_star: plan.per_benchmark,
         github: None,
         main: None,
         merged_pr: None,
-    })
-    .map_err(anyhow::Error::from)?;
+    };
     let created = app
         .store
         .create_comparison(&NewComparison {

@@ -15,7 +15,7 @@ use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::analysis::{ALPHA, NStarPlan, pair_samples, stored_config};
+use crate::analysis::{ALPHA, NStarPlan, pair_samples};
 
 /// The series a comparison belongs to, when it is part of a branch's history.
 pub fn series_of(c: &Comparison) -> Option<MainSeries> {
@@ -153,9 +153,7 @@ pub async fn schedule_anchor(
     let Some(newest) = segments.last().and_then(|s| s.last()).copied() else {
         return Ok(None);
     };
-    let Some(stored) = stored_config(&newest.config) else {
-        return Ok(None);
-    };
+    let stored = newest.config.clone();
     let settings = stored.main.clone().unwrap_or_default();
     let (base, head) = match base {
         Some(b) if b != newest.head_sha => (b.to_owned(), newest.head_sha.clone()),
@@ -185,11 +183,10 @@ pub async fn schedule_anchor(
     }
     let seq = commit_sequence(&segments);
     let rounds = i64::from(stored.config.benchmark.rounds);
-    let config = serde_json::to_value(StoredComparisonConfig {
+    let config = StoredComparisonConfig {
         github: None,
         ..stored
-    })
-    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    };
     let created = match store
         .create_comparison(&NewComparison {
             repository_id: series.repository_id,
@@ -240,9 +237,7 @@ pub async fn schedule_due_anchors(
         let Some(newest) = segments.last().and_then(|s| s.last()) else {
             continue;
         };
-        let settings = stored_config(&newest.config)
-            .and_then(|s| s.main)
-            .unwrap_or_default();
+        let settings = newest.config.main.clone().unwrap_or_default();
         let Some(hours) = settings.schedule_hours.filter(|_| settings.enabled) else {
             continue;
         };
@@ -403,9 +398,7 @@ async fn series_history(
                 continue;
             }
             let plan = NStarPlan {
-                per_benchmark: stored_config(&step.config)
-                    .map(|c| c.n_star)
-                    .unwrap_or_default(),
+                per_benchmark: step.config.n_star.clone(),
                 fallback: step.planned_rounds,
             };
             let mut best: BTreeMap<(String, String), crate::analysis::Pairs> = BTreeMap::new();
@@ -633,7 +626,10 @@ mod tests {
             base_sha: base.into(),
             head_sha: head.into(),
             runner_label: "l".into(),
-            config: serde_json::Value::Null,
+            config: serde_json::from_value(
+                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
             planned_rounds: None,
             state,
             check_run_id: None,

@@ -11,8 +11,8 @@ use benchgate_api::agent::{
 use benchgate_server::main_history::schedule_due_anchors;
 use benchgate_store::*;
 
-fn config(schedule_hours: Option<u32>) -> serde_json::Value {
-    serde_json::to_value(StoredComparisonConfig {
+fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
+    StoredComparisonConfig {
         config: ComparisonConfig {
             benchmark: BenchmarkSpec {
                 build: None,
@@ -41,8 +41,7 @@ fn config(schedule_hours: Option<u32>) -> serde_json::Value {
             ..MainSettings::default()
         }),
         merged_pr: None,
-    })
-    .unwrap()
+    }
 }
 
 async fn steps(

@@ -85,7 +85,10 @@ async fn a_session_lost_at_completion_is_recorded_by_the_background_pass() {
             repository_id: f.repo.id,
             sha: "a".repeat(40),
             runner_label: "x".into(),
-            config: serde_json::json!({}),
+            config: serde_json::from_value(
+                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
             rounds: 8,
             priority: Priority::INTERACTIVE,
             max_attempts: 3,
@@ -169,7 +172,10 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
             base_sha: "b".repeat(40),
             head_sha: "h".repeat(40),
             runner_label: "x".into(),
-            config: serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            config: serde_json::from_value(
+                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
             planned_rounds: Some(20),
             main: None,
             jobs: vec![NewJob {

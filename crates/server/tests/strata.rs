@@ -13,10 +13,13 @@ use serde_json::json;
 const LEASE: Duration = Duration::from_secs(600);
 const LABEL: &str = "x";
 
-fn fingerprint(kernel: &str) -> serde_json::Value {
-    json!({"cpu_model": "Intel(R) Xeon(R) Processor", "logical_cores": 2, "physical_cores": 2,
+fn fingerprint(kernel: &str) -> benchgate_api::MachineFingerprint {
+    serde_json::from_value(
+        json!({"cpu_model": "Intel(R) Xeon(R) Processor", "logical_cores": 2, "physical_cores": 2,
            "kernel": kernel, "governor": null, "boost": null, "memory_bytes": 25_276_502_016_u64,
-           "load_average": [0.5, 0.6, 0.7], "isolation": "bwrap"})
+           "load_average": [0.5, 0.6, 0.7], "isolation": "bwrap"}),
+    )
+    .unwrap()
 }
 
 struct Fixture {
@@ -55,7 +58,7 @@ async fn runner(f: &Fixture, name: &str, kernel: &str) -> RunnerId {
         .runner;
     // The load differs from runner to runner; it is not part of the hardware class.
     let mut print = fingerprint(kernel);
-    print["load_average"] = json!([name.len() as f64, 0.1, 0.2]);
+    print.load_average = [name.len() as f64, 0.1, 0.2];
     f.store.touch_runner(r.id, Some(&print)).await.unwrap();
     r.id
 }
@@ -122,8 +125,11 @@ async fn measure(f: &Fixture, runner: RunnerId, rounds: i64, seed: u64) {
 }
 
 async fn comparison(f: &Fixture, jobs: usize, rounds: i64) -> ComparisonId {
-    let config = json!({"benchmark": {"run": "./bench", "format": "criterion", "rounds": rounds},
-                        "gate": {"min_effect": 0.01}});
+    let config = serde_json::from_value(
+        json!({"benchmark": {"run": "./bench", "format": "criterion", "rounds": rounds},
+                        "gate": {"min_effect": 0.01}}),
+    )
+    .unwrap();
     f.store
         .create_comparison(&NewComparison {
             repository_id: f.repo.id,

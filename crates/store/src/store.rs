@@ -50,7 +50,7 @@ pub trait Store: Send + Sync + 'static {
     async fn touch_runner(
         &self,
         id: RunnerId,
-        fingerprint: Option<&serde_json::Value>,
+        fingerprint: Option<&benchgate_api::MachineFingerprint>,
     ) -> Result<(), StoreError>;
 
     // --- comparisons ---

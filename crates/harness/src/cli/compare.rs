@@ -16,7 +16,7 @@ use crate::cli::progress::{Display, Progress};
 use crate::command::BenchCommand;
 use crate::env::ScrubbedEnv;
 use crate::evaluate::{Evaluation, FailOn, evaluate};
-use crate::fingerprint::MachineFingerprint;
+use crate::fingerprint::{self, MachineFingerprint};
 use crate::plan::{SuitePlan, suite_plan};
 use crate::quieting::{Quieting, parse_cpu_list};
 use crate::rounds::{Round, RoundRunner, RunnerConfig};
@@ -423,7 +423,7 @@ pub fn compare(
     display.finish();
 
     let session = SessionRecord {
-        machine: MachineFingerprint::current(),
+        machine: fingerprint::current(),
         base,
         head,
         revisions,

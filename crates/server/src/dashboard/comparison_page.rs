@@ -113,10 +113,8 @@ async fn margins(
     c: &Comparison,
     runners: impl Iterator<Item = RunnerId>,
 ) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
-    let min_effect = crate::analysis::min_effect(&c.config);
-    let rules = crate::analysis::stored_config(&c.config)
-        .map(|s| benchgate_api::RuleSet::new(&s.config.rules))
-        .unwrap_or_default();
+    let min_effect = c.config.config.gate.min_effect;
+    let rules = benchgate_api::RuleSet::new(&c.config.config.rules);
     let mut out = HashMap::new();
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {
@@ -289,9 +287,7 @@ pub async fn page(
     runner_ids.dedup();
     let margins = margins(store, &c, runner_ids.iter().copied()).await?;
     let plan = crate::analysis::NStarPlan {
-        per_benchmark: crate::analysis::stored_config(&c.config)
-            .map(|s| s.n_star)
-            .unwrap_or_default(),
+        per_benchmark: c.config.n_star.clone(),
         fallback: c.planned_rounds,
     };
 

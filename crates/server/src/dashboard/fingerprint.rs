@@ -1,82 +1,41 @@
-//! A runner's machine fingerprint in words and units: the agent sends the harness's
-//! `MachineFingerprint` as JSON; a person reads "unknown", "23.54 GiB" and "load 0.52 / 0.61 / 0.70".
+//! A runner's machine fingerprint in words and units: a person reads "unknown", "23.54 GiB"
+//! and "load 0.52 / 0.61 / 0.70".
 
-use serde_json::Value;
+use benchgate_api::MachineFingerprint;
 
-/// The keys of `MachineFingerprint` in the order a reader wants them.
-const KNOWN: [&str; 9] = [
-    "cpu_model",
-    "logical_cores",
-    "physical_cores",
-    "memory_bytes",
-    "kernel",
-    "governor",
-    "boost",
-    "load_average",
-    "isolation",
-];
-
-/// The fingerprint as (label, value) lines: the known keys in [`KNOWN`]'s order, then any
-/// other key (from a newer agent) under its own name.
-pub fn lines(fingerprint: Option<&Value>) -> Vec<(String, String)> {
-    match fingerprint {
-        Some(Value::Object(map)) => {
-            let known = KNOWN.iter().filter_map(|k| map.get(*k).map(|v| line(k, v)));
-            let others = map
-                .iter()
-                .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
-                .map(|(k, v)| line(k, v));
-            known.chain(others).collect()
-        }
-        Some(other) => vec![("fingerprint".into(), words(other))],
-        None => Vec::new(),
-    }
-}
-
-/// One key's label and its value in words.
-fn line(key: &str, v: &Value) -> (String, String) {
-    let (label, text) = match (key, v) {
-        ("cpu_model", _) => ("CPU", words(v)),
-        ("logical_cores", _) => ("logical cores", words(v)),
-        ("physical_cores", _) => ("physical cores", words(v)),
-        ("governor", _) => ("frequency governor", words(v)),
-        ("boost", Value::Bool(on)) => ("boost (turbo)", if *on { "on" } else { "off" }.into()),
-        ("boost", _) => ("boost (turbo)", words(v)),
-        ("memory_bytes", Value::Number(n)) => (
-            "memory",
-            benchgate_stats::words::value(n.as_f64().unwrap_or(0.0), "bytes"),
-        ),
-        ("load_average", Value::Array(loads)) => ("load average", load(loads)),
-        ("isolation", _) => ("sandbox", words(v)),
-        (other, _) => return (other.to_owned(), words(v)),
+/// The fingerprint as (label, value) lines, in the order a reader wants them; none without one.
+pub fn lines(fingerprint: Option<&MachineFingerprint>) -> Vec<(String, String)> {
+    let Some(f) = fingerprint else {
+        return Vec::new();
     };
-    (label.to_owned(), text)
+    let known = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+    let on_off = |b: bool| if b { "on" } else { "off" }.to_owned();
+    [
+        ("CPU", known(f.cpu_model.clone())),
+        ("logical cores", f.logical_cores.to_string()),
+        (
+            "physical cores",
+            known(f.physical_cores.map(|p| p.to_string())),
+        ),
+        (
+            "memory",
+            benchgate_stats::words::value(f.memory_bytes as f64, "bytes"),
+        ),
+        ("kernel", f.kernel.clone()),
+        ("frequency governor", known(f.governor.clone())),
+        ("boost (turbo)", known(f.boost.map(on_off))),
+        ("load average", load(&f.load_average)),
+        ("sandbox", known(f.isolation.clone())),
+    ]
+    .into_iter()
+    .map(|(label, text)| (label.to_owned(), text))
+    .collect()
 }
 
 /// `load 0.52 / 0.61 / 0.70 (1, 5, 15 min)`.
-fn load(loads: &[Value]) -> String {
-    let parts: Vec<String> = loads
-        .iter()
-        .map(|l| l.as_f64().map_or_else(|| words(l), |l| format!("{l:.2}")))
-        .collect();
-    let minutes = if parts.len() == 3 {
-        " (1, 5, 15 min)"
-    } else {
-        ""
-    };
-    format!("load {}{minutes}", parts.join(" / "))
-}
-
-/// Any value as a person reads it: `null` is "unknown" (the machine did not expose it).
-fn words(v: &Value) -> String {
-    match v {
-        Value::Null => "unknown".into(),
-        Value::Bool(true) => "yes".into(),
-        Value::Bool(false) => "no".into(),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(words).collect::<Vec<_>>().join(" / "),
-        other => other.to_string(),
-    }
+fn load(loads: &[f64; 3]) -> String {
+    let parts: Vec<String> = loads.iter().map(|l| format!("{l:.2}")).collect();
+    format!("load {} (1, 5, 15 min)", parts.join(" / "))
 }
 
 #[cfg(test)]
@@ -92,6 +51,7 @@ mod tests {
             "memory_bytes": 25276502016u64, "load_average": [0.52, 0.61, 0.7],
             "isolation": "bwrap"
         });
+        let f: MachineFingerprint = serde_json::from_value(f).unwrap();
         let lines = lines(Some(&f));
         let get = |label: &str| {
             lines
@@ -110,17 +70,5 @@ mod tests {
         );
         assert_eq!(get("sandbox"), "bwrap");
         assert_eq!(lines[0], ("CPU".into(), "AMD EPYC 7B13".into()));
-    }
-
-    #[test]
-    fn unknown_keys_keep_their_name() {
-        let f = serde_json::json!({"smt": "off", "boost": true});
-        assert_eq!(
-            lines(Some(&f)),
-            [
-                ("boost (turbo)".into(), "on".into()),
-                ("smt".into(), "off".into())
-            ]
-        );
     }
 }

@@ -53,7 +53,7 @@ pub struct RunnerSummary {
     pub last_seen_at: Option<DateTime<Utc>>,
     /// The job it is running, if any.
     pub running_job: Option<i64>,
-    pub fingerprint: Option<serde_json::Value>,
+    pub fingerprint: Option<benchgate_api::MachineFingerprint>,
     #[serde(skip)]
     pub last_seen: String,
 }

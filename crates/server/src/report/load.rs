@@ -1,9 +1,9 @@
 //! Gathers a comparison's report from the store: its jobs, the headline runner's stored
 //! results, that runner's fingerprint and noise floors, and the PR context the scheduler kept.
 
+use benchgate_api::MachineFingerprint;
 use std::collections::HashMap;
 
-use benchgate_api::agent::StoredComparisonConfig;
 use benchgate_store::model::{Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId};
 use benchgate_store::{Store, StoreError};
 use chrono::Utc;
@@ -30,13 +30,8 @@ pub async fn load(
     let Some(repository) = store.repository(comparison.repository_id).await? else {
         return Ok(None);
     };
-    let Ok(stored) = serde_json::from_value::<StoredComparisonConfig>(comparison.config.clone())
-    else {
-        tracing::warn!(comparison = %id, "comparison config is not a benchmark config");
-        return Ok(None);
-    };
-    let config = stored.config;
-    let context = stored.github.unwrap_or_default();
+    let config = comparison.config.config.clone();
+    let context = comparison.config.github.clone().unwrap_or_default();
     let jobs = store.comparison_jobs(id).await?;
     let rounds_planned = jobs
         .iter()
@@ -208,27 +203,24 @@ fn count_outliers(p: &crate::analysis::Pairs) -> (usize, usize) {
 
 /// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance, sandbox bwrap`, from whatever the
 /// agent reported.
-fn fingerprint_line(f: &serde_json::Value) -> String {
-    let text = |k: &str| f.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+fn fingerprint_line(f: &MachineFingerprint) -> String {
     let mut parts = Vec::new();
-    if let Some(cpu) = text("cpu_model") {
-        parts.push(cpu);
+    if let Some(cpu) = &f.cpu_model {
+        parts.push(cpu.clone());
     }
-    if let Some(cores) = f.get("logical_cores").and_then(|v| v.as_u64()) {
-        match f.get("physical_cores").and_then(|v| v.as_u64()) {
-            Some(p) => parts.push(format!("{cores} cores ({p} physical)")),
-            None => parts.push(format!("{cores} cores")),
-        }
+    match f.physical_cores {
+        Some(p) => parts.push(format!("{} cores ({p} physical)", f.logical_cores)),
+        None => parts.push(format!("{} cores", f.logical_cores)),
     }
-    if let Some(kernel) = text("kernel") {
-        parts.push(kernel);
+    if !f.kernel.is_empty() {
+        parts.push(f.kernel.clone());
     }
     parts.push(format!(
         "governor {}",
-        text("governor").unwrap_or_else(|| "n/a".to_owned())
+        f.governor.as_deref().unwrap_or("n/a")
     ));
     // Agents before the sandbox did not report it; saying nothing beats guessing.
-    if let Some(isolation) = text("isolation") {
+    if let Some(isolation) = &f.isolation {
         parts.push(format!("sandbox {isolation}"));
     }
     parts.join(", ")

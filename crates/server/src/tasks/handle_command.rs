@@ -6,7 +6,7 @@ use benchgate_store::model::{ComparisonState, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, Reaction, RepoName, Task, TaskError, stored_config};
+use super::{Context, MarkedComment, Reaction, RepoName, Task, TaskError};
 
 /// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +99,7 @@ impl HandleCommand {
                 ))
                 .await;
         }
-        let stored = stored_config(&comparison)?;
+        let stored = &comparison.config;
         if stored.github.as_ref().is_some_and(|g| g.fork) {
             let newest = cx
                 .store
@@ -117,7 +117,7 @@ impl HandleCommand {
             comment_id: t.comment_id,
         }))
         .await?;
-        let config = stored.config;
+        let config = &stored.config;
         let rounds = match &t.command {
             GuardedCommand::Rebench { rounds } => rounds.unwrap_or(config.benchmark.rounds),
             GuardedCommand::RebenchAa => {

@@ -5,7 +5,7 @@
 use benchgate_store::model::{ComparisonId, Regression, RegressionKind};
 
 use super::main_report::short;
-use super::{Context, TaskError, stored_config};
+use super::{Context, TaskError};
 
 /// Opens, updates or closes the issue of episode `id`.
 #[tracing::instrument(skip(cx))]
@@ -23,10 +23,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         &repository.full_name,
     )?;
     let labels = match cx.store.comparison(episode.opened_by).await? {
-        Some(c) => stored_config(&c)?
-            .main
-            .map(|m| m.issue_labels)
-            .unwrap_or_default(),
+        Some(c) => c.config.main.map(|m| m.issue_labels).unwrap_or_default(),
         None => Vec::new(),
     };
     let marker = format!("<!-- benchgate:main-regression:{} -->", episode.id);

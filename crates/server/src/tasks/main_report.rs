@@ -8,7 +8,7 @@ use benchgate_store::model::{
     Comparison, ComparisonId, ComparisonState, MainKind, NewRegression, Regression, RegressionKind,
 };
 
-use super::{Context, MarkedComment, RegressionRef, RepoName, Task, TaskError, stored_config};
+use super::{Context, MarkedComment, RegressionRef, RepoName, Task, TaskError};
 use crate::main_history::{commit_sequence, ordered_steps, schedule_anchor, series_of};
 
 /// The label of the comment on a merged PR whose step made the branch slower.
@@ -28,7 +28,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     }
     // Every upload was analysed already; once more so the judgement reads all of them.
     crate::analysis::analyze_comparison(&cx.store, c.id).await?;
-    let stored = stored_config(&c)?;
+    let stored = &c.config;
     let settings = stored.main.clone().unwrap_or_default();
     let results = cx.store.comparison_results(c.id).await?;
     let open: Vec<Regression> = cx

@@ -21,7 +21,6 @@ mod upsert_comment;
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchgate_api::agent::StoredComparisonConfig;
 use benchgate_github::client::{GitHubClient, GitHubError, RepoTarget};
 use benchgate_store::model::{
     Comparison, ComparisonId, NewJob, NewOutboxMessage, OutboxId, Priority,
@@ -178,7 +177,7 @@ impl Context {
 
 /// The `[[suite]]` a comparison runs; `None` for a lone `[benchmark]` on one label.
 fn suite_of(c: &Comparison) -> Option<String> {
-    crate::analysis::stored_config(&c.config).and_then(|s| s.config.suite)
+    c.config.config.suite.clone()
 }
 
 /// The name of a comparison's check run (see [`benchgate_github::repo_config::check_run_name`]).
@@ -189,12 +188,6 @@ fn check_name_of(c: &Comparison) -> String {
 /// The key of a comparison's PR comment: one comment per suite and label.
 fn comment_key_of(c: &Comparison) -> String {
     benchgate_github::repo_config::comment_key(suite_of(c).as_deref(), &c.runner_label)
-}
-
-/// A comparison's stored config, typed.
-fn stored_config(c: &Comparison) -> Result<StoredComparisonConfig, TaskError> {
-    serde_json::from_value(c.config.clone())
-        .map_err(|e| TaskError::Permanent(format!("comparison {} config: {e}", c.id)))
 }
 
 /// The repository a task acts on, as GitHub names it.

@@ -73,7 +73,10 @@ mod tests {
             base_sha: "b".repeat(40),
             head_sha: "h".repeat(40),
             runner_label: "x".into(),
-            config: serde_json::Value::Null,
+            config: serde_json::from_value(
+                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
             planned_rounds: None,
             main: None,
             state: ComparisonState::Running,

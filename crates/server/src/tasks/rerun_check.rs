@@ -4,7 +4,7 @@
 use benchgate_store::model::{Comparison, ComparisonState, OutboxId, Priority};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError, stored_config};
+use super::{Context, RepoName, TaskError};
 
 /// Someone asked GitHub to re-run benchgate's check of a head commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +59,7 @@ impl RerunCheck {
             tracing::info!("no active comparison of this head; the re-run changes nothing");
         }
         for comparison in active {
-            let config = stored_config(&comparison)?.config;
+            let config = &comparison.config.config;
             let job = cx.job(
                 config.benchmark.rounds,
                 Priority::NORMAL,

@@ -116,14 +116,13 @@ async fn schedule_step(
     )
     .await?;
     let rounds = i64::from(config.benchmark.rounds);
-    let stored = serde_json::to_value(StoredComparisonConfig {
+    let stored = StoredComparisonConfig {
         config,
         n_star: plan.per_benchmark,
         github: None,
         main: Some(main.clone()),
         merged_pr: super::main_report::merged_pr(&t.head_message),
-    })
-    .map_err(|e| TaskError::Permanent(e.to_string()))?;
+    };
     let created = cx
         .store
         .create_comparison(&NewComparison {

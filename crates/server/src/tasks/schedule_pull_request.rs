@@ -147,7 +147,7 @@ async fn schedule_one(
             origin: None,
         }]
     };
-    let stored = serde_json::to_value(StoredComparisonConfig {
+    let stored = StoredComparisonConfig {
         config,
         n_star: plan.per_benchmark,
         github: Some(PullRequestContext {
@@ -156,8 +156,7 @@ async fn schedule_one(
         }),
         main: None,
         merged_pr: None,
-    })
-    .map_err(|e| TaskError::Permanent(e.to_string()))?;
+    };
     let mut notify = vec![Task::for_new_comparison("report.check")];
     if t.fork {
         notify.push(Task::for_new_comparison("report.comment"));

@@ -1,6 +1,7 @@
 //! Jobs: the queue's unit of work, its lease, and how it ends.
 
 use super::{ComparisonId, JobId, LeaseToken, RepositoryId, RunnerId};
+use benchgate_api::agent::StoredComparisonConfig;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +105,8 @@ pub struct NewCalibration {
     pub repository_id: RepositoryId,
     pub sha: String,
     pub runner_label: String,
-    pub config: serde_json::Value,
+    /// The config of the comparison it calibrates for (what to build and run).
+    pub config: StoredComparisonConfig,
     pub rounds: i64,
     pub priority: Priority,
     pub max_attempts: i64,
@@ -120,7 +122,8 @@ pub struct Job {
     pub base_sha: String,
     /// Equal to `base_sha` for calibration.
     pub head_sha: String,
-    pub config: serde_json::Value,
+    /// Its comparison's config (a calibration: the comparison it calibrates for).
+    pub config: StoredComparisonConfig,
     pub runner_label: String,
     /// Only this runner may claim it (calibration measures one machine).
     pub pinned_runner_id: Option<RunnerId>,

@@ -12,7 +12,7 @@ pub struct Runner {
     pub name: String,
     pub labels: Vec<String>,
     /// What the agent last reported about the machine (CPU, cores, kernel, governor…).
-    pub fingerprint: Option<serde_json::Value>,
+    pub fingerprint: Option<benchgate_api::MachineFingerprint>,
     pub created_at: DateTime<Utc>,
     pub last_seen_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,

@@ -1,6 +1,7 @@
 //! Installations, repositories and comparisons: what is being benchmarked.
 
 use super::{ComparisonId, JobId, NewJob, NewOutboxMessage, RepositoryId, RunnerId};
+use benchgate_api::agent::StoredComparisonConfig;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -94,8 +95,9 @@ pub struct NewComparison {
     pub base_sha: String,
     pub head_sha: String,
     pub runner_label: String,
-    /// The repository config as parsed from `.benchgate.toml` on the base branch.
-    pub config: serde_json::Value,
+    /// The repository config as parsed from `.benchgate.toml` on the base branch, with what
+    /// the server planned before any A/B data.
+    pub config: StoredComparisonConfig,
     /// n*, planned from the runner's A/A spread before any A/B data.
     pub planned_rounds: Option<i64>,
     pub jobs: Vec<NewJob>,
@@ -168,7 +170,8 @@ pub struct Comparison {
     pub base_sha: String,
     pub head_sha: String,
     pub runner_label: String,
-    pub config: serde_json::Value,
+    /// What ran and how it is judged, as it was when the comparison was created.
+    pub config: StoredComparisonConfig,
     pub planned_rounds: Option<i64>,
     pub state: ComparisonState,
     pub check_run_id: Option<i64>,

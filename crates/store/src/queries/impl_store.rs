@@ -72,7 +72,7 @@ impl crate::Store for Backend {
     async fn touch_runner(
         &self,
         id: RunnerId,
-        fingerprint: Option<&serde_json::Value>,
+        fingerprint: Option<&benchgate_api::MachineFingerprint>,
     ) -> Result<(), StoreError> {
         runners::touch(&self.pool, id, fingerprint).await
     }

@@ -2,6 +2,7 @@
 
 use crate::StoreError;
 use crate::model::*;
+use benchgate_api::agent::StoredComparisonConfig;
 use sqlx::Row as _;
 use sqlx::types::Json;
 
@@ -17,7 +18,7 @@ pub(super) fn runner(row: &DbRow) -> Result<Runner, StoreError> {
         name: row.try_get("name")?,
         labels: row.try_get::<Json<Vec<String>>, _>("labels")?.0,
         fingerprint: row
-            .try_get::<Option<Json<serde_json::Value>>, _>("fingerprint")?
+            .try_get::<Option<Json<benchgate_api::MachineFingerprint>>, _>("fingerprint")?
             .map(|j| j.0),
         created_at: row.try_get("created_at")?,
         last_seen_at: row.try_get("last_seen_at")?,
@@ -47,7 +48,7 @@ pub(super) fn comparison(row: &DbRow) -> Result<Comparison, StoreError> {
         base_sha: row.try_get("base_sha")?,
         head_sha: row.try_get("head_sha")?,
         runner_label: row.try_get("runner_label")?,
-        config: row.try_get::<Json<serde_json::Value>, _>("config")?.0,
+        config: row.try_get::<Json<StoredComparisonConfig>, _>("config")?.0,
         planned_rounds: row.try_get("planned_rounds")?,
         state: ComparisonState::parse(&state).ok_or_else(|| corrupt("comparison state", &state))?,
         check_run_id: row.try_get("check_run_id")?,
@@ -91,7 +92,7 @@ pub(super) fn job(row: &DbRow) -> Result<Job, StoreError> {
         repository_id: row.try_get("repository_id")?,
         base_sha: row.try_get("base_sha")?,
         head_sha: row.try_get("head_sha")?,
-        config: row.try_get::<Json<serde_json::Value>, _>("config")?.0,
+        config: row.try_get::<Json<StoredComparisonConfig>, _>("config")?.0,
         runner_label: row.try_get("runner_label")?,
         pinned_runner_id: row.try_get("pinned_runner_id")?,
         rounds: row.try_get("rounds")?,

@@ -130,7 +130,7 @@ pub(super) async fn authenticate(pool: &Pool, token: &str) -> Result<Option<Runn
 pub(super) async fn touch(
     pool: &Pool,
     id: RunnerId,
-    fingerprint: Option<&serde_json::Value>,
+    fingerprint: Option<&benchgate_api::MachineFingerprint>,
 ) -> Result<(), StoreError> {
     sqlx::query(
         "UPDATE runners SET last_seen_at = $2, fingerprint = COALESCE($3, fingerprint) \

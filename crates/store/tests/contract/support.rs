@@ -183,12 +183,20 @@ pub fn comparison(
         base_sha: "b".repeat(40),
         head_sha: head.into(),
         runner_label: label.into(),
-        config: serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+        config: config(),
         planned_rounds: Some(20),
         main: None,
         jobs,
         notify: Vec::new(),
     }
+}
+
+/// A comparison's config as the scheduler stores it: a criterion suite run by `./bench`.
+pub fn config() -> benchgate_api::agent::StoredComparisonConfig {
+    serde_json::from_value(
+        serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+    )
+    .expect("a minimal config parses")
 }
 
 /// One round of base and head values for one benchmark.

@@ -31,8 +31,12 @@ pub async fn runner_tokens_authenticate_until_revoked(store: Arc<dyn Store>) {
     let dup = store.add_runner("quiet-1", &labels(&["x"])).await;
     assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
 
-    let fingerprint =
-        serde_json::json!({"cpu": "EPYC 7B13", "cores": 8, "governor": "performance"});
+    let fingerprint = benchgate_api::MachineFingerprint {
+        cpu_model: Some("EPYC 7B13".into()),
+        logical_cores: 8,
+        governor: Some("performance".into()),
+        ..Default::default()
+    };
     store
         .touch_runner(added.runner.id, Some(&fingerprint))
         .await
@@ -81,7 +85,7 @@ pub async fn revoking_a_runner_cancels_its_pinned_jobs(store: Arc<dyn Store>) {
         repository_id: repo.id,
         sha: "a".repeat(40),
         runner_label: "x".into(),
-        config: serde_json::json!({}),
+        config: config(),
         rounds: 5,
         priority: Priority::NORMAL,
         max_attempts: 3,
@@ -116,7 +120,7 @@ pub async fn a_first_calibration_is_enqueued_once_under_concurrent_claims(store:
         repository_id: repo.id,
         sha: "a".repeat(40),
         runner_label: "x".into(),
-        config: serde_json::json!({}),
+        config: config(),
         rounds: 5,
         priority: Priority::INTERACTIVE,
         max_attempts: 3,
