@@ -322,10 +322,7 @@ async fn complete(
     Json(req): Json<CompleteRequest>,
 ) -> Result<StatusCode, ApiError> {
     let job = held_job(&app, id, &runner).await?;
-    let outcome = match req.outcome {
-        wire::JobOutcome::Succeeded { log_tail } => JobOutcome::Succeeded { log_tail },
-        wire::JobOutcome::Failed { reason, log_tail } => JobOutcome::Failed { reason, log_tail },
-    };
+    let outcome = req.outcome;
     app.store
         .complete_job(job.id, &LeaseToken(req.lease_token), &outcome)
         .await

@@ -95,6 +95,24 @@ impl RunnerPairs {
             .collect()
     }
 
+    /// One (benchmark, metric)'s complete pairs with the round each came from, in round order:
+    /// the pairs [`Self::pairs`] gives, for a reader who shows them one by one.
+    pub fn complete_rounds(
+        &self,
+        benchmark: &str,
+        metric: &str,
+    ) -> Vec<((JobId, i64, i64), f64, f64)> {
+        self.series
+            .get(&(benchmark.to_owned(), metric.to_owned()))
+            .into_iter()
+            .flat_map(|r| &r.rounds)
+            .filter_map(|(round, [base, head])| match (base, head) {
+                (Some((b, _)), Some((h, _))) => Some((*round, *b, *h)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Per (benchmark, metric) that one side reported and the other never did: which side,
     /// with the unit and direction of its samples.
     pub fn one_side(&self) -> BTreeMap<(String, String), (Side, String, Direction)> {

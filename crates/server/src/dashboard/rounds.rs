@@ -1,11 +1,10 @@
 //! A comparison's stored samples as base/head pairs per benchmark, the running interval as
 //! rounds were added, and what a noise floor can resolve. Pure functions of stored numbers.
 
-use std::collections::HashMap;
-
-use benchgate_api::Side;
 use benchgate_stats::{ConfidenceSequence, MixtureBoundary, mixture_u, percent_from_log};
 use benchgate_store::{JobId, Sample};
+
+use crate::series_cache::RunnerPairs;
 
 /// The analysis' error level and rounds cap: the dashboard draws what the analysis decides.
 pub use crate::analysis::{ALPHA, ROUNDS_CAP};
@@ -29,53 +28,38 @@ pub struct PairedSeries {
     pub pairs: Vec<Pair>,
 }
 
-/// A round: (job, attempt, round index).
-type Round = (JobId, i64, i64);
-/// One series while grouping: its unit, its rounds in first-seen order, each round's sides.
-type SeriesRounds = (String, Vec<Round>, HashMap<Round, [Option<f64>; 2]>);
-
-/// Groups one runner's samples (ordered by job, attempt, round, position) into pairs per
-/// benchmark and metric, in the order benchmarks first appear. A round missing one side
-/// (an upload cut short) is left out: a lone value has nothing to be compared with.
+/// Groups one runner's samples into pairs per benchmark and metric, in the order benchmarks
+/// first appear, by the analysis' own pairing ([`RunnerPairs`]): a (round, side) uploaded twice
+/// keeps its first value, and a round missing one side (an upload cut short) is left out.
 pub fn paired_series(samples: &[Sample]) -> Vec<PairedSeries> {
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut rounds: HashMap<(String, String), SeriesRounds> = HashMap::new();
+    let mut runner = RunnerPairs::default();
+    runner.add(samples);
+    let mut order: Vec<(&str, &str, &str)> = Vec::new();
     for s in samples {
-        let key = (s.benchmark.clone(), s.metric.clone());
-        let entry = rounds.entry(key.clone()).or_insert_with(|| {
-            order.push(key);
-            (s.unit.clone(), Vec::new(), HashMap::new())
-        });
-        let round = (s.job_id, s.attempt, s.round);
-        let sides = entry.2.entry(round).or_insert_with(|| {
-            entry.1.push(round);
-            [None, None]
-        });
-        sides[usize::from(s.side == Side::Head)] = Some(s.value);
+        if !order
+            .iter()
+            .any(|(b, m, _)| *b == s.benchmark && *m == s.metric)
+        {
+            order.push((&s.benchmark, &s.metric, &s.unit));
+        }
     }
     order
         .into_iter()
-        .map(|key| {
-            let (unit, seen, values) = rounds.remove(&key).unwrap_or_default();
-            let pairs = seen
+        .map(|(benchmark, metric, unit)| PairedSeries {
+            benchmark: benchmark.to_owned(),
+            metric: metric.to_owned(),
+            unit: unit.to_owned(),
+            pairs: runner
+                .complete_rounds(benchmark, metric)
                 .into_iter()
-                .filter_map(|r| match values.get(&r) {
-                    Some([Some(base), Some(head)]) => Some(Pair {
-                        job_id: r.0,
-                        attempt: r.1,
-                        round: r.2,
-                        base: *base,
-                        head: *head,
-                    }),
-                    _ => None,
+                .map(|((job_id, attempt, round), base, head)| Pair {
+                    job_id,
+                    attempt,
+                    round,
+                    base,
+                    head,
                 })
-                .collect();
-            PairedSeries {
-                benchmark: key.0,
-                metric: key.1,
-                unit,
-                pairs,
-            }
+                .collect(),
         })
         .collect()
 }
@@ -141,6 +125,7 @@ pub fn rounds_to_resolve(sd_log: f64, effect: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use benchgate_api::Side;
     use benchgate_store::RunnerId;
 
     fn sample(round: i64, side: Side, benchmark: &str, value: f64) -> Sample {
@@ -178,6 +163,28 @@ mod tests {
         assert_eq!(
             (series[1].pairs[0].base, series[1].pairs[0].head),
             (4.0, 5.0)
+        );
+    }
+
+    #[test]
+    fn a_side_uploaded_twice_shows_the_value_the_verdict_used() {
+        let samples = vec![
+            sample(0, Side::Base, "a", 100.0),
+            sample(0, Side::Head, "a", 110.0),
+            sample(0, Side::Head, "a", 150.0),
+        ];
+        let mut analysed = RunnerPairs::default();
+        analysed.add(&samples);
+        let verdict_pairs = &analysed.pairs()[&("a".to_owned(), "time".to_owned())];
+        let shown = &paired_series(&samples)[0].pairs[0];
+        assert_eq!(
+            (shown.base, shown.head),
+            (100.0, 110.0),
+            "the first upload counts"
+        );
+        assert_eq!(
+            (verdict_pairs.base[0], verdict_pairs.head[0]),
+            (shown.base, shown.head)
         );
     }
 

@@ -161,14 +161,8 @@ pub struct Heartbeat {
     pub cancel_requested: bool,
 }
 
-/// How the agent ended a job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum JobOutcome {
-    /// Every round ran and was uploaded.
-    Succeeded { log_tail: Option<String> },
-    /// The build or a run failed.
-    Failed { reason: String, log_tail: String },
-}
+/// How the agent ended a job: the agent protocol's type, stored as it arrives.
+pub use benchgate_api::agent::JobOutcome;
 
 /// A job whose lease the reaper found expired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
