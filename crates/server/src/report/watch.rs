@@ -16,7 +16,7 @@ use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{ComparisonRef, Task};
+use crate::tasks::{ReportCheck, ReportComment, Task};
 
 /// Finished comparisons are reported again if they changed within this window (covers a
 /// restart between a job's completion and its report).
@@ -63,11 +63,11 @@ async fn tick(
         let quiet = progress.state == ComparisonState::Queued && progress.results == 0;
         if !quiet {
             store
-                .enqueue_outbox(&Task::ReportComment(ComparisonRef { comparison_id }).message())
+                .enqueue_outbox(&Task::ReportComment(ReportComment { comparison_id }).message())
                 .await?;
         }
         store
-            .enqueue_outbox(&Task::ReportCheck(ComparisonRef { comparison_id }).message())
+            .enqueue_outbox(&Task::ReportCheck(ReportCheck { comparison_id }).message())
             .await?;
         tracing::debug!(comparison = comparison_id, state = ?progress.state, pairs = progress.pairs, "report enqueued");
         reported.insert(comparison.id, progress);

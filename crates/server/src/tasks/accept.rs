@@ -7,7 +7,7 @@ use benchgate_store::model::{
 };
 
 use super::handle_command::{GuardedCommand, HandleCommand};
-use super::{ComparisonRef, Context, Reaction, Task, TaskError};
+use super::{Context, Reaction, ReportCheck, ReportComment, Task, TaskError};
 use crate::report;
 
 /// Carries out an accept or unaccept on the PR's newest head.
@@ -93,9 +93,9 @@ pub async fn run(
 
 /// The comparison's check and comment, written again with the acceptance as it now stands.
 async fn report_again(cx: &Context, id: ComparisonId) -> Result<(), TaskError> {
-    let c = ComparisonRef {
-        comparison_id: id.0,
-    };
-    cx.enqueue(Task::ReportCheck(c)).await?;
-    cx.enqueue(Task::ReportComment(c)).await
+    let comparison_id = id.0;
+    cx.enqueue(Task::ReportCheck(ReportCheck { comparison_id }))
+        .await?;
+    cx.enqueue(Task::ReportComment(ReportComment { comparison_id }))
+        .await
 }

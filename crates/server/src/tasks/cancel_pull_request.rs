@@ -1,9 +1,10 @@
 //! A closed PR (or one back to draft): cancel its comparisons again, after any schedule of it
 //! that was being carried out meanwhile.
 
+use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError};
+use super::{Context, OutboxTask, RepoName, TaskError};
 
 /// The PR was closed: cancel its comparisons again, after a schedule that was being carried out
 /// when it closed (the row shares the schedule's dedupe key, so it runs after it).
@@ -11,6 +12,14 @@ use super::{Context, RepoName, TaskError};
 pub struct CancelPullRequest {
     pub repo: RepoName,
     pub pr: u64,
+}
+
+impl OutboxTask for CancelPullRequest {
+    const KIND: &'static str = "pr.cancel";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(super::pull_request_key(&self.repo, self.pr))
+    }
 }
 
 impl CancelPullRequest {

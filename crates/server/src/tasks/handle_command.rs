@@ -6,7 +6,7 @@ use benchgate_store::model::{ComparisonState, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, Reaction, RepoName, Task, TaskError};
+use super::{Context, MarkedComment, OutboxTask, Reaction, RepoName, Task, TaskError};
 
 /// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +35,14 @@ pub struct HandleCommand {
     /// When GitHub created the comment; a fork head pushed after it is not approved by it.
     #[serde(default)]
     pub commented_at: Option<DateTime<Utc>>,
+}
+
+impl OutboxTask for HandleCommand {
+    const KIND: &'static str = "command.handle";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The label of the reply to comment `comment_id`: one reply per command, however often the

@@ -2,10 +2,25 @@
 //! its marker if an earlier attempt's answer was lost), rewritten as later comparisons confirm
 //! it, closed when one shows it gone.
 
-use benchgate_store::model::{ComparisonId, Regression, RegressionKind};
+use benchgate_store::model::{ComparisonId, Priority, Regression, RegressionKind};
+use serde::{Deserialize, Serialize};
 
 use super::main_report::short;
-use super::{Context, TaskError};
+use super::{Context, OutboxTask, TaskError};
+
+/// Write the GitHub issue of a regression episode of the default branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainIssue {
+    pub regression_id: i64,
+}
+
+impl OutboxTask for MainIssue {
+    const KIND: &'static str = "main.issue";
+    const PRIORITY: Priority = Priority::HISTORY;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(format!("{}:{}", Self::KIND, self.regression_id))
+    }
+}
 
 /// Opens, updates or closes the issue of episode `id`.
 #[tracing::instrument(skip(cx))]

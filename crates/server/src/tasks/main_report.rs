@@ -5,11 +5,27 @@
 
 use benchgate_api::VerdictKind;
 use benchgate_store::model::{
-    Comparison, ComparisonId, ComparisonState, MainKind, NewRegression, Regression, RegressionKind,
+    Comparison, ComparisonId, ComparisonState, MAIN_REPORT, MainKind, NewRegression, Priority,
+    Regression, RegressionKind, comparison_key,
 };
+use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, RegressionRef, RepoName, Task, TaskError};
+use super::{Context, MainIssue, MarkedComment, OutboxTask, RepoName, Task, TaskError};
 use crate::main_history::{commit_sequence, ordered_steps, schedule_anchor, series_of};
+
+/// Judge a finished comparison of the default branch (the store writes this row when it ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainReport {
+    pub comparison_id: i64,
+}
+
+impl OutboxTask for MainReport {
+    const KIND: &'static str = MAIN_REPORT;
+    const PRIORITY: Priority = Priority::HISTORY;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+}
 
 /// The label of the comment on a merged PR whose step made the branch slower.
 pub const MERGED_PR_LABEL: &str = "main-regression";
@@ -105,7 +121,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     }
     if settings.issues {
         for regression_id in raised {
-            cx.enqueue(Task::MainIssue(RegressionRef { regression_id }))
+            cx.enqueue(Task::MainIssue(MainIssue { regression_id }))
                 .await?;
         }
     }

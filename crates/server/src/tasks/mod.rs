@@ -34,8 +34,11 @@ use crate::report::{self, LoadedReport};
 pub use add_reaction::Reaction;
 pub use cancel_pull_request::CancelPullRequest;
 pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
-pub use main_report::{MERGED_PR_LABEL, merged_pr};
+pub use main_issue::MainIssue;
+pub use main_report::{MERGED_PR_LABEL, MainReport, merged_pr};
 pub use neutral_check::NeutralCheck;
+pub use report_check::ReportCheck;
+pub use report_comment::ReportComment;
 pub use rerun_check::RerunCheck;
 pub use schedule_main::ScheduleMain;
 pub use schedule_pull_request::SchedulePullRequest;
@@ -206,93 +209,106 @@ impl RepoName {
     }
 }
 
-/// Render a comparison now and write it to the PR's comment (or its check run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ComparisonRef {
-    pub comparison_id: i64,
+/// A kind of outbox row, declared on the task's own type: its `kind` column, how rows of it
+/// coalesce while pending, and where due rows of it stand in the claim order. [`Task`] lists
+/// every kind once; [`Task::KINDS`] is that list.
+pub trait OutboxTask: Serialize + serde::de::DeserializeOwned {
+    /// The row's `kind`, unique among tasks.
+    const KIND: &'static str;
+    /// Due rows are claimed higher first (then in order); a person waiting comes first, the
+    /// default branch's history last.
+    const PRIORITY: Priority;
+    /// While a row with this key is pending, a new one replaces its payload, so a burst of
+    /// updates becomes one write; `None`: every row counts.
+    fn dedupe_key(&self) -> Option<String>;
+
+    /// The outbox row for this task.
+    fn message(&self) -> NewOutboxMessage {
+        NewOutboxMessage {
+            kind: Self::KIND.to_owned(),
+            dedupe_key: self.dedupe_key(),
+            payload: serde_json::to_value(self).expect("tasks serialize"),
+            priority: Self::PRIORITY,
+        }
+    }
 }
 
-/// A regression episode of the default branch, whose issue a row writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RegressionRef {
-    pub regression_id: i64,
-}
-
-/// One outbox row's work; `kind` is the row's kind, the rest its payload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "payload")]
+/// One outbox row's work, one variant per [`OutboxTask`].
+#[derive(Debug, Clone, PartialEq)]
 pub enum Task {
-    #[serde(rename = "pr.schedule")]
     SchedulePullRequest(SchedulePullRequest),
-    #[serde(rename = "pr.cancel")]
     CancelPullRequest(CancelPullRequest),
-    #[serde(rename = "command.handle")]
     HandleCommand(HandleCommand),
-    #[serde(rename = "check.rerun")]
     RerunCheck(RerunCheck),
-    #[serde(rename = "report.comment")]
-    ReportComment(ComparisonRef),
-    #[serde(rename = "report.check")]
-    ReportCheck(ComparisonRef),
-    #[serde(rename = "comment.upsert")]
+    ReportComment(ReportComment),
+    ReportCheck(ReportCheck),
     UpsertComment(MarkedComment),
-    #[serde(rename = "check_run.neutral")]
     NeutralCheck(NeutralCheck),
-    #[serde(rename = "reaction.add")]
     AddReaction(Reaction),
-    #[serde(rename = "main.schedule")]
     ScheduleMain(ScheduleMain),
     /// Written by the store when a comparison of the default branch finishes.
-    #[serde(rename = "main.report")]
-    MainReport(ComparisonRef),
-    #[serde(rename = "main.issue")]
-    MainIssue(RegressionRef),
+    MainReport(MainReport),
+    MainIssue(MainIssue),
 }
 
 impl Task {
-    /// The outbox row for this task. While a row with the same dedupe key is pending, a new
-    /// one replaces its payload, so a burst of updates becomes one write.
+    /// Every kind of row with its priority: what [`Task::from_row`] reads back.
+    pub const KINDS: [(&'static str, Priority); 12] = [
+        (SchedulePullRequest::KIND, SchedulePullRequest::PRIORITY),
+        (CancelPullRequest::KIND, CancelPullRequest::PRIORITY),
+        (HandleCommand::KIND, HandleCommand::PRIORITY),
+        (RerunCheck::KIND, RerunCheck::PRIORITY),
+        (ReportComment::KIND, ReportComment::PRIORITY),
+        (ReportCheck::KIND, ReportCheck::PRIORITY),
+        (MarkedComment::KIND, MarkedComment::PRIORITY),
+        (NeutralCheck::KIND, NeutralCheck::PRIORITY),
+        (Reaction::KIND, Reaction::PRIORITY),
+        (ScheduleMain::KIND, ScheduleMain::PRIORITY),
+        (MainReport::KIND, MainReport::PRIORITY),
+        (MainIssue::KIND, MainIssue::PRIORITY),
+    ];
+
+    /// The outbox row for this task.
     pub fn message(&self) -> NewOutboxMessage {
-        let value = serde_json::to_value(self).expect("tasks serialize");
-        NewOutboxMessage {
-            kind: value["kind"].as_str().unwrap_or_default().to_owned(),
-            dedupe_key: self.dedupe_key(),
-            payload: value["payload"].clone(),
+        match self {
+            Task::SchedulePullRequest(t) => t.message(),
+            Task::CancelPullRequest(t) => t.message(),
+            Task::HandleCommand(t) => t.message(),
+            Task::RerunCheck(t) => t.message(),
+            Task::ReportComment(t) => t.message(),
+            Task::ReportCheck(t) => t.message(),
+            Task::UpsertComment(t) => t.message(),
+            Task::NeutralCheck(t) => t.message(),
+            Task::AddReaction(t) => t.message(),
+            Task::ScheduleMain(t) => t.message(),
+            Task::MainReport(t) => t.message(),
+            Task::MainIssue(t) => t.message(),
         }
     }
 
-    /// A report row for a comparison that does not exist yet: the store fills in its id.
-    pub fn for_new_comparison(kind: &str) -> NewOutboxMessage {
-        NewOutboxMessage {
-            kind: kind.to_owned(),
-            dedupe_key: None,
-            payload: serde_json::json!({}),
-        }
-    }
-
-    /// Reads a claimed row back.
+    /// Reads a claimed row back; a kind no task declares is an error.
     pub fn from_row(kind: &str, payload: &serde_json::Value) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(serde_json::json!({ "kind": kind, "payload": payload }))
-    }
-
-    fn dedupe_key(&self) -> Option<String> {
-        Some(match self {
-            // One key per PR, whatever the head: a newer push or a close replaces a schedule
-            // still pending (e.g. retrying after a GitHub error), and one that is being carried
-            // out keeps the row pending, so the newer payload runs after it, never before.
-            Task::SchedulePullRequest(t) => pull_request_key(&t.repo, t.pr),
-            Task::CancelPullRequest(t) => pull_request_key(&t.repo, t.pr),
-            Task::ReportComment(c) => format!("report.comment:{}", c.comparison_id),
-            Task::ReportCheck(c) => format!("report.check:{}", c.comparison_id),
-            Task::UpsertComment(c) => format!("comment:{}#{}:{}", c.repo.full_name, c.pr, c.label),
-            Task::NeutralCheck(c) => format!("check:{}@{}", c.repo.full_name, c.head_sha),
-            Task::MainReport(c) => format!("main.report:{}", c.comparison_id),
-            Task::MainIssue(r) => format!("main.issue:{}", r.regression_id),
-            // Every push is its own row: the store folds steps, a shared key would drop one.
-            Task::ScheduleMain(_)
-            | Task::HandleCommand(_)
-            | Task::RerunCheck(_)
-            | Task::AddReaction(_) => return None,
+        fn read<T: OutboxTask>(payload: &serde_json::Value) -> Result<T, serde_json::Error> {
+            T::deserialize(payload)
+        }
+        Ok(match kind {
+            SchedulePullRequest::KIND => Task::SchedulePullRequest(read(payload)?),
+            CancelPullRequest::KIND => Task::CancelPullRequest(read(payload)?),
+            HandleCommand::KIND => Task::HandleCommand(read(payload)?),
+            RerunCheck::KIND => Task::RerunCheck(read(payload)?),
+            ReportComment::KIND => Task::ReportComment(read(payload)?),
+            ReportCheck::KIND => Task::ReportCheck(read(payload)?),
+            MarkedComment::KIND => Task::UpsertComment(read(payload)?),
+            NeutralCheck::KIND => Task::NeutralCheck(read(payload)?),
+            Reaction::KIND => Task::AddReaction(read(payload)?),
+            ScheduleMain::KIND => Task::ScheduleMain(read(payload)?),
+            MainReport::KIND => Task::MainReport(read(payload)?),
+            MainIssue::KIND => Task::MainIssue(read(payload)?),
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "no task has the kind {other:?}"
+                )));
+            }
         })
     }
 }
@@ -305,18 +321,60 @@ fn pull_request_key(repo: &RepoName, pr: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchgate_store::model::{ComparisonId, REPORT_CHECK, REPORT_COMMENT};
+    use benchgate_store::model::ComparisonId;
+    use std::collections::HashSet;
 
     #[test]
     fn the_store_writes_report_rows_the_worker_reads_and_coalesces_with() {
+        // The store writes these rows itself, with the priority it knows; a task that declared
+        // another kind, key or priority would not coalesce with them.
         let id = ComparisonId(7);
-        let check = Task::ReportCheck(ComparisonRef { comparison_id: 7 }).message();
-        let comment = Task::ReportComment(ComparisonRef { comparison_id: 7 }).message();
-        assert_eq!(NewOutboxMessage::comparison_report(REPORT_CHECK, id), check);
-        assert_eq!(
-            NewOutboxMessage::comparison_report(REPORT_COMMENT, id),
-            comment
-        );
+        for (stored, task) in [
+            (
+                NewOutboxMessage::comparison_report(ReportCheck::KIND, Priority::NORMAL, id),
+                Task::ReportCheck(ReportCheck { comparison_id: 7 }),
+            ),
+            (
+                NewOutboxMessage::comparison_report(ReportComment::KIND, Priority::NORMAL, id),
+                Task::ReportComment(ReportComment { comparison_id: 7 }),
+            ),
+            (
+                NewOutboxMessage::comparison_report(MainReport::KIND, Priority::HISTORY, id),
+                Task::MainReport(MainReport { comparison_id: 7 }),
+            ),
+        ] {
+            assert_eq!(stored, task.message());
+            assert_eq!(Task::from_row(&stored.kind, &stored.payload).unwrap(), task);
+        }
+    }
+
+    #[test]
+    fn every_kind_is_declared_once_and_documented() {
+        let kinds: HashSet<&str> = Task::KINDS.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds.len(), Task::KINDS.len(), "two tasks share a kind");
+        let docs = include_str!("../../../../docs/architecture.md");
+        for (kind, _) in Task::KINDS {
+            assert!(
+                docs.contains(&format!("`{kind}`")),
+                "docs/architecture.md does not name `{kind}`"
+            );
+        }
+        let unknown = Task::from_row("comment.delete", &serde_json::json!({})).unwrap_err();
+        assert!(unknown.to_string().contains("comment.delete"), "{unknown}");
+    }
+
+    #[test]
+    fn the_default_branch_never_goes_ahead_of_a_pull_request() {
+        let of = |kind: &str| Task::KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
+        for history in [ScheduleMain::KIND, MainReport::KIND, MainIssue::KIND] {
+            for pr in [
+                SchedulePullRequest::KIND,
+                ReportCheck::KIND,
+                HandleCommand::KIND,
+            ] {
+                assert!(of(history) < of(pr), "{history} before {pr}");
+            }
+        }
     }
 
     #[test]
@@ -351,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_task_round_trips_through_its_row() {
-        let task = Task::ReportCheck(ComparisonRef { comparison_id: 7 });
+        let task = Task::ReportCheck(ReportCheck { comparison_id: 7 });
         let m = task.message();
         assert_eq!(m.kind, "report.check");
         assert_eq!(m.dedupe_key.as_deref(), Some("report.check:7"));
@@ -364,7 +422,7 @@ mod tests {
         let task = Task::from_row("report.comment", &payload).unwrap();
         assert_eq!(
             task,
-            Task::ReportComment(ComparisonRef { comparison_id: 3 })
+            Task::ReportComment(ReportComment { comparison_id: 3 })
         );
     }
 }

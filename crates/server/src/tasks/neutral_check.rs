@@ -1,10 +1,11 @@
 //! A completed check that needs no comparison (no `.benchgate.toml`, an invalid one).
 
 use benchgate_github::client::{CheckConclusion, CheckStatus};
+use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
 use super::check_run::{self, CheckWrite};
-use super::{Context, RepoName, TaskError};
+use super::{Context, OutboxTask, RepoName, TaskError};
 
 /// A completed, neutral check on a head that has nothing to compare.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,6 +14,14 @@ pub struct NeutralCheck {
     pub head_sha: String,
     pub title: String,
     pub summary: String,
+}
+
+impl OutboxTask for NeutralCheck {
+    const KIND: &'static str = "check_run.neutral";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(format!("check:{}@{}", self.repo.full_name, self.head_sha))
+    }
 }
 
 impl NeutralCheck {

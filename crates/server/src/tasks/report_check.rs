@@ -3,11 +3,28 @@
 //! after it (a re-run, `/rebench`, a fork approval) are reported on a new run.
 
 use benchgate_github::client::CheckStatus;
-use benchgate_store::model::{CheckRunRecord, Comparison};
+use benchgate_store::model::{
+    CheckRunRecord, Comparison, ComparisonId, Priority, REPORT_CHECK, comparison_key,
+};
+use serde::{Deserialize, Serialize};
 
 use super::check_run::{self, CheckWrite};
-use super::{Context, TaskError};
+use super::{Context, OutboxTask, TaskError};
 use crate::report;
+
+/// Render a comparison now and write its check run; every pending one of a comparison is one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportCheck {
+    pub comparison_id: i64,
+}
+
+impl OutboxTask for ReportCheck {
+    const KIND: &'static str = REPORT_CHECK;
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+}
 
 /// Renders comparison `id` and writes its check.
 pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {

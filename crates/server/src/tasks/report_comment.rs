@@ -1,8 +1,25 @@
 //! The PR comment of a comparison: rendered when sent, so the newest numbers go out, and
 //! written to the one comment benchgate keeps per PR, suite and runner label.
 
-use super::{Context, TaskError};
+use benchgate_store::model::{ComparisonId, Priority, REPORT_COMMENT, comparison_key};
+use serde::{Deserialize, Serialize};
+
+use super::{Context, OutboxTask, TaskError};
 use crate::report;
+
+/// Render a comparison now and write its PR comment; every pending one of a comparison is one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportComment {
+    pub comparison_id: i64,
+}
+
+impl OutboxTask for ReportComment {
+    const KIND: &'static str = REPORT_COMMENT;
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+}
 
 /// Renders comparison `id` and writes its PR comment, unless a newer comparison of the same
 /// PR, suite and label speaks there now.

@@ -4,7 +4,7 @@
 use benchgate_store::model::{Comparison, ComparisonState, OutboxId, Priority};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError};
+use super::{Context, OutboxTask, RepoName, TaskError};
 
 /// Someone asked GitHub to re-run benchgate's check of a head commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +17,14 @@ pub struct RerunCheck {
     /// recorded before suites), which re-runs every comparison of the head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_name: Option<String>,
+}
+
+impl OutboxTask for RerunCheck {
+    const KIND: &'static str = "check.rerun";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        None
+    }
 }
 
 impl RerunCheck {

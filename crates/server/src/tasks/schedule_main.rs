@@ -9,7 +9,7 @@ use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::model::{MainInfo, MainKind, NewComparison, NewJob, Priority, RepositoryId};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError};
+use super::{Context, OutboxTask, RepoName, TaskError};
 
 /// Compare a push to the default branch with the commit before it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +25,15 @@ pub struct ScheduleMain {
     pub forced: bool,
     #[serde(default)]
     pub head_message: String,
+}
+
+impl OutboxTask for ScheduleMain {
+    const KIND: &'static str = "main.schedule";
+    const PRIORITY: Priority = Priority::HISTORY;
+    fn dedupe_key(&self) -> Option<String> {
+        // Every push is its own row: the store folds steps, a shared key would drop one.
+        None
+    }
 }
 
 impl ScheduleMain {

@@ -6,11 +6,16 @@ use benchgate_api::agent::{ComparisonConfig, PullRequestContext, StoredCompariso
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::StoreError;
-use benchgate_store::model::{ComparisonState, NewComparison, NewJob, Priority, RepositoryId};
+use benchgate_store::model::{
+    ComparisonState, NewComparison, NewJob, NewOutboxMessage, Priority, RepositoryId,
+};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, NeutralCheck, RepoName, Task, TaskError};
+use super::{
+    Context, MarkedComment, NeutralCheck, OutboxTask, RepoName, ReportCheck, ReportComment, Task,
+    TaskError,
+};
 
 /// The label of the comment that quotes an invalid `.benchgate.toml`.
 const CONFIG_LABEL: &str = "config";
@@ -26,6 +31,17 @@ pub struct SchedulePullRequest {
     pub head_sha: String,
     /// Head commits come from another repository: wait for a maintainer's `/rebench`.
     pub fork: bool,
+}
+
+impl OutboxTask for SchedulePullRequest {
+    const KIND: &'static str = "pr.schedule";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        // One key per PR, whatever the head: a newer push or a close replaces a schedule still
+        // pending (e.g. retrying after a GitHub error), and one that is being carried out keeps
+        // the row pending, so the newer payload runs after it, never before.
+        Some(super::pull_request_key(&self.repo, self.pr))
+    }
 }
 
 impl SchedulePullRequest {
@@ -157,9 +173,15 @@ async fn schedule_one(
         main: None,
         merged_pr: None,
     };
-    let mut notify = vec![Task::for_new_comparison("report.check")];
+    let mut notify = vec![NewOutboxMessage::for_new_comparison(
+        ReportCheck::KIND,
+        ReportCheck::PRIORITY,
+    )];
     if t.fork {
-        notify.push(Task::for_new_comparison("report.comment"));
+        notify.push(NewOutboxMessage::for_new_comparison(
+            ReportComment::KIND,
+            ReportComment::PRIORITY,
+        ));
     }
     let created = match cx
         .store

@@ -1,9 +1,10 @@
 //! A comment that is not a report (a reply to a command, an invalid config): created once per
 //! label, edited after.
 
+use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
-use super::{Context, RepoName, TaskError};
+use super::{Context, OutboxTask, RepoName, TaskError};
 
 /// Create or edit the comment carrying `label`'s hidden marker; exactly one exists per label.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -12,6 +13,17 @@ pub struct MarkedComment {
     pub pr: u64,
     pub label: String,
     pub body: String,
+}
+
+impl OutboxTask for MarkedComment {
+    const KIND: &'static str = "comment.upsert";
+    const PRIORITY: Priority = Priority::NORMAL;
+    fn dedupe_key(&self) -> Option<String> {
+        Some(format!(
+            "comment:{}#{}:{}",
+            self.repo.full_name, self.pr, self.label
+        ))
+    }
 }
 
 impl MarkedComment {

@@ -21,7 +21,9 @@ pub use job::{
     QueueDepth, ReapedJob,
 };
 pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
-pub use outbox::{MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT};
+pub use outbox::{
+    MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT, comparison_key,
+};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{
     RoundUpload, RunnerSeries, Sample, SampleInput, SamplesSince, UploadMarks, UploadReceipt,

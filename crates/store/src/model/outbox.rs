@@ -1,6 +1,6 @@
 //! The outbox: GitHub writes recorded first, delivered later with retries.
 
-use super::{ComparisonId, LeaseToken, OutboxId};
+use super::{ComparisonId, LeaseToken, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,8 @@ pub struct NewOutboxMessage {
     /// payload instead of adding a row (the latest comment text wins).
     pub dedupe_key: Option<String>,
     pub payload: serde_json::Value,
+    /// Due rows are claimed higher first; a replaced payload takes the new priority.
+    pub priority: Priority,
 }
 
 /// The kind of the row that writes a comparison's check run.
@@ -27,12 +29,31 @@ impl NewOutboxMessage {
     /// The row that renders comparison `id` and writes its check run ([`REPORT_CHECK`]) or PR
     /// comment ([`REPORT_COMMENT`]) when sent. The store writes these itself in the transaction
     /// that changes a PR comparison's state, so no state change goes unreported; the key
-    /// (`{kind}:{id}`, the server's too) makes every report of one comparison coalesce.
-    pub fn comparison_report(kind: &str, id: ComparisonId) -> Self {
+    /// ([`comparison_key`], the server's too) makes every report of one comparison coalesce.
+    pub fn comparison_report(kind: &str, priority: Priority, id: ComparisonId) -> Self {
         NewOutboxMessage {
             kind: kind.to_owned(),
-            dedupe_key: Some(format!("{kind}:{id}")),
+            dedupe_key: Some(comparison_key(kind, id)),
             payload: serde_json::json!({ "comparison_id": id.0 }),
+            priority,
+        }
+    }
+}
+
+/// The dedupe key of a row of `kind` about comparison `id`: `{kind}:{id}`.
+pub fn comparison_key(kind: &str, id: ComparisonId) -> String {
+    format!("{kind}:{id}")
+}
+
+impl NewOutboxMessage {
+    /// A row written with a new comparison: the store sets `comparison_id` in the payload and,
+    /// without a key of its own, the key [`comparison_key`].
+    pub fn for_new_comparison(kind: &str, priority: Priority) -> Self {
+        NewOutboxMessage {
+            kind: kind.to_owned(),
+            dedupe_key: None,
+            payload: serde_json::json!({}),
+            priority,
         }
     }
 }
@@ -44,6 +65,7 @@ pub struct OutboxMessage {
     pub kind: String,
     pub dedupe_key: Option<String>,
     pub payload: serde_json::Value,
+    pub priority: Priority,
     /// Failed deliveries so far.
     pub attempts: i64,
     pub last_error: Option<String>,

@@ -67,7 +67,7 @@ pub(super) async fn claim_outbox(
         "UPDATE outbox SET lease_token = $1, lease_expires_at = $2, claimed_revision = revision \
          WHERE id IN (SELECT id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= $3 \
            AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
-           ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
+           ORDER BY priority DESC, next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
          RETURNING ",
         OUTBOX_COLUMNS
     ))
@@ -81,7 +81,7 @@ pub(super) async fn claim_outbox(
         .iter()
         .map(|row| rows::outbox_message(row, &token))
         .collect::<Result<Vec<_>, _>>()?;
-    messages.sort_by_key(|m| m.id);
+    messages.sort_by_key(|m| (std::cmp::Reverse(m.priority), m.id));
     Ok(messages)
 }
 
@@ -133,6 +133,7 @@ pub(super) async fn record_delivery(
         .bind(&message.kind)
         .bind(&message.dedupe_key)
         .bind(Json(&message.payload))
+        .bind(message.priority.0)
         .fetch_one(pool)
         .await?;
     let outbox: Option<OutboxId> = sqlx::Row::try_get(&row, "outbox_id")?;
@@ -170,10 +171,10 @@ fn pull_request_sql(conflict: &str, same: &str) -> String {
          (SELECT id FROM repositories WHERE full_name = $10)) AS id) x WHERE x.id IS NOT NULL \
          ON CONFLICT (repository_id, pr_number) DO UPDATE \
          SET head_sha = excluded.head_sha, received_at = excluded.received_at), \
-         o AS (INSERT INTO outbox (kind, dedupe_key, payload, next_attempt_at, created_at) \
-         SELECT $14, $15, $16, $4, $4 FROM d \
+         o AS (INSERT INTO outbox (kind, dedupe_key, payload, next_attempt_at, created_at, priority) \
+         SELECT $14, $15, $16, $4, $4, $17 FROM d \
          ON CONFLICT (dedupe_key) WHERE done_at IS NULL DO UPDATE SET \
-         kind = excluded.kind, payload = excluded.payload, \
+         kind = excluded.kind, payload = excluded.payload, priority = excluded.priority, \
          revision = outbox.revision + 1 RETURNING id) \
          SELECT (SELECT id FROM o) AS outbox_id"
     )

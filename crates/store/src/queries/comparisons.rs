@@ -84,8 +84,9 @@ pub(super) async fn create(
             dedupe_key: message
                 .dedupe_key
                 .clone()
-                .or_else(|| Some(format!("{}:{id}", message.kind))),
+                .or_else(|| Some(comparison_key(&message.kind, id))),
             payload: crate::shared::with_comparison_id(&message.payload, id),
+            priority: message.priority,
         };
         outbox::insert(conn, &message).await?;
     }
@@ -298,12 +299,16 @@ async fn report_state_change(
     id: ComparisonId,
     state: ComparisonState,
 ) -> Result<(), StoreError> {
-    outbox::insert(conn, &NewOutboxMessage::comparison_report(REPORT_CHECK, id)).await?;
+    outbox::insert(
+        conn,
+        &NewOutboxMessage::comparison_report(REPORT_CHECK, Priority::NORMAL, id),
+    )
+    .await?;
     // A comparison no job has started has no rounds to show; its check run says enough.
     if state != ComparisonState::Queued {
         outbox::insert(
             conn,
-            &NewOutboxMessage::comparison_report(REPORT_COMMENT, id),
+            &NewOutboxMessage::comparison_report(REPORT_COMMENT, Priority::NORMAL, id),
         )
         .await?;
     }
@@ -493,7 +498,7 @@ pub(super) async fn refresh_state(
             // (and raised) by the row, whichever server runs it.
             outbox::insert(
                 conn,
-                &NewOutboxMessage::comparison_report(MAIN_REPORT, comparison_id),
+                &NewOutboxMessage::comparison_report(MAIN_REPORT, Priority::HISTORY, comparison_id),
             )
             .await?;
         }

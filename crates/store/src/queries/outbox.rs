@@ -11,16 +11,17 @@ pub(super) async fn insert(conn: &mut Conn, m: &NewOutboxMessage) -> Result<Outb
     // A pending row with the same key takes the new payload and a new revision; a worker
     // holding the old revision will see that when it reports delivery.
     Ok(sqlx::query_scalar(
-        "INSERT INTO outbox (kind, dedupe_key, payload, next_attempt_at, created_at) \
-         VALUES ($1, $2, $3, $4, $4) \
+        "INSERT INTO outbox (kind, dedupe_key, payload, next_attempt_at, created_at, priority) \
+         VALUES ($1, $2, $3, $4, $4, $5) \
          ON CONFLICT (dedupe_key) WHERE done_at IS NULL DO UPDATE SET \
-         kind = excluded.kind, payload = excluded.payload, \
+         kind = excluded.kind, payload = excluded.payload, priority = excluded.priority, \
          revision = outbox.revision + 1 RETURNING id",
     )
     .bind(&m.kind)
     .bind(&m.dedupe_key)
     .bind(Json(&m.payload))
     .bind(now)
+    .bind(m.priority.0)
     .fetch_one(&mut *conn)
     .await?)
 }

@@ -175,6 +175,7 @@ pub(super) fn outbox_message(row: &DbRow, lease: &LeaseToken) -> Result<OutboxMe
         kind: row.try_get("kind")?,
         dedupe_key: row.try_get("dedupe_key")?,
         payload: row.try_get::<Json<serde_json::Value>, _>("payload")?.0,
+        priority: Priority(row.try_get("priority")?),
         attempts: row.try_get("attempts")?,
         last_error: row.try_get("last_error")?,
         created_at: row.try_get("created_at")?,

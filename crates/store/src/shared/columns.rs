@@ -25,4 +25,4 @@ pub(crate) const FLOOR_COLUMNS: &str = "runner_id, repository_id, benchmark, met
      between_bias, computed_at";
 
 pub(crate) const OUTBOX_COLUMNS: &str =
-    "id, kind, dedupe_key, payload, attempts, last_error, created_at";
+    "id, kind, dedupe_key, payload, priority, attempts, last_error, created_at";

@@ -67,7 +67,7 @@ pub(super) async fn claim_outbox(
         "UPDATE outbox SET lease_token = $1, lease_expires_at = $2, claimed_revision = revision \
          WHERE id IN (SELECT id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= $3 \
            AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
-           ORDER BY next_attempt_at, id LIMIT $4) \
+           ORDER BY priority DESC, next_attempt_at, id LIMIT $4) \
          RETURNING ",
         OUTBOX_COLUMNS
     ))
@@ -81,7 +81,7 @@ pub(super) async fn claim_outbox(
         .iter()
         .map(|row| rows::outbox_message(row, &token))
         .collect::<Result<Vec<_>, _>>()?;
-    messages.sort_by_key(|m| m.id);
+    messages.sort_by_key(|m| (std::cmp::Reverse(m.priority), m.id));
     Ok(messages)
 }
 

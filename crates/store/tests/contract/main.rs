@@ -48,6 +48,7 @@ contract_tests!(
     redelivery_does_nothing_twice,
     failed_delivery_records_nothing,
     outbox_claims_leases_and_backs_off,
+    outbox_rows_are_claimed_by_priority_then_in_order,
     outbox_replaced_payload_is_sent_again,
     outbox_replacement_takes_the_new_kind_and_outlives_a_failure,
     runner_tokens_authenticate_until_revoked,

@@ -9,7 +9,45 @@ fn message(kind: &str, key: Option<&str>, body: &str) -> NewOutboxMessage {
         kind: kind.into(),
         dedupe_key: key.map(Into::into),
         payload: serde_json::json!({ "body": body }),
+        priority: Priority::NORMAL,
     }
+}
+
+pub async fn outbox_rows_are_claimed_by_priority_then_in_order(store: Arc<dyn Store>) {
+    let history = NewOutboxMessage {
+        priority: Priority::HISTORY,
+        ..message("main.report", None, "h")
+    };
+    let old_history = store.enqueue_outbox(&history).await.unwrap();
+    let pr = store
+        .enqueue_outbox(&message("report.check", None, "p"))
+        .await
+        .unwrap();
+    let reaction = NewOutboxMessage {
+        priority: Priority::INTERACTIVE,
+        ..message("reaction.add", None, "r")
+    };
+    let reaction = store.enqueue_outbox(&reaction).await.unwrap();
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(
+        claimed.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![reaction, pr, old_history],
+        "higher priority first, whatever was enqueued first"
+    );
+    let claimed = store.claim_outbox(10, LEASE).await.unwrap();
+    assert!(claimed.is_empty());
+    // One at a time, the order holds too (a worker claims in batches of any size).
+    let a = store.enqueue_outbox(&history).await.unwrap();
+    let b = store
+        .enqueue_outbox(&message("report.check", Some("k"), "p"))
+        .await
+        .unwrap();
+    let first = store.claim_outbox(1, LEASE).await.unwrap();
+    assert_eq!(
+        first.iter().map(|m| (m.id, m.priority)).collect::<Vec<_>>(),
+        vec![(b, Priority::NORMAL)]
+    );
+    assert_ne!(a, b);
 }
 
 pub async fn outbox_claims_leases_and_backs_off(store: Arc<dyn Store>) {

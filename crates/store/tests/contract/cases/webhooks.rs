@@ -15,6 +15,7 @@ pub async fn redelivery_does_nothing_twice(store: Arc<dyn Store>) {
         kind: "check_run.create".into(),
         dedupe_key: None,
         payload: serde_json::json!({"head_sha": "h1"}),
+        priority: Priority::NORMAL,
     });
     let effects = vec![
         DeliveryEffect::UpsertInstallation(Installation {
@@ -26,6 +27,7 @@ pub async fn redelivery_does_nothing_twice(store: Arc<dyn Store>) {
             kind: "reaction.add".into(),
             dedupe_key: Some("reaction:1".into()),
             payload: serde_json::json!({"content": "eyes"}),
+            priority: Priority::NORMAL,
         }),
     ];
     let first = store
@@ -138,6 +140,7 @@ pub async fn a_pull_request_delivery_records_its_rows(store: Arc<dyn Store>) {
                 kind: "pull_request.schedule".into(),
                 dedupe_key: Some(format!("schedule:{repo}#7")),
                 payload: serde_json::json!({ "head_sha": sha }),
+                priority: Priority::NORMAL,
             }),
         ]
     };
