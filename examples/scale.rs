@@ -684,7 +684,7 @@ impl ServerProcess {
             .env("BENCHGATE_REQUEST_TIMEOUT", "900")
             .env(
                 "RUST_LOG",
-                "warn,benchgate=info,benchgate_server::analysis=debug",
+                "warn,benchgate=info,benchgate_server::comparison_analysis=debug",
             )
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -2,17 +2,17 @@
 //! protocol and comparison results exactly as `benchgate analyze --json` prints them. serde only.
 
 pub mod agent;
-pub mod analysis;
 pub mod fingerprint;
 pub mod format;
 pub mod metric;
 pub mod paths;
+pub mod results;
 pub mod rules;
 pub mod sample;
 
-pub use analysis::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use fingerprint::MachineFingerprint;
 pub use format::Format;
 pub use metric::{Direction, FailOn};
+pub use results::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use rules::{AppliedRule, BenchmarkRule, RuleSet};
 pub use sample::{Measurement, Side};

@@ -18,7 +18,7 @@ use benchgate_store::{
 };
 
 use crate::auth::RunnerAuth;
-use crate::{ApiError, AppState, analysis, calibration};
+use crate::{ApiError, AppState, calibration, comparison_analysis};
 
 /// How often a waiting claim asks the store again.
 const CLAIM_POLL: Duration = Duration::from_millis(250);
@@ -251,7 +251,7 @@ async fn upload_round(
         .await
         .map_err(fenced)?;
     if let Some(comparison) = job.comparison_id {
-        analysis::refresh_comparison(&app, comparison).await;
+        comparison_analysis::refresh_comparison(&app, comparison).await;
     }
     Ok(Json(UploadReceipt {
         inserted: receipt.inserted,
@@ -337,7 +337,7 @@ async fn complete(
         }
         (JobKind::Comparison, _) => {
             if let Some(comparison) = job.comparison_id {
-                analysis::refresh_comparison(&app, comparison).await;
+                comparison_analysis::refresh_comparison(&app, comparison).await;
             }
         }
         _ => {}

@@ -15,7 +15,7 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
-use crate::analysis::pair_samples;
+use crate::comparison_analysis::pair_samples;
 use benchgate_api::agent::StoredComparisonConfig;
 
 /// Fewest measured rounds of an A/A session (two pairs give no usable spread).

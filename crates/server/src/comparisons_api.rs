@@ -13,7 +13,7 @@ use benchgate_api::agent::{
 use benchgate_store::{ComparisonId, NewComparison, NewJob, NewRepository, Priority};
 
 use crate::auth::AdminAuth;
-use crate::{ApiError, AppState, analysis};
+use crate::{ApiError, AppState, comparison_analysis};
 
 /// The admin comparison routes.
 pub fn routes() -> Router<AppState> {
@@ -124,7 +124,7 @@ async fn create_comparison(
             clone_url: req.repository.clone(),
         })
         .await?;
-    let plan = analysis::plan_rounds(
+    let plan = comparison_analysis::plan_rounds(
         &app.store,
         repository.id,
         &req.runner_label,
@@ -174,7 +174,7 @@ async fn show_comparison(
     _admin: AdminAuth,
     Path(id): Path<i64>,
 ) -> Result<Json<ComparisonStatus>, ApiError> {
-    analysis::comparison_report(&app.store, ComparisonId(id))
+    comparison_analysis::comparison_report(&app.store, ComparisonId(id))
         .await?
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("comparison {id} not found")))

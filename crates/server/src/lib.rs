@@ -2,10 +2,10 @@
 //! scheduler, the reaper, the outbox worker and report rendering.
 
 mod agent_api;
-pub mod analysis;
 pub mod auth;
 mod background;
 pub mod calibration;
+pub mod comparison_analysis;
 mod comparisons_api;
 pub mod config;
 mod dashboard;

@@ -15,7 +15,7 @@ use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::analysis::{ALPHA, NStarPlan, pair_samples};
+use crate::comparison_analysis::{ALPHA, NStarPlan, pair_samples};
 
 /// The series a comparison belongs to, when it is part of a branch's history.
 pub fn series_of(c: &Comparison) -> Option<MainSeries> {
@@ -401,7 +401,7 @@ async fn series_history(
                 per_benchmark: step.config.n_star.clone(),
                 fallback: step.planned_rounds,
             };
-            let mut best: BTreeMap<(String, String), crate::analysis::Pairs> = BTreeMap::new();
+            let mut best: BTreeMap<(String, String), crate::series_cache::Pairs> = BTreeMap::new();
             for runner in store.comparison_samples(step.id).await? {
                 for (key, pairs) in pair_samples(&runner.samples) {
                     if best

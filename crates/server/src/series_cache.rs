@@ -13,14 +13,24 @@ use benchgate_store::{
     ComparisonId, JobId, RunnerId, RunnerSeries, Sample, Store, StoreError, UploadMarks,
 };
 
-use crate::analysis::Pairs;
-
 /// Samples kept over all comparisons before the least recently analysed are dropped
 /// (about 40 bytes each: 4 million is ~160 MiB).
 pub const DEFAULT_BUDGET: usize = 4_000_000;
 
 /// About what one kept sample takes (as [`DEFAULT_BUDGET`] counts it).
 pub const SAMPLE_BYTES: usize = 40;
+
+/// One benchmark and metric's complete base/head pairs from one runner, in round order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pairs {
+    pub unit: String,
+    /// Which way is better, as the samples say.
+    pub direction: Direction,
+    pub base: Vec<f64>,
+    pub head: Vec<f64>,
+    /// Per pair: base ran first.
+    pub base_first: Vec<bool>,
+}
 
 /// One base or head value and the position it ran at in its round.
 type Slot = Option<(f64, i64)>;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchgate_api::{Measurement, Side};
-use benchgate_server::{analysis, calibration};
+use benchgate_server::{calibration, comparison_analysis};
 use benchgate_store::*;
 
 const LEASE: Duration = Duration::from_secs(60);
@@ -204,7 +204,7 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
             .await
             .unwrap();
     }
-    analysis::analyze_comparison(&f.store, created.id)
+    comparison_analysis::analyze_comparison(&f.store, created.id)
         .await
         .unwrap();
     let stored = f.store.comparison_results(created.id).await.unwrap();
@@ -216,7 +216,7 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
         .upload_round(claim.job.id, &claim.lease, &round(6, timing(6, 0.0), 0.0))
         .await
         .unwrap();
-    analysis::analyze_comparison(&f.store, created.id)
+    comparison_analysis::analyze_comparison(&f.store, created.id)
         .await
         .unwrap();
     let stored = f.store.comparison_results(created.id).await.unwrap();

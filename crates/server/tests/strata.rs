@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchgate_api::{Measurement, Side, VerdictKind};
-use benchgate_server::{analysis, report};
+use benchgate_server::{comparison_analysis, report};
 use benchgate_store::*;
 use serde_json::json;
 
@@ -165,9 +165,11 @@ async fn one_hardware_class_is_one_set_of_rows_and_other_hardware_stays_apart() 
     measure(&f, alpha, 8, 1).await;
     measure(&f, beta, 8, 2).await;
     measure(&f, gamma, 8, 3).await;
-    analysis::analyze_comparison(&f.store, id).await.unwrap();
+    comparison_analysis::analyze_comparison(&f.store, id)
+        .await
+        .unwrap();
 
-    let status = analysis::comparison_report(&f.store, id)
+    let status = comparison_analysis::comparison_report(&f.store, id)
         .await
         .unwrap()
         .unwrap();
@@ -210,7 +212,9 @@ async fn a_runner_of_other_hardware_is_named_in_the_comment() {
     let id = comparison(&f, 2, 10).await;
     measure(&f, alpha, 10, 1).await;
     measure(&f, gamma, 6, 3).await;
-    analysis::analyze_comparison(&f.store, id).await.unwrap();
+    comparison_analysis::analyze_comparison(&f.store, id)
+        .await
+        .unwrap();
     let loaded = report::load(f.store.as_ref(), id, "https://bench.example/c".into())
         .await
         .unwrap()
@@ -290,23 +294,26 @@ async fn kept_samples_give_the_same_rows_as_reading_everything() {
                 .upload_round(claim.job.id, &claim.lease, &upload)
                 .await
                 .unwrap();
-            let kept = analysis::analyze_comparison_cached(&f.store, &roomy, first)
+            let kept = comparison_analysis::analyze_comparison_cached(&f.store, &roomy, first)
                 .await
                 .unwrap();
             read_by_roomy.push(kept.read_samples);
             let cached = rows(first).await;
-            analysis::analyze_comparison_cached(&f.store, &tight, other)
+            comparison_analysis::analyze_comparison_cached(&f.store, &tight, other)
                 .await
                 .unwrap();
-            let after_drop = analysis::analyze_comparison_cached(&f.store, &tight, first)
-                .await
-                .unwrap();
+            let after_drop =
+                comparison_analysis::analyze_comparison_cached(&f.store, &tight, first)
+                    .await
+                    .unwrap();
             assert_eq!(
                 after_drop.read_samples, after_drop.samples,
                 "read whole again"
             );
             assert_eq!(rows(first).await, cached);
-            let full = analysis::analyze_comparison(&f.store, first).await.unwrap();
+            let full = comparison_analysis::analyze_comparison(&f.store, first)
+                .await
+                .unwrap();
             assert_eq!(rows(first).await, cached, "round {r}, runner {k}");
             assert_eq!((kept.samples, kept.rows), (full.samples, full.rows));
         }
@@ -347,7 +354,7 @@ async fn uploads_waiting_on_an_analysis_are_served_by_the_next_one() {
         .map(|_| {
             let (store, cache) = (f.store.clone(), cache.clone());
             tokio::spawn(async move {
-                analysis::analyze_comparison_cached(&store, &cache, id)
+                comparison_analysis::analyze_comparison_cached(&store, &cache, id)
                     .await
                     .unwrap()
             })
@@ -369,7 +376,7 @@ async fn uploads_waiting_on_an_analysis_are_served_by_the_next_one() {
     );
     let rows = f.store.comparison_results(id).await.unwrap();
     assert_eq!(rows[0].result.n, 4);
-    let later = analysis::analyze_comparison_cached(&f.store, &cache, id)
+    let later = comparison_analysis::analyze_comparison_cached(&f.store, &cache, id)
         .await
         .unwrap();
     assert!(!later.covered, "{later:?}");

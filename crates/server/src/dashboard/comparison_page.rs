@@ -119,9 +119,10 @@ async fn margins(
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {
             if f.key.repository_id == c.repository_id {
-                let floor = crate::analysis::stats_floor(&f);
-                let min_effect = crate::analysis::rule_min_effect(&rules, &f.key.benchmark)
-                    .unwrap_or(min_effect);
+                let floor = crate::comparison_analysis::stats_floor(&f);
+                let min_effect =
+                    crate::comparison_analysis::rule_min_effect(&rules, &f.key.benchmark)
+                        .unwrap_or(min_effect);
                 let m = benchgate_stats::practical_margin(min_effect.ln_1p(), Some(&floor));
                 out.insert((runner, f.key.benchmark, f.key.metric), log_spread_pct(m));
             }
@@ -247,8 +248,8 @@ fn summaries(
                     .filter(|s| s.runner_id == runner)
                     .map(|s| s.result.clone())
                     .collect();
-                let name =
-                    crate::analysis::combined_name(&rows).unwrap_or_else(|| name_of(&runner));
+                let name = crate::comparison_analysis::combined_name(&rows)
+                    .unwrap_or_else(|| name_of(&runner));
                 format!("{name}: {line}")
             } else {
                 line
@@ -286,7 +287,7 @@ pub async fn page(
     runner_ids.sort();
     runner_ids.dedup();
     let margins = margins(store, &c, runner_ids.iter().copied()).await?;
-    let plan = crate::analysis::NStarPlan {
+    let plan = crate::comparison_analysis::NStarPlan {
         per_benchmark: c.config.n_star.clone(),
         fallback: c.planned_rounds,
     };

@@ -7,7 +7,7 @@ use benchgate_store::{JobId, Sample};
 use crate::series_cache::RunnerPairs;
 
 /// The analysis' error level and rounds cap: the dashboard draws what the analysis decides.
-pub use crate::analysis::{ALPHA, ROUNDS_CAP};
+pub use crate::comparison_analysis::{ALPHA, ROUNDS_CAP};
 
 /// One round of one benchmark: the base and head value measured next to each other.
 #[derive(Debug, Clone, PartialEq)]

@@ -63,7 +63,7 @@ pub async fn load(
     let runner_id = headline.or_else(|| jobs.iter().rev().find_map(|j| j.claimed_by));
     let mut runner = match runner_id {
         Some(rid) => store.runner(rid).await?.map(|r| RunnerInfo {
-            name: crate::analysis::combined_name(&results).unwrap_or(r.name),
+            name: crate::comparison_analysis::combined_name(&results).unwrap_or(r.name),
             fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
             note: None,
         }),
@@ -108,7 +108,7 @@ pub async fn load(
                 .unwrap_or_default();
             // Paired once for all rows: pairing per row was rows × samples, minutes for a
             // suite of thousands of series. Summed over every benchmark and metric shown.
-            let pairs = crate::analysis::pair_samples(samples);
+            let pairs = crate::comparison_analysis::pair_samples(samples);
             Some(results.iter().fold((0, 0), |(k, n), r| {
                 let (k2, n2) = pairs
                     .get(&(r.name.clone(), r.metric.clone()))
@@ -190,7 +190,7 @@ async fn runner_note(
 
 /// Outliers among the paired log-ratios of one benchmark and metric (flagged, never dropped),
 /// and how many log-ratios there are.
-fn count_outliers(p: &crate::analysis::Pairs) -> (usize, usize) {
+fn count_outliers(p: &crate::series_cache::Pairs) -> (usize, usize) {
     let d: Vec<f64> = p
         .base
         .iter()

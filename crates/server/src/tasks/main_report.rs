@@ -43,7 +43,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         return Ok(());
     }
     // Every upload was analysed already; once more so the judgement reads all of them.
-    crate::analysis::analyze_comparison(&cx.store, c.id).await?;
+    crate::comparison_analysis::analyze_comparison(&cx.store, c.id).await?;
     let stored = &c.config;
     let settings = stored.main.clone().unwrap_or_default();
     let results = cx.store.comparison_results(c.id).await?;

@@ -116,7 +116,7 @@ async fn schedule_step(
         return Ok(());
     }
     let rules = benchgate_api::RuleSet::new(&config.rules);
-    let plan = crate::analysis::plan_rounds(
+    let plan = crate::comparison_analysis::plan_rounds(
         &cx.store,
         repository_id,
         label,

@@ -144,7 +144,7 @@ async fn schedule_one(
         return Ok(true);
     }
     let rules = benchgate_api::RuleSet::new(&config.rules);
-    let plan = crate::analysis::plan_rounds(
+    let plan = crate::comparison_analysis::plan_rounds(
         &cx.store,
         repository_id,
         label,

@@ -1,18 +1,23 @@
 //! The domain types the store reads and writes.
 
 mod acceptance;
+mod comparison;
 mod floor;
 mod github_app;
 mod ids;
 mod job;
 mod main;
 mod outbox;
+mod repository;
 mod runner;
 mod sample;
 mod webhook;
-mod work;
 
 pub use acceptance::{Acceptance, NewAcceptance, acceptance_row};
+pub use comparison::{
+    CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,
+    MainKind, NewComparison, PullRequestHead, StoredResult,
+};
 pub use floor::{AaSession, FloorKey, NoiseFloor};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
@@ -24,12 +29,9 @@ pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
 pub use outbox::{
     MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT, comparison_key,
 };
+pub use repository::{Installation, NewRepository, Repository};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{
     RoundUpload, RunnerSeries, Sample, SampleInput, SamplesSince, UploadMarks, UploadReceipt,
 };
 pub use webhook::{Delivery, DeliveryEffect, DeliveryRecord};
-pub use work::{
-    CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, Installation,
-    MainInfo, MainKind, NewComparison, NewRepository, PullRequestHead, Repository, StoredResult,
-};

@@ -1,40 +1,10 @@
-//! Installations, repositories and comparisons: what is being benchmarked.
+//! Comparisons: two commits of a repository compared on one runner label, with their jobs,
+//! check runs and stored results.
 
 use super::{ComparisonId, JobId, NewJob, NewOutboxMessage, RepositoryId, RunnerId};
 use benchgate_api::agent::StoredComparisonConfig;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-
-/// A GitHub App installation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Installation {
-    /// GitHub's installation id.
-    pub id: i64,
-    pub account_login: String,
-}
-
-/// A repository to upsert: from GitHub (with its ids) or given by URL/path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewRepository {
-    /// GitHub's repository id; `None` for a repository given by URL or local path.
-    pub github_id: Option<i64>,
-    pub installation_id: Option<i64>,
-    /// `owner/name`, or the URL/path itself.
-    pub full_name: String,
-    pub clone_url: String,
-}
-
-/// A stored repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Repository {
-    pub id: RepositoryId,
-    pub github_id: Option<i64>,
-    pub installation_id: Option<i64>,
-    pub full_name: String,
-    pub clone_url: String,
-    pub created_at: DateTime<Utc>,
-    pub removed_at: Option<DateTime<Utc>>,
-}
 
 /// Where a comparison is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use benchgate_stats::{
 };
 use benchgate_store::{ComparisonId, RepositoryId, RunnerId, Sample, Store, StoreError};
 
-use crate::series_cache::{ComparisonPairs, RunnerPairs, SeriesCache, SeriesMemos};
+use crate::series_cache::{ComparisonPairs, Pairs, RunnerPairs, SeriesCache, SeriesMemos};
 
 /// Error level of every interval (the documented policy).
 pub const ALPHA: f64 = 0.05;
@@ -24,18 +24,6 @@ pub const ALPHA: f64 = 0.05;
 pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
 pub const ROUNDS_CAP: u64 = 1000;
-
-/// One benchmark and metric's complete base/head pairs from one runner, in round order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Pairs {
-    pub unit: String,
-    /// Which way is better, as the samples say.
-    pub direction: Direction,
-    pub base: Vec<f64>,
-    pub head: Vec<f64>,
-    /// Per pair: base ran first.
-    pub base_first: Vec<bool>,
-}
 
 /// Pairs one runner's samples per (benchmark, metric): the base and head value of the same
 /// (job, attempt, round). A round missing a side is no pair; a series with no pair at all is
