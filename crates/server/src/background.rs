@@ -1,5 +1,9 @@
-//! Background tasks that run beside the HTTP server (reaper, outbox worker, calibration).
+//! Background work beside the HTTP server: the reaper, calibration, the default branch's
+//! schedule, and, once GitHub credentials exist, the outbox worker and the report watcher.
 
+use std::time::Duration;
+
+use benchgate_github::client::{Auth, GitHubClient};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -23,11 +27,90 @@ impl BackgroundTasks {
 pub fn spawn(state: AppState) -> BackgroundTasks {
     let cancel = CancellationToken::new();
     let mut tasks = JoinSet::new();
-    // Each background module adds itself here: tasks.spawn(module::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::reaper::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::calibration::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::main_history::run(state.clone(), cancel.clone()));
-    crate::github_app::spawn_tasks(&state, &cancel, &mut tasks);
-    let _ = &state;
+    spawn_github_workers(&state, &cancel, &mut tasks);
     BackgroundTasks { cancel, tasks }
+}
+
+/// Starts the outbox worker and the report watcher with the flags' credentials, or once
+/// `/github/setup` stored an App; until then the outbox keeps every write.
+fn spawn_github_workers(state: &AppState, cancel: &CancellationToken, tasks: &mut JoinSet<()>) {
+    let args = &state.config.github;
+    if !state.github_credentials.has_flag_secret() {
+        tracing::info!(
+            "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
+        );
+    }
+    match args.client() {
+        Ok(Some(github)) => spawn_github_tasks(state, github, cancel, tasks),
+        Ok(None) => {
+            tracing::info!(
+                "no GitHub App or token flags; GitHub writes wait in the outbox until /github/setup stores an App"
+            );
+            tasks.spawn(start_with_stored_app(state.clone(), cancel.clone()));
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot build the GitHub client; GitHub writes wait in the outbox");
+        }
+    }
+}
+
+/// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with
+/// it; a later setup replaces the App, and the tasks restart with the new one.
+async fn start_with_stored_app(state: AppState, cancel: CancellationToken) {
+    let credentials = &state.github_credentials;
+    let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
+    while let Some(stored) = next {
+        let app = &stored.credentials;
+        let auth = Auth::App {
+            app_id: app.app_id as u64,
+            private_key_pem: app.private_key_pem.clone().into(),
+        };
+        let run = cancel.child_token();
+        let mut tasks = JoinSet::new();
+        match state.config.github.client_with(auth) {
+            Ok(github) => {
+                tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
+                spawn_github_tasks(&state, github, &run, &mut tasks);
+            }
+            Err(e) => {
+                tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
+            }
+        }
+        next = credentials
+            .wait_for_app_other_than(Some(app), &cancel)
+            .await;
+        run.cancel();
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// The outbox worker and the report watcher, writing to GitHub through `github`.
+fn spawn_github_tasks(
+    state: &AppState,
+    github: GitHubClient,
+    cancel: &CancellationToken,
+    tasks: &mut JoinSet<()>,
+) {
+    let args = &state.config.github;
+    let worker = crate::outbox::Runner {
+        store: state.store.clone(),
+        backoff_ms: args.outbox_backoff_ms,
+        metrics: state.metrics.clone(),
+        perform: crate::tasks::Context {
+            app: state.clone(),
+            store: state.store.clone(),
+            github,
+            args: std::sync::Arc::new(args.clone()),
+        },
+    };
+    tasks.spawn(crate::outbox::run(worker, cancel.clone()));
+    let every = Duration::from_secs(args.comment_interval_secs.max(1));
+    tasks.spawn(crate::report::watch::run(
+        state.store.clone(),
+        every,
+        cancel.clone(),
+    ));
 }

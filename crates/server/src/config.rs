@@ -77,7 +77,7 @@ pub struct ServeArgs {
     pub dashboard_token: Option<String>,
 
     #[command(flatten)]
-    pub github: crate::github_app::GitHubArgs,
+    pub github: crate::github_args::GitHubArgs,
 }
 
 impl fmt::Debug for ServeArgs {

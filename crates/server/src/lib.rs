@@ -10,7 +10,7 @@ mod comparisons_api;
 pub mod config;
 mod dashboard;
 pub mod error;
-pub mod github_app;
+pub mod github_args;
 pub mod github_setup;
 mod health;
 mod http;

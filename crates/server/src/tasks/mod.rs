@@ -28,7 +28,7 @@ use benchgate_store::model::{
 use benchgate_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 
-use crate::github_app::GitHubArgs;
+use crate::github_args::GitHubArgs;
 use crate::report::{self, LoadedReport};
 
 pub use add_reaction::Reaction;

@@ -1,5 +1,5 @@
-//! How the server talks to GitHub: the flags that configure it, and the [`GitHubClient`] and
-//! [`WebhookSecrets`] built from them.
+//! The GitHub flags of `benchgate serve`, and the [`GitHubClient`] and [`WebhookSecrets`] built
+//! from them. Nothing here starts work: the workers that use them are in [`crate::background`].
 
 use std::fmt;
 use std::time::Duration;
@@ -146,92 +146,4 @@ impl GitHubArgs {
     pub fn comparison_url(&self, id: impl fmt::Display) -> String {
         format!("{}/comparisons/{id}", self.public_url.trim_end_matches('/'))
     }
-}
-
-/// Starts the outbox worker and the report watcher with the flags' credentials, or once
-/// `/github/setup` stored an App; until then the outbox keeps every write.
-pub fn spawn_tasks(
-    state: &crate::AppState,
-    cancel: &tokio_util::sync::CancellationToken,
-    tasks: &mut tokio::task::JoinSet<()>,
-) {
-    let args = &state.config.github;
-    if !state.github_credentials.has_flag_secret() {
-        tracing::info!(
-            "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
-        );
-    }
-    match args.client() {
-        Ok(Some(github)) => spawn_github_tasks(state, github, cancel, tasks),
-        Ok(None) => {
-            tracing::info!(
-                "no GitHub App or token flags; GitHub writes wait in the outbox until /github/setup stores an App"
-            );
-            tasks.spawn(start_with_stored_app(state.clone(), cancel.clone()));
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot build the GitHub client; GitHub writes wait in the outbox");
-        }
-    }
-}
-
-/// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with
-/// it; a later setup replaces the App, and the tasks restart with the new one.
-async fn start_with_stored_app(
-    state: crate::AppState,
-    cancel: tokio_util::sync::CancellationToken,
-) {
-    let credentials = &state.github_credentials;
-    let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
-    while let Some(stored) = next {
-        let app = &stored.credentials;
-        let auth = Auth::App {
-            app_id: app.app_id as u64,
-            private_key_pem: app.private_key_pem.clone().into(),
-        };
-        let run = cancel.child_token();
-        let mut tasks = tokio::task::JoinSet::new();
-        match state.config.github.client_with(auth) {
-            Ok(github) => {
-                tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
-                spawn_github_tasks(&state, github, &run, &mut tasks);
-            }
-            Err(e) => {
-                tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
-            }
-        }
-        next = credentials
-            .wait_for_app_other_than(Some(app), &cancel)
-            .await;
-        run.cancel();
-        while tasks.join_next().await.is_some() {}
-    }
-}
-
-/// The outbox worker and the report watcher, writing to GitHub through `github`.
-fn spawn_github_tasks(
-    state: &crate::AppState,
-    github: GitHubClient,
-    cancel: &tokio_util::sync::CancellationToken,
-    tasks: &mut tokio::task::JoinSet<()>,
-) {
-    let args = &state.config.github;
-    let worker = crate::outbox::Runner {
-        store: state.store.clone(),
-        backoff_ms: args.outbox_backoff_ms,
-        metrics: state.metrics.clone(),
-        perform: crate::tasks::Context {
-            app: state.clone(),
-            store: state.store.clone(),
-            github,
-            args: std::sync::Arc::new(args.clone()),
-        },
-    };
-    tasks.spawn(crate::outbox::run(worker, cancel.clone()));
-    let every = Duration::from_secs(args.comment_interval_secs.max(1));
-    tasks.spawn(crate::report::watch::run(
-        state.store.clone(),
-        every,
-        cancel.clone(),
-    ));
 }
