@@ -1,5 +1,5 @@
 //! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the
-//! scheduler, the reaper, the outbox worker and report rendering.
+//! delivery planner and the scheduling tasks, the reaper, the outbox worker and report rendering.
 
 mod agent_api;
 pub mod auth;
@@ -9,6 +9,7 @@ pub mod comparison_analysis;
 mod comparisons_api;
 pub mod config;
 mod dashboard;
+mod delivery_plan;
 pub mod error;
 pub mod github_args;
 pub mod github_setup;
@@ -20,7 +21,6 @@ mod outbox;
 mod reaper;
 pub mod report;
 pub mod runner_cli;
-mod scheduler;
 pub mod series_cache;
 pub mod tasks;
 mod webhooks;

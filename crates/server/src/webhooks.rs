@@ -14,7 +14,7 @@ use benchgate_github::{WebhookEvent, parse_event};
 use benchgate_store::model::{Delivery, DeliveryRecord};
 use serde_json::{Value, json};
 
-use crate::{ApiError, AppState, scheduler};
+use crate::{ApiError, AppState, delivery_plan};
 
 /// The header carrying the delivery's GUID.
 pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
@@ -102,7 +102,7 @@ async fn handle(
         .ok_or_else(|| ApiError::BadRequest(format!("missing {EVENT_HEADER} header")))?;
     let event = parse_event(event_name, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let recorded = tokio::time::timeout(DATABASE_BUDGET, async {
-        let plan = scheduler::plan(app.store.as_ref(), &event).await?;
+        let plan = delivery_plan::plan(app.store.as_ref(), &event).await?;
         let delivery = Delivery {
             delivery_id: delivery_id.to_owned(),
             event: event_name.to_owned(),
