@@ -504,4 +504,6 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
 }
 
 #[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
 mod tests;

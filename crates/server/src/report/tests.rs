@@ -1,159 +1,25 @@
 //! The comment as a reader sees it: verdicts in words, no bare midpoint when undecided, the
 //! marker, the warning, the limit.
 
+use super::fixtures::{self, example, result};
 use super::*;
 use benchgate_api::VerdictKind;
-use benchgate_api::agent::{BenchmarkSpec, GateSpec, ScheduleKind};
-use chrono::TimeZone;
 
-fn result(name: &str, verdict: VerdictKind, change: f64, interval: [f64; 2]) -> BenchmarkResult {
-    BenchmarkResult {
-        rule: None,
-        name: name.to_owned(),
-        metric: "wall_time".to_owned(),
-        unit: "ns".to_owned(),
-        n: 10,
-        base_center: Some(1_000_000.0),
-        head_center: Some(1_000_000.0 * (1.0 + change / 100.0)),
-        change_pct: Some(change),
-        interval_pct: [Some(interval[0]), Some(interval[1])],
-        fixed_interval_pct: [Some(interval[0]), Some(interval[1])],
-        verdict,
-        practical: verdict == VerdictKind::Slower,
-        rounds_needed: (verdict == VerdictKind::NoResultYet).then_some(14),
-        e_value: 1.0,
-        gated: true,
-        selected: true,
-        hodges_lehmann: None,
-        warnings: Vec::new(),
-        direction: Default::default(),
-        margin_pct: 1.0,
-        reason: None,
-        runners: Vec::new(),
-        runs: None,
+/// The whole comment of each fixture, as a PR shows it (CONVENTIONS 21): a wording change is a
+/// snapshot diff to review. The check run's summary is the same text.
+#[test]
+fn the_comment_reads_as_pinned() {
+    for (name, input) in fixtures::cases() {
+        let body = render_comment(&input);
+        assert_eq!(render_check_summary(&input), body, "{name}");
+        insta::assert_snapshot!(format!("comment_{name}"), body);
     }
 }
 
-/// A comparison on the quiet runner with one result of each kind.
-pub(crate) fn example() -> CommentInput {
-    let now = Utc.with_ymd_and_hms(2026, 5, 1, 12, 0, 0).unwrap();
-    CommentInput {
-        comparison_id: 42,
-        comparison_url: "https://bench.example/comparisons/42".to_owned(),
-        runner_label: "linux-x86-quiet".to_owned(),
-        state: ComparisonState::Running,
-        base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".to_owned(),
-        head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".to_owned(),
-        rounds_done: 10,
-        rounds_planned: 20,
-        config: ComparisonConfig {
-            benchmark: BenchmarkSpec {
-                build: Some("cargo build --release".to_owned()),
-                run: "./target/release/bench-suite".to_owned(),
-                format: "criterion".to_owned(),
-                rounds: 10,
-                warmup: 1,
-                schedule: ScheduleKind::Abba,
-                seed: None,
-                timeout_secs: None,
-                env: Vec::new(),
-                bench_from_head: Vec::new(),
-            },
-            gate: GateSpec::default(),
-            suite: None,
-            rules: Vec::new(),
-        },
-        runner: Some(RunnerInfo {
-            name: "quiet-1".to_owned(),
-            fingerprint: Some(
-                "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1.0, governor performance".to_owned(),
-            ),
-            note: None,
-        }),
-        results: vec![
-            BenchmarkResult {
-                rule: None,
-                warnings: vec![
-                    "drift: head/base moves +0.40% per round (t = 3.1)".to_owned(),
-                    "mean and median disagree (skew or outliers): Hodges–Lehmann +5.90% vs mean +6.50%"
-                        .to_owned(),
-                ],
-                ..result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0])
-            },
-            result("parse|small", VerdictKind::Equivalent, 0.1, [-0.6, 0.7]),
-            result("render", VerdictKind::NoResultYet, 1.3, [-2.0, 4.5]),
-        ],
-        outliers: Some((1, 10)),
-        floors: vec![FloorInfo {
-            benchmark: "parse/large".to_owned(),
-            metric: "wall_time".to_owned(),
-            spread_pct: 0.42,
-            bias_pct: 0.1,
-            sessions: 3,
-            computed_at: now - chrono::TimeDelta::days(2),
-        }],
-        benchmark_files_changed: vec!["benches/parse.rs".to_owned()],
-        awaiting_approval: false,
-        failure: None,
-        acceptance: None,
-        now,
-    }
-}
-
+/// The snapshots pin where the geomean and the hints go; without warnings there is no Hints
+/// heading, and one time row is no summary.
 #[test]
-fn the_comment_states_each_verdict_in_words() {
-    let body = render_comment(&example());
-    assert!(
-        body.starts_with("<!-- benchgate:linux-x86-quiet -->"),
-        "{body}"
-    );
-    assert!(body.contains("**running, 10 of 20 rounds**"), "{body}");
-    assert!(
-        body.contains("| +6.5% \\[+4.1%, +9.0%\\] | 10 | **slower (beyond ±1.0%)** |"),
-        "{body}"
-    );
-    assert!(body.contains("no change beyond ±1.0%"), "{body}");
-    assert!(
-        body.contains("no result yet — needs \\~14 more rounds"),
-        "{body}"
-    );
-    assert!(body.contains("`benches/parse.rs`"), "{body}");
-    assert!(body.contains("quiet-1"), "{body}");
-    assert!(body.contains("measured 2 days ago"), "{body}");
-    assert!(
-        body.contains("https://bench.example/comparisons/42"),
-        "{body}"
-    );
-    assert!(body.contains("`/rebench`"), "{body}");
-}
-
-#[test]
-fn the_geomean_and_the_notes_follow_the_table() {
-    let body = render_comment(&example());
-    let table_end = body.find("| `render` |").unwrap();
-    let geomean = body
-        .find("\n\nGeomean of 3 benchmarks' time: +2.6% — a summary, not a verdict; it never fails the check.\n")
-        .expect(&body);
-    let notes = body.find("\n\n**Hints** — ").expect(&body);
-    let details = body
-        .find("<details><summary>How this was measured")
-        .unwrap();
-    assert!(
-        table_end < geomean && geomean < notes && notes < details,
-        "{body}"
-    );
-    assert!(
-        body.contains(
-            "\n- `parse/large` wall\\_time: drift: head/base moves +0.40% per round (t = 3.1)\n"
-        ),
-        "{body}"
-    );
-    assert!(
-        body.contains("Hodges–Lehmann +5.90% vs mean +6.50%"),
-        "{body}"
-    );
-
-    // No warnings, no Hints heading; one time row is no summary.
+fn one_time_row_has_no_geomean_and_no_warning_no_hints() {
     let mut input = example();
     input.results.iter_mut().for_each(|r| r.warnings.clear());
     input.results.truncate(1);
@@ -297,30 +163,6 @@ fn the_check_fails_on_a_regression_and_is_neutral_when_undecided() {
     );
     input.state = ComparisonState::Running;
     assert_eq!(check_outcome(&input).status, CheckStatus::InProgress);
-}
-
-#[test]
-fn a_fork_pr_waits_for_a_maintainer() {
-    let mut input = example();
-    input.state = ComparisonState::Queued;
-    input.awaiting_approval = true;
-    input.rounds_planned = 0;
-    input.results.clear();
-    let body = render_comment(&input);
-    assert!(
-        body.contains("until a maintainer comments `/rebench`"),
-        "{body}"
-    );
-    assert_eq!(
-        check_outcome(&input).conclusion,
-        Some(CheckConclusion::ActionRequired)
-    );
-}
-
-#[test]
-#[ignore = "prints the example comment: cargo nextest run -p benchgate-server --run-ignored only print_example"]
-fn print_example() {
-    println!("{}", render_comment(&example()));
 }
 
 #[test]
@@ -536,24 +378,6 @@ fn a_rule_on_a_metric_the_benchmark_lacks_says_it_gates_nothing() {
              — ⚠ `instructions` not reported by `parse/large`, `parse|small`, so they gate on nothing\n"
         ),
         "{body}"
-    );
-}
-
-#[test]
-fn the_runner_line_says_when_runners_were_combined() {
-    let mut input = example();
-    let runner = input.runner.as_mut().unwrap();
-    runner.name = "alpha + beta".to_owned();
-    runner.note = Some("2 runners of one hardware class, combined stratified by runner".to_owned());
-    let body = render_comment(&input);
-    let line = body
-        .lines()
-        .find(|l| l.contains("`alpha + beta`"))
-        .unwrap_or_else(|| panic!("{body}"));
-    assert!(
-        line.contains("AMD EPYC 7B13")
-            && line.ends_with("; 2 runners of one hardware class, combined stratified by runner"),
-        "{line}"
     );
 }
 

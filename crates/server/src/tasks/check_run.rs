@@ -116,6 +116,34 @@ fn commit_status(w: &CheckWrite) -> CommitStatusRequest {
     }
 }
 
+/// What GitHub would show of `w`, for snapshots: the check run as an App writes it and the
+/// commit status a single token writes instead (the summary is left to the caller).
+#[cfg(test)]
+pub(super) fn shown(w: &CheckWrite) -> String {
+    let wire = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    let status = commit_status(w);
+    let conclusion = w
+        .conclusion
+        .map(|c| format!(", {}", wire(serde_json::json!(c))))
+        .unwrap_or_default();
+    format!(
+        "check run `{}` on {}: {}{conclusion}\n\
+         title: {}\n\
+         details: {}\n\
+         commit status `{}`: {}\n\
+         description ({} of {STATUS_DESCRIPTION_LIMIT} characters): {}\n",
+        w.name,
+        w.head_sha,
+        wire(serde_json::json!(w.status)),
+        w.title,
+        w.details_url.as_deref().unwrap_or("none"),
+        status.context,
+        wire(serde_json::json!(status.state)),
+        status.description.chars().count(),
+        status.description,
+    )
+}
+
 /// A neutral or explanatory summary within GitHub's byte limit.
 pub fn summary(text: String) -> String {
     fit_bytes(text, crate::report::SUMMARY_LIMIT)

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::main_report::short;
 use super::{Context, OutboxTask, TaskError};
+use crate::github_args::GitHubArgs;
 
 /// Write the GitHub issue of a regression episode of the default branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,13 +42,8 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         Some(c) => c.config.main.map(|m| m.issue_labels).unwrap_or_default(),
         None => Vec::new(),
     };
-    let marker = format!("<!-- benchgate:main-regression:{} -->", episode.id);
-    // GitHub refuses a title over 256 characters and a body over 65,536.
-    let title = crate::report::fit_bytes(title(&episode), 256);
-    let body = crate::report::fit_bytes(
-        format!("{marker}\n{}", body(cx, &episode, &repository.full_name)),
-        crate::report::COMMENT_LIMIT,
-    );
+    let marker = marker(&episode);
+    let (title, body) = issue(&cx.args, &episode, &repository.full_name);
     // An issue for this episode can only have been opened after the episode was.
     let since = episode
         .created_at
@@ -94,6 +90,22 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     Ok(())
 }
 
+/// The hidden marker that finds episode `e`'s issue again.
+fn marker(e: &Regression) -> String {
+    format!("<!-- benchgate:main-regression:{} -->", e.id)
+}
+
+/// The issue's title and body as GitHub receives them.
+fn issue(args: &GitHubArgs, e: &Regression, repository: &str) -> (String, String) {
+    // GitHub refuses a title over 256 characters and a body over 65,536.
+    let title = crate::report::fit_bytes(title(e), 256);
+    let body = crate::report::fit_bytes(
+        format!("{}\n{}", marker(e), body(args, e, repository)),
+        crate::report::COMMENT_LIMIT,
+    );
+    (title, body)
+}
+
 fn title(e: &Regression) -> String {
     let change = format!("{:+.1}%", e.change * 100.0);
     let what = match e.kind {
@@ -111,8 +123,8 @@ fn title(e: &Regression) -> String {
     )
 }
 
-fn body(cx: &Context, e: &Regression, repository: &str) -> String {
-    let link = |id: ComparisonId| format!("[#{id}]({})", cx.args.comparison_url(id));
+fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
+    let link = |id: ComparisonId| format!("[#{id}]({})", args.comparison_url(id));
     let interval = format!("{:+.1}% to {:+.1}%", e.lower * 100.0, e.upper * 100.0);
     let found = match e.kind {
         RegressionKind::Step => format!(
@@ -160,8 +172,65 @@ fn body(cx: &Context, e: &Regression, repository: &str) -> String {
     }
     out.push_str(&format!(
         "History: {}/history?repository={repository}&branch={}",
-        cx.args.public_url.trim_end_matches('/'),
+        args.public_url.trim_end_matches('/'),
         e.series.branch
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_store::model::{MainSeries, RepositoryId};
+
+    fn episode(kind: RegressionKind) -> Regression {
+        let at = crate::report::fixtures::now();
+        Regression {
+            id: 3,
+            series: MainSeries {
+                repository_id: RepositoryId(1),
+                branch: "main".into(),
+                runner_label: "linux-x86-quiet".into(),
+                suite: String::new(),
+            },
+            benchmark: "parse/large".into(),
+            metric: "wall_time".into(),
+            kind,
+            open: true,
+            opened_by: ComparisonId(42),
+            base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".into(),
+            head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".into(),
+            change: 0.065,
+            lower: 0.041,
+            upper: 0.09,
+            last_seen_by: ComparisonId(42),
+            closed_by: None,
+            issue_number: None,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn shown(e: &Regression) -> String {
+        let args = super::super::test_args();
+        let (title, body) = issue(&args, e, "acme/widgets");
+        format!("title: {title}\n\n{body}\n")
+    }
+
+    /// The issue of a slowdown found on one step, still open and seen again by a later
+    /// comparison (its interval not bounded above yet), and of a creep over several commits
+    /// that a later anchor comparison showed gone (CONVENTIONS 21).
+    #[test]
+    fn the_regression_issue_reads_as_pinned() {
+        insta::assert_snapshot!("issue_step", shown(&episode(RegressionKind::Step)));
+        let mut again = episode(RegressionKind::Step);
+        (again.last_seen_by, again.upper) = (ComparisonId(45), f64::INFINITY);
+        insta::assert_snapshot!("issue_step_seen_again", shown(&again));
+        let mut creep = episode(RegressionKind::Creep);
+        (creep.change, creep.lower, creep.upper) = (0.023, 0.011, 0.036);
+        creep.base_sha = "a3f9e2c41b7d5e8f9012c3d4e5f6a7b8c9d0e1f2".into();
+        (creep.last_seen_by, creep.closed_by, creep.open) =
+            (ComparisonId(48), Some(ComparisonId(51)), false);
+        insta::assert_snapshot!("issue_creep_gone", shown(&creep));
+    }
 }

@@ -138,7 +138,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             },
             pr,
             label: MERGED_PR_LABEL.to_owned(),
-            body: merged_pr_comment(cx, &c, &series.branch, &slower_rows),
+            body: merged_pr_comment(&cx.args, &c, &series.branch, &slower_rows),
         }))
         .await?;
     }
@@ -168,8 +168,10 @@ fn covers(seq: &[String], c: &Comparison, e: &Regression) -> bool {
     }
 }
 
+/// The comment on a merged PR whose step made the branch slower: each row that opened an
+/// episode, in the report's words.
 fn merged_pr_comment(
-    cx: &Context,
+    args: &crate::github_args::GitHubArgs,
     c: &Comparison,
     branch: &str,
     rows: &[(benchgate_api::BenchmarkResult, i64)],
@@ -194,7 +196,7 @@ fn merged_pr_comment(
         short(&c.head_sha),
         short(&c.base_sha),
         c.id,
-        cx.args.comparison_url(c.id)
+        args.comparison_url(c.id)
     ));
     out
 }
@@ -217,8 +219,46 @@ pub fn merged_pr(message: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{merged_pr, opens_episode};
+    use super::{merged_pr, merged_pr_comment, opens_episode};
     use benchgate_api::{BenchmarkResult, Direction, FailOn, RuleSet, VerdictKind};
+    use benchgate_store::model::{ComparisonId, ComparisonState, RepositoryId};
+
+    /// The comment on a merged PR whose step made the branch slower: a time beyond the margin
+    /// and an allocation count that grew (CONVENTIONS 21).
+    #[test]
+    fn the_merged_pr_comment_reads_as_pinned() {
+        let at = crate::report::fixtures::now();
+        let c = benchgate_store::model::Comparison {
+            id: ComparisonId(57),
+            repository_id: RepositoryId(1),
+            repository: "acme/widgets".into(),
+            pr_number: None,
+            base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".into(),
+            head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".into(),
+            runner_label: "linux-x86-quiet".into(),
+            config: serde_json::from_value(
+                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+            )
+            .unwrap(),
+            planned_rounds: None,
+            main: None,
+            state: ComparisonState::Done,
+            check_run_id: None,
+            rounds_generation: 0,
+            check_run_generation: 0,
+            check_run_completed: false,
+            created_at: at,
+            updated_at: at,
+        };
+        let mut time =
+            crate::report::fixtures::result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0]);
+        time.n = 20;
+        let mut allocations = row(VerdictKind::Exact, "allocations", 1843.0, 2011.0);
+        (allocations.practical, allocations.gated, allocations.n) = (true, true, 20);
+        let rows = [(time, 3), (allocations, 4)];
+        let body = merged_pr_comment(&crate::tasks::test_args(), &c, "main", &rows);
+        insta::assert_snapshot!("merged_pr_comment", body);
+    }
 
     fn row(verdict: VerdictKind, metric: &str, base: f64, head: f64) -> BenchmarkResult {
         let mut r = BenchmarkResult::unanalysed(

@@ -318,6 +318,22 @@ fn pull_request_key(repo: &RepoName, pr: u64) -> String {
     format!("pr:{}#{pr}", repo.full_name)
 }
 
+/// The flags a task's text reads (the dashboard's public URL), for tests.
+#[cfg(test)]
+pub(crate) fn test_args() -> crate::github_args::GitHubArgs {
+    crate::github_args::GitHubArgs {
+        webhook_secret: None,
+        github_app_id: None,
+        github_private_key_file: None,
+        github_token: None,
+        github_api_url: benchgate_github::client::DEFAULT_API_URL.to_owned(),
+        github_web_url: None,
+        public_url: "https://bench.example/".to_owned(),
+        comment_interval_secs: 5,
+        outbox_backoff_ms: 2000,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

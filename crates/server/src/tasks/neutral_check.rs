@@ -27,7 +27,13 @@ impl OutboxTask for NeutralCheck {
 impl NeutralCheck {
     pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
         let target = self.repo.target()?;
-        let write = CheckWrite {
+        check_run::write(cx, &target, &self.check_write(), None).await?;
+        Ok(())
+    }
+
+    /// The check as GitHub receives it.
+    pub(super) fn check_write(self) -> CheckWrite {
+        CheckWrite {
             name: super::CHECK_NAME.to_owned(),
             external_id: format!("benchgate-neutral-{}", self.head_sha),
             head_sha: self.head_sha,
@@ -36,8 +42,6 @@ impl NeutralCheck {
             title: self.title,
             summary: check_run::summary(self.summary),
             details_url: None,
-        };
-        check_run::write(cx, &target, &write, None).await?;
-        Ok(())
+        }
     }
 }

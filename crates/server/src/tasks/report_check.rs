@@ -32,19 +32,9 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         return Ok(());
     };
     let c = &loaded.comparison;
-    let outcome = report::check_outcome(&loaded.input);
-    let completed = outcome.status == CheckStatus::Completed;
+    let write = check_write(c, &loaded.input, cx.args.comparison_url(id));
+    let completed = write.status == CheckStatus::Completed;
     let existing = run_to_write(c, completed);
-    let write = CheckWrite {
-        name: super::check_name_of(c),
-        head_sha: c.head_sha.clone(),
-        status: outcome.status,
-        conclusion: outcome.conclusion,
-        title: outcome.title.clone(),
-        summary: report::render_check_summary(&loaded.input),
-        details_url: Some(cx.args.comparison_url(id)),
-        external_id: external_id(c),
-    };
     if let Some(check_run_id) = check_run::write(cx, &target, &write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
@@ -53,8 +43,23 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         };
         cx.store.record_check_run(c.id, record).await?;
     }
-    tracing::info!(comparison = id, generation = c.rounds_generation, new_run = existing.is_none(), status = ?outcome.status, conclusion = ?outcome.conclusion, "check written");
+    tracing::info!(comparison = id, generation = c.rounds_generation, new_run = existing.is_none(), status = ?write.status, conclusion = ?write.conclusion, "check written");
     Ok(())
+}
+
+/// The check of comparison `c` as its report reads: state, conclusion, title and summary.
+fn check_write(c: &Comparison, input: &report::CommentInput, details_url: String) -> CheckWrite {
+    let outcome = report::check_outcome(input);
+    CheckWrite {
+        name: super::check_name_of(c),
+        head_sha: c.head_sha.clone(),
+        status: outcome.status,
+        conclusion: outcome.conclusion,
+        title: outcome.title,
+        summary: report::render_check_summary(input),
+        details_url: Some(details_url),
+        external_id: external_id(c),
+    }
 }
 
 /// The stored check run to edit, or `None` for a new one: a run not yet completed is edited
@@ -130,6 +135,20 @@ mod tests {
         // Completed, and the comparison went back to running without new rounds (a job
         // requeued): GitHub would refuse the move back, so a new run.
         assert_eq!(run_to_write(&comparison(Some(5), 0, true, 0), false), None);
+    }
+
+    /// The check of each report fixture as GitHub shows it, as a check run and as a commit
+    /// status; its summary is the comment's text, pinned in `report/snapshots`.
+    #[test]
+    fn the_check_reads_as_pinned() {
+        for (name, input) in crate::report::fixtures::cases() {
+            let mut c = comparison(None, 0, false, 0);
+            (c.base_sha, c.head_sha) = (input.base_sha.clone(), input.head_sha.clone());
+            c.runner_label = input.runner_label.clone();
+            let w = check_write(&c, &input, input.comparison_url.clone());
+            assert_eq!(w.summary, crate::report::render_comment(&input), "{name}");
+            insta::assert_snapshot!(format!("check_{name}"), check_run::shown(&w));
+        }
     }
 
     #[test]

@@ -58,43 +58,15 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
     let repository = cx.recorded_repository(&t.repo).await?;
     let Some(text) = cx.github.read_file(&target, FILE_NAME, &t.base_ref).await? else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
-        return cx
-            .enqueue(Task::NeutralCheck(NeutralCheck {
-                repo: t.repo,
-                head_sha: t.head_sha,
-                title: format!("no {FILE_NAME}"),
-                summary: format!(
-                    "benchgate found no `{FILE_NAME}` on `{}`, so nothing was benchmarked. \
-                     Add one on the base branch to compare this PR's speed.",
-                    t.base_ref
-                ),
-            }))
-            .await;
+        return cx.enqueue(Task::NeutralCheck(no_config_check(&t))).await;
     };
     let config = match parse_repo_config(&text) {
         Ok(config) => config,
         Err(error) => {
             tracing::info!(error = %error, "invalid {FILE_NAME}");
-            let body = format!(
-                "benchgate cannot read `{FILE_NAME}` on `{}`:\n\n```\n{error}\n```\n\n\
-                 Nothing was benchmarked. Fix the file on the base branch and push again.",
-                t.base_ref
-            );
-            cx.enqueue(Task::UpsertComment(MarkedComment {
-                repo: t.repo.clone(),
-                pr: t.pr,
-                label: CONFIG_LABEL.to_owned(),
-                body,
-            }))
-            .await?;
-            return cx
-                .enqueue(Task::NeutralCheck(NeutralCheck {
-                    repo: t.repo,
-                    head_sha: t.head_sha,
-                    title: format!("invalid {FILE_NAME}"),
-                    summary: format!("```\n{error}\n```"),
-                }))
-                .await;
+            let (comment, check) = invalid_config_reports(&t, &error);
+            cx.enqueue(Task::UpsertComment(comment)).await?;
+            return cx.enqueue(Task::NeutralCheck(check)).await;
         }
     };
     // Every suite's changed benchmark files come from one listing of the PR's files.
@@ -209,4 +181,85 @@ async fn schedule_one(
     };
     tracing::info!(comparison = %created.id, jobs = created.jobs.len(), superseded = created.superseded.len(), fork = t.fork, "comparison scheduled");
     Ok(true)
+}
+
+/// The neutral check of a head whose base branch has no `.benchgate.toml`.
+fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
+    NeutralCheck {
+        repo: t.repo.clone(),
+        head_sha: t.head_sha.clone(),
+        title: format!("no {FILE_NAME}"),
+        summary: format!(
+            "benchgate found no `{FILE_NAME}` on `{}`, so nothing was benchmarked. \
+             Add one on the base branch to compare this PR's speed.",
+            t.base_ref
+        ),
+    }
+}
+
+/// The PR comment quoting why the base branch's `.benchgate.toml` does not parse, and the
+/// neutral check of the head.
+fn invalid_config_reports(
+    t: &SchedulePullRequest,
+    error: &impl std::fmt::Display,
+) -> (MarkedComment, NeutralCheck) {
+    let body = format!(
+        "benchgate cannot read `{FILE_NAME}` on `{}`:\n\n```\n{error}\n```\n\n\
+         Nothing was benchmarked. Fix the file on the base branch and push again.",
+        t.base_ref
+    );
+    let comment = MarkedComment {
+        repo: t.repo.clone(),
+        pr: t.pr,
+        label: CONFIG_LABEL.to_owned(),
+        body,
+    };
+    let check = NeutralCheck {
+        repo: t.repo.clone(),
+        head_sha: t.head_sha.clone(),
+        title: format!("invalid {FILE_NAME}"),
+        summary: format!("```\n{error}\n```"),
+    };
+    (comment, check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pull_request() -> SchedulePullRequest {
+        SchedulePullRequest {
+            repo: RepoName {
+                full_name: "acme/widgets".into(),
+                installation_id: Some(7),
+            },
+            clone_url: "https://github.com/acme/widgets.git".into(),
+            pr: 42,
+            base_ref: "main".into(),
+            base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".into(),
+            head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".into(),
+            fork: false,
+        }
+    }
+
+    fn shown(check: NeutralCheck) -> String {
+        let w = check.check_write();
+        format!(
+            "{}\nsummary:\n{}\n",
+            super::super::check_run::shown(&w),
+            w.summary
+        )
+    }
+
+    /// What a PR shows when nothing can be compared (CONVENTIONS 21).
+    #[test]
+    fn a_missing_or_invalid_config_reads_as_pinned() {
+        let t = pull_request();
+        insta::assert_snapshot!("check_no_config", shown(no_config_check(&t)));
+        let error = parse_repo_config("[benchmark]\nrun = 3\n").expect_err("run is a string");
+        let (comment, check) = invalid_config_reports(&t, &error);
+        assert_eq!(comment.label, CONFIG_LABEL);
+        insta::assert_snapshot!("comment_invalid_config", comment.body);
+        insta::assert_snapshot!("check_invalid_config", shown(check));
+    }
 }
