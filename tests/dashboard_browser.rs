@@ -257,7 +257,7 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
                 "parse/json (time, ns)",
                 "steps from the anchor",
                 "change vs. anchor, %",
-                "c0ffee02",
+                "c0ffee0",
             ],
             1,
         ),

@@ -1,6 +1,7 @@
-//! How results read: percentages, intervals, values with units and verdict words. The one
-//! vocabulary of the CLI tables, the PR comment and the dashboard, so a row says the same thing
-//! everywhere. Plain text; the comment adds Markdown and the dashboard HTML around it.
+//! How results read: percentages, intervals, values with units, verdict words, ages and short
+//! shas. The one vocabulary of the CLI tables, the PR comment, the check run, the issues and
+//! the dashboard, so a row says the same thing everywhere. Plain text; the comment adds
+//! Markdown and the dashboard HTML around it.
 
 use benchgate_api::{BenchmarkResult, Direction, VerdictKind};
 
@@ -348,6 +349,16 @@ pub fn elapsed(seconds: f64) -> String {
     }
 }
 
+/// How many characters of a commit sha people read: `0d1a26e`, as the PR comment has always
+/// shown it. Every short sha (comment, check, issues, CLI, dashboard) is cut here.
+pub const SHORT_SHA_LEN: usize = 7;
+
+/// A commit sha as people read it: its first [`SHORT_SHA_LEN`] characters, or all of it when
+/// shorter.
+pub fn short_sha(sha: &str) -> &str {
+    sha.get(..SHORT_SHA_LEN).unwrap_or(sha)
+}
+
 /// "just now", "3 minutes ago", "2 days ago".
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);
@@ -395,6 +406,15 @@ mod tests {
         assert_eq!(margin(1.0), "±1.0%");
         assert_eq!(interval([None, Some(2.0)]), "[-∞, +2.0%]");
         assert_eq!(interval([None, None]), "not bounded yet");
+    }
+
+    #[test]
+    fn shas_are_cut_to_seven_characters() {
+        assert_eq!(
+            short_sha("0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c"),
+            "0d1a26e"
+        );
+        assert_eq!(short_sha("abc"), "abc");
     }
 
     #[test]

@@ -329,7 +329,11 @@ pub fn compare(
             let taken = HeadBenchmarks::plan(&repo.toplevel, &shas[0], &shas[1], &bench_from_head)?;
             let mut dirs = Vec::new();
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
-                display.phase(&format!("checking out {} {}", side.as_str(), short(sha)));
+                display.phase(&format!(
+                    "checking out {} {}",
+                    side.as_str(),
+                    benchgate_stats::words::short_sha(sha)
+                ));
                 let dir = repo.checkout(side, sha)?;
                 if side == Side::Base && !taken.is_empty() {
                     display.phase(&format!(
@@ -339,7 +343,11 @@ pub fn compare(
                     taken.apply(&dir, &shas[1])?;
                 }
                 if let Some(build) = &build {
-                    display.phase(&format!("building {} {}", side.as_str(), short(sha)));
+                    display.phase(&format!(
+                        "building {} {}",
+                        side.as_str(),
+                        benchgate_stats::words::short_sha(sha)
+                    ));
                     worktree::build(&dir, side, build)?;
                 }
                 dirs.push(dir);
@@ -555,8 +563,4 @@ fn benchmark_names(eval: &Evaluation) -> String {
     let mut names: Vec<&str> = eval.results.iter().map(|r| r.name.as_str()).collect();
     names.dedup();
     names.join(", ")
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
 }

@@ -6,9 +6,9 @@ use axum::extract::State;
 use axum::response::Html;
 use benchgate_store::model::Acceptance;
 
-use super::format::short_sha;
 use super::render;
 use crate::{ApiError, AppState};
+use benchgate_stats::words::short_sha;
 
 /// At most this many acceptances on the page (newest first within each repository).
 const SHOWN: i64 = 500;

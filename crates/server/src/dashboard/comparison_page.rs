@@ -15,12 +15,13 @@ use benchgate_stats::modified_z_outliers;
 use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store, StoredResult};
 use chrono::{DateTime, Utc};
 
-use super::format::{age, duration_words, log_spread_pct, short_sha, verdict_class};
+use super::format::{age, duration_words, log_spread_pct, verdict_class};
 use super::plot;
 use super::render;
 use super::rounds::{PairedSeries, paired_series, running_intervals};
 use crate::{ApiError, AppState};
 use benchgate_stats::words;
+use benchgate_stats::words::short_sha;
 
 /// One row of the table and its two plots.
 struct BenchmarkView {

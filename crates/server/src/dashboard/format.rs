@@ -1,6 +1,6 @@
-//! Dashboard-only presentation: ages, durations, short shas and verdict colours. Percentages,
-//! values and verdict words come from `benchgate_stats::words`, shared with the comment and
-//! the CLI.
+//! Dashboard-only presentation: ages, durations and verdict colours. Percentages, values,
+//! verdict words and short shas come from `benchgate_stats::words`, shared with the comment
+//! and the CLI.
 
 use benchgate_api::VerdictKind;
 use chrono::{DateTime, Utc};
@@ -28,11 +28,6 @@ pub fn duration_words(secs: i64) -> String {
         s if s < 86_400 => format!("{} h", s / 3600),
         s => format!("{} d", s / 86_400),
     }
-}
-
-/// The first 8 characters of a commit sha.
-pub fn short_sha(sha: &str) -> &str {
-    sha.get(..8).unwrap_or(sha)
 }
 
 /// The CSS class of a verdict, for its colour.

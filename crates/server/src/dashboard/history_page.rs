@@ -11,11 +11,11 @@ use axum::response::{Html, IntoResponse};
 use benchgate_store::model::Regression;
 use serde::{Deserialize, Serialize};
 
-use super::format::short_sha;
 use super::plot::{self, ChainDot};
 use super::render;
 use crate::main_history::{SeriesHistory, branch_history, history_csv};
 use crate::{ApiError, AppState};
+use benchgate_stats::words::short_sha;
 
 #[derive(Debug, Deserialize)]
 pub struct HistoryQuery {

@@ -10,9 +10,10 @@ use benchgate_store::{Comparison, ComparisonFilter, Job, JobState, QueueDepth, R
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::format::{age, short_sha};
+use super::format::age;
 use super::render;
 use crate::{ApiError, AppState};
+use benchgate_stats::words::short_sha;
 
 /// A runner not seen for this long is offline: agents long-poll and heartbeat far more often.
 const OFFLINE_AFTER_SECS: i64 = 120;

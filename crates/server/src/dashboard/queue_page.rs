@@ -9,9 +9,10 @@ use benchgate_store::{JobState, RepositoryId, RunnerId, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::format::{duration_words, short_sha};
+use super::format::duration_words;
 use super::render;
 use crate::{ApiError, AppState};
+use benchgate_stats::words::short_sha;
 
 /// One queued or running job, as the page and `GET /api/v1/queue` show it.
 #[derive(Debug, Clone, Serialize)]

@@ -317,7 +317,7 @@ fn render_rows(
         headline: headline(&input.results),
         status_line: status_line(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
-        head: short(&input.head_sha).to_owned(),
+        head: words::short_sha(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
         failure: input.failure.as_deref().map(format::cell),
         summary: benchgate_stats::order::summary(&input.results)
@@ -384,7 +384,7 @@ fn acceptance_line(input: &CommentInput) -> Option<String> {
         "**Accepted** by {} on {} UTC for head `{}`: {} — rows: {}{}.",
         format::cell(&format!("@{}", a.by)),
         a.at.format("%Y-%m-%d %H:%M"),
-        short(&input.head_sha),
+        words::short_sha(&input.head_sha),
         format::cell(&a.reason),
         rows.join(", "),
         if more > 0 {
@@ -420,8 +420,8 @@ fn status_line(input: &CommentInput) -> String {
     };
     format!(
         "**{state}** · base `{}` → head `{}`",
-        short(&input.base_sha),
-        short(&input.head_sha)
+        words::short_sha(&input.base_sha),
+        words::short_sha(&input.head_sha)
     )
 }
 
@@ -442,10 +442,6 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
 }
 
 /// The check run's status, conclusion and title for a comparison, per `[gate] fail_on`.

@@ -28,7 +28,7 @@ pub async fn run(
         .into_iter()
         .filter(|c| c.head_sha == head && c.state != ComparisonState::Superseded)
         .collect();
-    let short = head.get(..7).unwrap_or(&head).to_owned();
+    let short = benchgate_stats::words::short_sha(&head).to_owned();
     match &t.command {
         GuardedCommand::Accept { reason } => {
             let mut rows = Vec::new();

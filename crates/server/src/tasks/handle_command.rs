@@ -152,7 +152,7 @@ fn unapproved_head(
     commented_at: Option<DateTime<Utc>>,
 ) -> Option<String> {
     let newest = newest?;
-    let short = |sha: &str| sha.get(..7).unwrap_or(sha).to_owned();
+    let short = benchgate_stats::words::short_sha;
     if newest.head_sha != scheduled {
         return Some(format!(
             "commit {} was pushed and is not scheduled yet, so nothing ran. Review it and \

@@ -5,9 +5,9 @@
 use benchgate_store::model::{ComparisonId, Priority, Regression, RegressionKind};
 use serde::{Deserialize, Serialize};
 
-use super::main_report::short;
 use super::{Context, OutboxTask, TaskError};
 use crate::github_args::GitHubArgs;
+use benchgate_stats::words::short_sha;
 
 /// Write the GitHub issue of a regression episode of the default branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,11 +109,11 @@ fn issue(args: &GitHubArgs, e: &Regression, repository: &str) -> (String, String
 fn title(e: &Regression) -> String {
     let change = format!("{:+.1}%", e.change * 100.0);
     let what = match e.kind {
-        RegressionKind::Step => format!("{change} slower at {}", short(&e.head_sha)),
+        RegressionKind::Step => format!("{change} slower at {}", short_sha(&e.head_sha)),
         RegressionKind::Creep => format!(
             "crept {change} slower from {} to {}",
-            short(&e.base_sha),
-            short(&e.head_sha)
+            short_sha(&e.base_sha),
+            short_sha(&e.head_sha)
         ),
     };
     let fixed = if e.open { "" } else { " (gone)" };
@@ -130,8 +130,8 @@ fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
         RegressionKind::Step => format!(
             "Comparing {} with the commit before it, {}, interleaved on one `{}` runner, \
              `{}` ({}) is **{:+.1}%** slower (interval {interval}): comparison {}.",
-            short(&e.head_sha),
-            short(&e.base_sha),
+            short_sha(&e.head_sha),
+            short_sha(&e.base_sha),
             e.series.runner_label,
             e.benchmark,
             e.metric,
@@ -143,8 +143,8 @@ fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
              ({}) is **{:+.1}%** slower (interval {interval}), although no single step \
              between them claims it: comparison {}.",
             e.series.branch,
-            short(&e.head_sha),
-            short(&e.base_sha),
+            short_sha(&e.head_sha),
+            short_sha(&e.base_sha),
             e.series.runner_label,
             e.benchmark,
             e.metric,

@@ -10,6 +10,8 @@ use benchgate_store::model::{
 };
 use serde::{Deserialize, Serialize};
 
+use benchgate_stats::words::short_sha;
+
 use super::{Context, MainIssue, MarkedComment, OutboxTask, RepoName, Task, TaskError};
 use crate::main_history::{commit_sequence, ordered_steps, schedule_anchor, series_of};
 
@@ -178,7 +180,7 @@ fn merged_pr_comment(
 ) -> String {
     let mut out = format!(
         "**benchgate: `{branch}` got slower with this merge** ({}, on `{}`):\n\n",
-        short(&c.head_sha),
+        short_sha(&c.head_sha),
         c.runner_label
     );
     for (row, _) in rows {
@@ -193,16 +195,12 @@ fn merged_pr_comment(
     }
     out.push_str(&format!(
         "\nMeasured by comparing {} with {} interleaved on one runner: [comparison #{}]({}).",
-        short(&c.head_sha),
-        short(&c.base_sha),
+        short_sha(&c.head_sha),
+        short_sha(&c.base_sha),
         c.id,
         args.comparison_url(c.id)
     ));
     out
-}
-
-pub(super) fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(8)]
 }
 
 /// The PR a merge commit's message names: "Merge pull request #12 from …" (a merge) or
