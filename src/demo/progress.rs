@@ -91,13 +91,8 @@ pub async fn wait_for_comparison<T>(
             .and_then(|r| r.report.benchmarks.iter().find(|b| b.metric == "wall_time"))
         {
             bar.set_position(row.n as u64);
-            let bound = |b: Option<f64>| b.map_or("∞".to_string(), |v| format!("{v:+.1}%"));
-            bar.set_message(format!(
-                "wall time {} [{}, {}]",
-                serde_json::to_value(row.verdict)?.as_str().unwrap_or("?"),
-                bound(row.interval_pct[0]),
-                bound(row.interval_pct[1])
-            ));
+            // The row as `benchgate compare`'s live display words it.
+            bar.set_message(benchgate_harness::cli::render::live_line(row));
         }
         if !matches!(status.state.as_str(), "queued" | "running") {
             bar.finish();

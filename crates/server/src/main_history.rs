@@ -340,6 +340,9 @@ pub struct AnchorResultView {
     pub interval_pct: [Option<f64>; 2],
     pub verdict: benchgate_api::VerdictKind,
     pub practical: bool,
+    /// Its change and verdict as the report words them, for the page.
+    #[serde(skip)]
+    pub words: String,
 }
 
 /// A series' whole history: the chains, the anchor comparisons and the steps still to run.
@@ -499,6 +502,11 @@ async fn series_history(
             .into_iter()
             .filter(|r| r.result.gated)
             .map(|r| AnchorResultView {
+                words: format!(
+                    "{}, {}",
+                    benchgate_stats::words::change(&r.result),
+                    benchgate_stats::words::verdict(&r.result)
+                ),
                 benchmark: r.result.name,
                 metric: r.result.metric,
                 change_pct: r.result.change_pct,

@@ -15,6 +15,7 @@ use crate::paired::{
 };
 use crate::verdict::{Progress, Verdict, verdict};
 use crate::wilcoxon::{HodgesLehmann, WALSH_LIMIT, hodges_lehmann};
+use crate::words;
 
 /// Which side ran first in each round, for the position regression.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -395,8 +396,8 @@ impl BenchmarkAnalysis {
             let slope = drift.per_round;
             if slope.significant {
                 out.push(format!(
-                    "drift: head/base moves {:+.2}% per round ({})",
-                    percent_from_log(slope.estimate),
+                    "drift: head/base moves {} per round ({})",
+                    words::percent(percent_from_log(slope.estimate)),
                     t_statistic(slope.t)
                 ));
             }
@@ -405,9 +406,9 @@ impl BenchmarkAnalysis {
                 // place is slower by e^β − 1, whichever side it is.
                 let p = percent_from_log(order.estimate);
                 out.push(format!(
-                    "run order matters: the second run of each pair is {:.1}% {} ({}); \
+                    "run order matters: the second run of each pair is {} {} ({}); \
                      interleaving cancels it on average",
-                    p.abs(),
+                    words::unsigned_percent(p),
                     if p > 0.0 { "slower" } else { "faster" },
                     t_statistic(order.t.abs())
                 ));
@@ -415,9 +416,9 @@ impl BenchmarkAnalysis {
         }
         if let (true, Some(hl)) = (self.estimators_disagree, self.hodges_lehmann) {
             out.push(format!(
-                "mean and median disagree (skew or outliers): Hodges–Lehmann {:+.2}% vs mean {:+.2}%",
-                percent_from_log(hl.estimate),
-                percent_from_log(self.mean_log)
+                "mean and median disagree (skew or outliers): Hodges–Lehmann {} vs mean {}",
+                words::percent(percent_from_log(hl.estimate)),
+                words::percent(percent_from_log(self.mean_log))
             ));
         }
         out

@@ -21,9 +21,15 @@ pub fn percent(p: f64) -> String {
     format!("{sign}{a:.digits$}%")
 }
 
+/// A percentage whose direction the words around it say: `1.2%` slower, `0.42%`, with
+/// [`percent`]'s precision.
+pub fn unsigned_percent(p: f64) -> String {
+    percent(p).trim_start_matches(['+', '-']).to_owned()
+}
+
 /// A margin as `±1.0%`.
 pub fn margin(m_pct: f64) -> String {
-    format!("±{}", percent(m_pct).trim_start_matches(['+', '-']))
+    format!("±{}", unsigned_percent(m_pct))
 }
 
 fn bound(b: Option<f64>, low: bool) -> String {
@@ -43,13 +49,18 @@ pub fn interval(i: [Option<f64>; 2]) -> String {
     format!("[{}, {}]", bound(i[0], true), bound(i[1], false))
 }
 
+/// An estimate with its interval: `+6.5% [+4.1%, +9.0%]`.
+pub fn estimate(p: f64, i: [Option<f64>; 2]) -> String {
+    format!("{} {}", percent(p), interval(i))
+}
+
 /// The change column: the estimate with its interval when the interval decides, only the
 /// interval when it does not (an undecided midpoint means nothing), the values themselves for
 /// an exact change from zero, and a dash when there is no analysis.
 pub fn change(r: &BenchmarkResult) -> String {
     match r.verdict {
         VerdictKind::Slower | VerdictKind::Faster => match r.change_pct {
-            Some(p) => format!("{} {}", percent(p), interval(r.interval_pct)),
+            Some(p) => estimate(p, r.interval_pct),
             None => interval(r.interval_pct),
         },
         VerdictKind::Exact => match (r.change_pct, r.base_center, r.head_center) {
@@ -415,6 +426,14 @@ mod tests {
             "0d1a26e"
         );
         assert_eq!(short_sha("abc"), "abc");
+    }
+
+    #[test]
+    fn estimates_carry_their_interval_and_magnitudes_drop_the_sign() {
+        assert_eq!(estimate(6.5, [Some(4.1), None]), "+6.5% [+4.1%, +∞]");
+        assert_eq!(estimate(-0.3, [None, None]), "-0.30% not bounded yet");
+        assert_eq!(unsigned_percent(-1.234), "1.2%");
+        assert_eq!(unsigned_percent(0.4), "0.40%");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::plot::{self, ChainDot};
 use super::render;
 use crate::main_history::{SeriesHistory, branch_history, history_csv};
 use crate::{ApiError, AppState};
-use benchgate_stats::words::short_sha;
+use benchgate_stats::words::{self, short_sha};
 
 #[derive(Debug, Deserialize)]
 pub struct HistoryQuery {
@@ -159,11 +159,6 @@ struct RegressionRow {
     issue: String,
 }
 
-fn range(lo: Option<f64>, hi: Option<f64>) -> String {
-    let side = |v: Option<f64>| v.map_or("∞".to_owned(), |v| format!("{v:+.1}%"));
-    format!("[{}, {}]", side(lo), side(hi))
-}
-
 /// The page.
 pub async fn page(
     State(app): State<AppState>,
@@ -220,16 +215,8 @@ pub async fn page(
                             head: short_sha(&p.head).to_owned(),
                             commits: p.commits,
                             pairs: p.pairs,
-                            step: format!(
-                                "{:+.1}% {}",
-                                p.step_change_pct,
-                                range(p.step_interval_pct[0], p.step_interval_pct[1])
-                            ),
-                            chain: format!(
-                                "{:+.1}% {}",
-                                p.chain_change_pct,
-                                range(p.chain_interval_pct[0], p.chain_interval_pct[1])
-                            ),
+                            step: words::estimate(p.step_change_pct, p.step_interval_pct),
+                            chain: words::estimate(p.chain_change_pct, p.chain_interval_pct),
                         })
                         .collect(),
                 })
@@ -246,14 +233,7 @@ pub async fn page(
                     results: a
                         .results
                         .iter()
-                        .map(|r| {
-                            format!(
-                                "{}: {} {:?}",
-                                r.benchmark,
-                                r.change_pct.map_or("?".into(), |c| format!("{c:+.1}%")),
-                                r.verdict
-                            )
-                        })
+                        .map(|r| format!("{}: {}", r.benchmark, r.words))
                         .collect::<Vec<_>>()
                         .join("; "),
                 })
@@ -266,12 +246,11 @@ pub async fn page(
         .map(|r| RegressionRow {
             benchmark: format!("{} ({})", r.benchmark, r.metric),
             kind: r.kind.as_str(),
-            change: format!(
-                "{:+.1}% [{:+.1}%, {:+.1}%]",
-                r.change * 100.0,
-                r.lower * 100.0,
-                r.upper * 100.0
-            ),
+            change: {
+                // Stored as fractions; an unbounded side is stored as an infinity.
+                let bound = |b: f64| b.is_finite().then_some(b * 100.0);
+                words::estimate(r.change * 100.0, [bound(r.lower), bound(r.upper)])
+            },
             opened_by: r.opened_by.0,
             status: match (r.open, r.closed_by) {
                 (true, _) => "open".to_owned(),

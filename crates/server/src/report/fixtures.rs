@@ -88,7 +88,7 @@ pub(crate) fn example() -> CommentInput {
                 rule: None,
                 warnings: vec![
                     "drift: head/base moves +0.40% per round (t = 3.1)".to_owned(),
-                    "mean and median disagree (skew or outliers): Hodges–Lehmann +5.90% vs mean +6.50%"
+                    "mean and median disagree (skew or outliers): Hodges–Lehmann +5.9% vs mean +6.5%"
                         .to_owned(),
                 ],
                 ..result("parse/large", VerdictKind::Slower, 6.5, [4.1, 9.0])

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, OutboxTask, TaskError};
 use crate::github_args::GitHubArgs;
-use benchgate_stats::words::short_sha;
+use benchgate_stats::words::{self, short_sha};
 
 /// Write the GitHub issue of a regression episode of the default branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +107,7 @@ fn issue(args: &GitHubArgs, e: &Regression, repository: &str) -> (String, String
 }
 
 fn title(e: &Regression) -> String {
-    let change = format!("{:+.1}%", e.change * 100.0);
+    let change = words::percent(e.change * 100.0);
     let what = match e.kind {
         RegressionKind::Step => format!("{change} slower at {}", short_sha(&e.head_sha)),
         RegressionKind::Creep => format!(
@@ -125,22 +125,24 @@ fn title(e: &Regression) -> String {
 
 fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
     let link = |id: ComparisonId| format!("[#{id}]({})", args.comparison_url(id));
-    let interval = format!("{:+.1}% to {:+.1}%", e.lower * 100.0, e.upper * 100.0);
+    let change = words::percent(e.change * 100.0);
+    // Stored as fractions; an unbounded side is stored as an infinity.
+    let bound = |b: f64| b.is_finite().then_some(b * 100.0);
+    let interval = words::interval([bound(e.lower), bound(e.upper)]);
     let found = match e.kind {
         RegressionKind::Step => format!(
             "Comparing {} with the commit before it, {}, interleaved on one `{}` runner, \
-             `{}` ({}) is **{:+.1}%** slower (interval {interval}): comparison {}.",
+             `{}` ({}) is **{change}** slower (interval {interval}): comparison {}.",
             short_sha(&e.head_sha),
             short_sha(&e.base_sha),
             e.series.runner_label,
             e.benchmark,
             e.metric,
-            e.change * 100.0,
             link(e.opened_by)
         ),
         RegressionKind::Creep => format!(
             "Comparing `{}` at {} with its anchor {}, interleaved on one `{}` runner, `{}` \
-             ({}) is **{:+.1}%** slower (interval {interval}), although no single step \
+             ({}) is **{change}** slower (interval {interval}), although no single step \
              between them claims it: comparison {}.",
             e.series.branch,
             short_sha(&e.head_sha),
@@ -148,7 +150,6 @@ fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
             e.series.runner_label,
             e.benchmark,
             e.metric,
-            e.change * 100.0,
             link(e.opened_by)
         ),
     };
