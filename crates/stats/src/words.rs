@@ -111,6 +111,23 @@ pub fn verdict(r: &BenchmarkResult) -> String {
     }
 }
 
+/// A verdict kind in a word or two, where there is no row to word whole (a filter's menu):
+/// the words a count of benchmarks uses wherever a kind has one standing.
+pub fn verdict_kind(kind: VerdictKind) -> &'static str {
+    match kind {
+        VerdictKind::Slower => BenchmarkStanding::Slower.words(),
+        VerdictKind::Faster => BenchmarkStanding::Faster.words(),
+        VerdictKind::Equivalent => BenchmarkStanding::NoChange.words(),
+        VerdictKind::NoResultYet => BenchmarkStanding::NoResultYet.words(),
+        VerdictKind::BelowResolution => BenchmarkStanding::BelowResolution.words(),
+        VerdictKind::NotAnalysed => BenchmarkStanding::NotAnalysed.words(),
+        // Changed or not, only the row knows: `verdict` says which.
+        VerdictKind::Exact => "exact count",
+        VerdictKind::OnlyInBase => "only in base",
+        VerdictKind::OnlyInHead => "only in head",
+    }
+}
+
 /// What a row needs more of: rounds of interleaved pairs, or runs of each side for two
 /// recordings compared unpaired.
 pub fn more_of(r: &BenchmarkResult) -> &'static str {
@@ -260,7 +277,8 @@ impl BenchmarkStanding {
         )
     }
 
-    const ALL: [BenchmarkStanding; 8] = [
+    /// Every standing, in the order a tally lists them.
+    pub const ALL: [BenchmarkStanding; 8] = [
         BenchmarkStanding::Slower,
         BenchmarkStanding::Faster,
         BenchmarkStanding::NoChange,
@@ -272,8 +290,9 @@ impl BenchmarkStanding {
     ];
 }
 
-/// Where a gated, two-sided row stands.
-fn row_standing(r: &BenchmarkResult) -> BenchmarkStanding {
+/// Where one row stands on its own (gated or not): a grown exact count is slower, an unchanged
+/// one no change. A benchmark's standing is the worst of its gated rows'.
+pub fn row_standing(r: &BenchmarkResult) -> BenchmarkStanding {
     match r.verdict {
         _ if crate::gate::is_regression_ignoring_gate(r) => BenchmarkStanding::Slower,
         VerdictKind::Slower => BenchmarkStanding::Slower,
@@ -318,16 +337,23 @@ pub fn benchmark_standings(results: &[BenchmarkResult]) -> Vec<(&str, BenchmarkS
     out
 }
 
-/// `1 slower, 2 no change, 1 not gated`: benchmarks counted by where they stand, every metric
-/// of a benchmark inside its one count; "" when there are none.
-pub fn tally(results: &[BenchmarkResult]) -> String {
+/// How many benchmarks stand where, in the order a tally lists them, standings with none left
+/// out: the counts of [`tally`], for a page that draws each one.
+pub fn standing_counts(results: &[BenchmarkResult]) -> Vec<(BenchmarkStanding, usize)> {
     let standings = benchmark_standings(results);
     BenchmarkStanding::ALL
         .iter()
-        .filter_map(|&s| {
-            let n = standings.iter().filter(|(_, t)| *t == s).count();
-            (n > 0).then(|| format!("{n} {}", s.words()))
-        })
+        .map(|&s| (s, standings.iter().filter(|(_, t)| *t == s).count()))
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
+/// `1 slower, 2 no change, 1 not gated`: benchmarks counted by where they stand, every metric
+/// of a benchmark inside its one count; "" when there are none.
+pub fn tally(results: &[BenchmarkResult]) -> String {
+    standing_counts(results)
+        .into_iter()
+        .map(|(s, n)| format!("{n} {}", s.words()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -434,6 +460,17 @@ mod tests {
         assert_eq!(estimate(-0.3, [None, None]), "-0.30% not bounded yet");
         assert_eq!(unsigned_percent(-1.234), "1.2%");
         assert_eq!(unsigned_percent(0.4), "0.40%");
+    }
+
+    #[test]
+    fn a_kind_is_worded_as_its_standing_is() {
+        assert_eq!(verdict_kind(VerdictKind::Equivalent), "no change");
+        assert_eq!(
+            verdict_kind(VerdictKind::BelowResolution),
+            "below resolution"
+        );
+        assert_eq!(verdict_kind(VerdictKind::Exact), "exact count");
+        assert_eq!(verdict_kind(VerdictKind::OnlyInHead), "only in head");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use benchgate_store::ComparisonFilter;
 use chrono::Utc;
 use serde::Deserialize;
 
-use super::overview::{ComparisonSummary, comparison_summaries, runner_summaries, verdict_short};
+use super::overview::{ComparisonSummary, comparison_summaries, runner_summaries};
 use super::render;
 use crate::{ApiError, AppState};
 
@@ -88,7 +88,7 @@ fn verdict_param(kind: VerdictKind) -> String {
 /// One choice of the form's verdict menu.
 struct VerdictOption {
     value: String,
-    words: String,
+    words: &'static str,
     selected: bool,
 }
 
@@ -120,11 +120,7 @@ async fn list_page(
         .into_iter()
         .map(|k| VerdictOption {
             value: verdict_param(k),
-            words: match k {
-                VerdictKind::OnlyInBase => "only in base".into(),
-                VerdictKind::OnlyInHead => "only in head".into(),
-                other => verdict_short(other).into(),
-            },
+            words: benchgate_stats::words::verdict_kind(k),
             selected: filter.verdict == Some(k),
         })
         .collect();

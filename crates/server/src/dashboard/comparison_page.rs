@@ -15,7 +15,7 @@ use benchgate_stats::modified_z_outliers;
 use benchgate_store::{Comparison, ComparisonId, Job, RunnerId, Store, StoredResult};
 use chrono::{DateTime, Utc};
 
-use super::format::{age, duration_words, log_spread_pct, verdict_class};
+use super::format::{log_spread_pct, seconds, standing_class};
 use super::plot;
 use super::render;
 use super::rounds::{PairedSeries, paired_series, running_intervals};
@@ -169,7 +169,7 @@ fn benchmark_view(
         change: result.map_or("—".into(), words::change),
         rounds: result.map_or(pairs.len(), |r| r.n),
         verdict: result.map_or("not analysed yet".into(), words::verdict),
-        verdict_class: result.map_or("open", |r| verdict_class(r.verdict)),
+        verdict_class: result.map_or("open", |r| standing_class(words::row_standing(r))),
         outliers: outliers.len(),
         plots: (!pairs.is_empty()).then(|| {
             (
@@ -191,10 +191,12 @@ fn job_view(job: &Job, runner_names: &HashMap<RunnerId, String>, now: DateTime<U
         rounds: job.rounds,
         attempts: job.attempts,
         max_attempts: job.max_attempts,
-        started: job.started_at.map_or("not yet".into(), |t| age(t, now)),
+        started: job
+            .started_at
+            .map_or("not yet".into(), |t| words::age((now - t).num_seconds())),
         took: match (job.started_at, job.finished_at) {
-            (Some(s), Some(f)) => duration_words((f - s).num_seconds()),
-            (Some(s), None) => format!("{} so far", duration_words((now - s).num_seconds())),
+            (Some(s), Some(f)) => words::elapsed(seconds(f - s)),
+            (Some(s), None) => format!("{} so far", words::elapsed(seconds(now - s))),
             _ => "—".into(),
         },
         last_error: job.last_error.clone(),
@@ -399,7 +401,7 @@ pub async fn page(
     let page = ComparisonPage {
         base_short: short_sha(&c.base_sha).to_string(),
         head_short: short_sha(&c.head_sha).to_string(),
-        created: age(c.created_at, now),
+        created: words::age((now - c.created_at).num_seconds()),
         pr_url: pull_request_url(&c),
         summaries,
         decided,

@@ -5,15 +5,18 @@ use std::collections::BTreeMap;
 use askama::Template;
 use axum::extract::State;
 use axum::response::Html;
-use benchgate_api::VerdictKind;
-use benchgate_store::{Comparison, ComparisonFilter, Job, JobState, QueueDepth, Runner, Store};
+use benchgate_api::{BenchmarkResult, VerdictKind};
+use benchgate_stats::words::BenchmarkStanding;
+use benchgate_store::{
+    Comparison, ComparisonFilter, Job, JobState, QueueDepth, Runner, RunnerId, Store, StoredResult,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::format::age;
+use super::format::standing_class;
 use super::render;
 use crate::{ApiError, AppState};
-use benchgate_stats::words::short_sha;
+use benchgate_stats::words::{self, short_sha};
 
 /// A runner not seen for this long is offline: agents long-poll and heartbeat far more often.
 const OFFLINE_AFTER_SECS: i64 = 120;
@@ -84,7 +87,7 @@ impl RunnerSummary {
             fingerprint: runner.fingerprint.clone(),
             last_seen: runner
                 .last_seen_at
-                .map_or_else(|| "never".into(), |t| age(t, now)),
+                .map_or_else(|| "never".into(), |t| words::age((now - t).num_seconds())),
         }
     }
 }
@@ -94,9 +97,12 @@ impl RunnerSummary {
 pub struct VerdictCount {
     pub verdict: VerdictKind,
     pub count: usize,
-    #[serde(skip)]
-    pub words: &'static str,
-    #[serde(skip)]
+}
+
+/// One count of a comparison's benchmarks as the list shows it: `2 slower`, coloured.
+#[derive(Debug, Clone)]
+pub struct Pill {
+    pub text: String,
     pub class: &'static str,
 }
 
@@ -114,6 +120,9 @@ pub struct ComparisonSummary {
     pub updated_at: DateTime<Utc>,
     /// Counted from the stored results, never recomputed.
     pub verdicts: Vec<VerdictCount>,
+    /// Its benchmarks counted per runner as the PR comment's headline counts them.
+    #[serde(skip)]
+    pub pills: Vec<Pill>,
     #[serde(skip)]
     pub created: String,
 }
@@ -148,17 +157,55 @@ pub async fn comparison_summaries(
                 .or_insert(VerdictCount {
                     verdict: kind,
                     count: 0,
-                    words: verdict_short(kind),
-                    class: super::format::verdict_class(kind),
                 })
                 .count += 1;
         }
-        out.push(summarise(&c, counts.into_values().collect(), now));
+        let pills = pills(&results);
+        out.push(summarise(&c, counts.into_values().collect(), pills, now));
     }
     Ok(out)
 }
 
-fn summarise(c: &Comparison, verdicts: Vec<VerdictCount>, now: DateTime<Utc>) -> ComparisonSummary {
+/// The comment's headline as pills: each runner's benchmarks counted by where they stand
+/// (`words::standing_counts`), the runners' counts added up; "no results yet" without any.
+fn pills(results: &[StoredResult]) -> Vec<Pill> {
+    let mut runners: Vec<RunnerId> = results.iter().map(|r| r.runner_id).collect();
+    runners.sort();
+    runners.dedup();
+    let mut counts: BTreeMap<BenchmarkStanding, usize> = BTreeMap::new();
+    for runner in runners {
+        let rows: Vec<BenchmarkResult> = results
+            .iter()
+            .filter(|r| r.runner_id == runner)
+            .map(|r| r.result.clone())
+            .collect();
+        for (standing, n) in words::standing_counts(&rows) {
+            *counts.entry(standing).or_default() += n;
+        }
+    }
+    if counts.is_empty() {
+        return vec![Pill {
+            text: words::headline(&[]),
+            class: "muted",
+        }];
+    }
+    BenchmarkStanding::ALL
+        .into_iter()
+        .filter_map(|standing| {
+            counts.get(&standing).map(|n| Pill {
+                text: format!("{n} {}", standing.words()),
+                class: standing_class(standing),
+            })
+        })
+        .collect()
+}
+
+fn summarise(
+    c: &Comparison,
+    verdicts: Vec<VerdictCount>,
+    pills: Vec<Pill>,
+    now: DateTime<Utc>,
+) -> ComparisonSummary {
     ComparisonSummary {
         id: c.id.0,
         repository: c.repository.clone(),
@@ -170,7 +217,8 @@ fn summarise(c: &Comparison, verdicts: Vec<VerdictCount>, now: DateTime<Utc>) ->
         created_at: c.created_at,
         updated_at: c.updated_at,
         verdicts,
-        created: age(c.created_at, now),
+        pills,
+        created: words::age((now - c.created_at).num_seconds()),
     }
 }
 
@@ -185,20 +233,6 @@ fn verdict_rank(kind: VerdictKind) -> u8 {
         VerdictKind::BelowResolution => 5,
         VerdictKind::NotAnalysed => 6,
         VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => 7,
-    }
-}
-
-/// A verdict in a word or two, as the comparison lists count it.
-pub fn verdict_short(kind: VerdictKind) -> &'static str {
-    match kind {
-        VerdictKind::Slower => "slower",
-        VerdictKind::Faster => "faster",
-        VerdictKind::Exact => "exact change",
-        VerdictKind::Equivalent => "no change",
-        VerdictKind::NoResultYet => "no result yet",
-        VerdictKind::BelowResolution => "below resolution",
-        VerdictKind::NotAnalysed => "not analysed",
-        VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => "on one side only",
     }
 }
 
@@ -240,4 +274,43 @@ pub async fn page(State(app): State<AppState>) -> Result<Html<String>, ApiError>
         .await?,
     };
     render(&page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::result;
+
+    fn stored(runner: i64, result: BenchmarkResult) -> StoredResult {
+        StoredResult {
+            runner_id: RunnerId(runner),
+            result,
+            updated_at: crate::report::fixtures::now(),
+        }
+    }
+
+    /// The list counts benchmarks as the comment's headline does: a benchmark whose time and
+    /// instructions are both slower is one slower benchmark, an unchanged exact count is no
+    /// change, and each runner's benchmarks count once per runner.
+    #[test]
+    fn pills_count_benchmarks_as_the_headline_does() {
+        let text = |results: &[StoredResult]| -> Vec<String> {
+            pills(results).into_iter().map(|p| p.text).collect()
+        };
+        let time = result("parse", VerdictKind::Slower, 6.5, [4.1, 9.0]);
+        let mut instructions = time.clone();
+        instructions.metric = "instructions".into();
+        let mut allocations = result("render", VerdictKind::Exact, 0.0, [0.0, 0.0]);
+        allocations.metric = "allocations".into();
+        let one = [
+            stored(1, time.clone()),
+            stored(1, instructions),
+            stored(1, allocations),
+        ];
+        assert_eq!(text(&one), ["1 slower", "1 no change"]);
+        assert_eq!(pills(&one)[0].class, "slower");
+        let two = [stored(1, time.clone()), stored(2, time)];
+        assert_eq!(text(&two), ["2 slower"]);
+        assert_eq!(text(&[]), ["no results yet"]);
+    }
 }

@@ -9,10 +9,9 @@ use benchgate_store::{JobState, RepositoryId, RunnerId, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::format::duration_words;
 use super::render;
 use crate::{ApiError, AppState};
-use benchgate_stats::words::short_sha;
+use benchgate_stats::words::{self, short_sha};
 
 /// One queued or running job, as the page and `GET /api/v1/queue` show it.
 #[derive(Debug, Clone, Serialize)]
@@ -125,10 +124,10 @@ pub async fn queue_view(store: &dyn Store, now: DateTime<Utc>) -> Result<QueueVi
                 lease_expires_at: j.lease_expires_at,
                 age_seconds,
                 lease_left_seconds,
-                age: duration_words(age_seconds),
+                age: words::elapsed(age_seconds as f64),
                 lease_left: match lease_left_seconds {
-                    Some(s) if s >= 0 => format!("{} left", duration_words(s)),
-                    Some(s) => format!("expired {} ago", duration_words(-s)),
+                    Some(s) if s >= 0 => format!("{} left", words::elapsed(s as f64)),
+                    Some(s) => format!("expired {} ago", words::elapsed(-s as f64)),
                     None => "—".into(),
                 },
             }

@@ -10,12 +10,13 @@ use benchgate_store::{FloorKey, NoiseFloor, RepositoryId, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::format::{age, log_spread_pct};
+use super::format::log_spread_pct;
 use super::overview::RunnerSummary;
 use super::plot::{self, FloorLine};
 use super::render;
 use super::rounds::{ROUNDS_CAP, rounds_to_resolve};
 use crate::{ApiError, AppState};
+use benchgate_stats::words;
 
 /// Effects the page says the runner can (or cannot) resolve, as fractions.
 const EFFECTS: [f64; 3] = [0.01, 0.02, 0.05];
@@ -170,7 +171,7 @@ fn floor_row(
         computed_at: floor.computed_at,
         resolves: resolutions(floor.within_spread, floor.between_bias),
         history: history.iter().map(floor_point).collect(),
-        age: age(floor.computed_at, now),
+        age: words::age((now - floor.computed_at).num_seconds()),
     }
 }
 
