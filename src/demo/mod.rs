@@ -140,9 +140,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     for floor in store.runner_noise_floors(runner.runner.id).await? {
         if floor.key.metric == "wall_time" {
             eprintln!(
-                "A/A floor of {}: spread ±{:.2}% per pair over {} pairs",
+                "A/A floor of {}: spread ±{} per pair over {} pairs",
                 runner.runner.name,
-                floor.within_spread.exp_m1() * 100.0,
+                benchgate_stats::words::spread(floor.within_spread.exp_m1() * 100.0),
                 floor.pairs
             );
         }

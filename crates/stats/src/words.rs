@@ -27,6 +27,12 @@ pub fn unsigned_percent(p: f64) -> String {
     percent(p).trim_start_matches(['+', '-']).to_owned()
 }
 
+/// A noise floor's spread or bias: `0.42%`, always two decimals, so a list of floors lines up
+/// and a quiet runner's floor keeps its digits.
+pub fn spread(pct: f64) -> String {
+    format!("{pct:.2}%")
+}
+
 /// A margin as `±1.0%`.
 pub fn margin(m_pct: f64) -> String {
     format!("±{}", unsigned_percent(m_pct))
@@ -460,6 +466,8 @@ mod tests {
         assert_eq!(estimate(-0.3, [None, None]), "-0.30% not bounded yet");
         assert_eq!(unsigned_percent(-1.234), "1.2%");
         assert_eq!(unsigned_percent(0.4), "0.40%");
+        assert_eq!(spread(1.2149), "1.21%");
+        assert_eq!(spread(0.1), "0.10%");
     }
 
     #[test]

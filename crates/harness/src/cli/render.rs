@@ -113,9 +113,9 @@ pub fn margin_note(eval: &Evaluation) -> Option<String> {
     let a = eval.rows.iter().find_map(|r| r.analysis.as_ref().ok())?;
     let floor = match &a.floor {
         Some(f) => format!(
-            "A/A floor: s_aa {:.2}%, bias tau_b {:.2}% from {} session(s), {} pairs",
-            percent_from_log(f.s_aa),
-            percent_from_log(f.tau_b),
+            "A/A floor: s_aa {}, bias tau_b {} from {} session(s), {} pairs",
+            words::spread(percent_from_log(f.s_aa)),
+            words::spread(percent_from_log(f.tau_b)),
             f.sessions,
             f.pairs
         ),

@@ -66,6 +66,23 @@ pub struct FloorRow {
     pub age: String,
 }
 
+impl FloorRow {
+    /// The spread per pair as the page shows it.
+    pub fn spread(&self) -> String {
+        words::spread(self.spread_pct)
+    }
+
+    /// The between-session bias as the page shows it.
+    pub fn bias(&self) -> String {
+        words::spread(self.between_bias_pct)
+    }
+
+    /// The margin M as the comment states it.
+    pub fn margin(&self) -> String {
+        words::margin(self.margin_pct)
+    }
+}
+
 /// A runner with its floors, as the page and `GET /api/v1/runners/{name}` show it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunnerDetail {

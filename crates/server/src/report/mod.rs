@@ -432,11 +432,11 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
         .take(10)
         .map(|f| {
             format!(
-                "{} {}: spread per pair {:.2}%, bias {:.2}%, from {} session(s), measured {}",
+                "{} {}: spread per pair {}, bias {}, from {} session(s), measured {}",
                 format::code(&f.benchmark),
                 format::cell(&f.metric),
-                f.spread_pct,
-                f.bias_pct,
+                words::spread(f.spread_pct),
+                words::spread(f.bias_pct),
                 f.sessions,
                 words::age((input.now - f.computed_at).num_seconds())
             )
