@@ -402,6 +402,11 @@ pub fn short_sha(sha: &str) -> &str {
     sha.get(..SHORT_SHA_LEN).unwrap_or(sha)
 }
 
+/// `n` of a thing, in the plural unless one: "1 row", "3 rows".
+pub fn count(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
 /// "just now", "3 minutes ago", "2 days ago".
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);
@@ -497,6 +502,16 @@ mod tests {
         assert_eq!(change(&r), "-83% [-85%, -80%]");
         assert_eq!(verdict(&r), "slower (beyond ±1.0%)");
         assert_eq!(metric_label(&r), "throughput, higher is better");
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(
+            count(1, "undecided or unchanged row"),
+            "1 undecided or unchanged row"
+        );
+        assert_eq!(count(0, "row"), "0 rows");
+        assert_eq!(count(60, "row"), "60 rows");
     }
 
     #[test]

@@ -72,6 +72,8 @@ struct ComparisonPage {
     decided: Vec<BenchmarkView>,
     /// This page's undecided and unchanged rows, folded as the PR comment folds them.
     folded: Vec<BenchmarkView>,
+    /// "3 undecided or unchanged rows", the folded section's summary.
+    folded_rows: String,
     /// This page's rows a rule of the suite ignores.
     ignored: Vec<BenchmarkView>,
     /// Which rows this page shows, of how many, and the neighbouring pages.
@@ -405,6 +407,7 @@ pub async fn page(
         pr_url: pull_request_url(&c),
         summaries,
         decided,
+        folded_rows: words::count(folded.len(), "undecided or unchanged row"),
         folded,
         ignored,
         rows: rows_shown,

@@ -149,6 +149,8 @@ struct CommentTemplate<'a> {
     summary: String,
     rows: &'a [Row],
     folded: &'a [Row],
+    /// "3 undecided or unchanged rows", the folded section's summary.
+    folded_rows: String,
     rows_cut: usize,
     geomean: Option<String>,
     notes: &'a [String],
@@ -325,6 +327,7 @@ fn render_rows(
             .unwrap_or_default(),
         rows: shown.decided,
         folded: shown.folded,
+        folded_rows: words::count(shown.folded.len(), "undecided or unchanged row"),
         rows_cut: shown.cut,
         geomean: geomean_line(&input.results),
         notes,
