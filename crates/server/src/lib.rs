@@ -5,6 +5,7 @@ mod agent_api;
 pub mod auth;
 mod background;
 pub mod calibration;
+mod commit_check;
 pub mod comparison_analysis;
 mod comparisons_api;
 pub mod config;

@@ -3,10 +3,8 @@
 //! transaction ([`crate::delivery_plan::plan`]); the outbox runner carries them out through
 //! [`Context`]. One file per task, each with its payload and what it does.
 
-mod accept;
 mod add_reaction;
 mod cancel_pull_request;
-mod check_run;
 mod handle_command;
 mod main_issue;
 mod main_report;

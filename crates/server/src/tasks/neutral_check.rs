@@ -4,8 +4,8 @@ use benchgate_github::client::{CheckConclusion, CheckStatus};
 use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
-use super::check_run::{self, CheckWrite};
 use super::{Context, OutboxTask, RepoName, TaskError};
+use crate::commit_check::{self, CheckWrite};
 
 /// A completed, neutral check on a head that has nothing to compare.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +27,7 @@ impl OutboxTask for NeutralCheck {
 impl NeutralCheck {
     pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
         let target = self.repo.target()?;
-        check_run::write(cx, &target, &self.check_write(), None).await?;
+        commit_check::write(&cx.github, &target, &self.check_write(), None).await?;
         Ok(())
     }
 
@@ -40,7 +40,7 @@ impl NeutralCheck {
             status: CheckStatus::Completed,
             conclusion: Some(CheckConclusion::Neutral),
             title: self.title,
-            summary: check_run::summary(self.summary),
+            summary: commit_check::summary(self.summary),
             details_url: None,
         }
     }

@@ -8,8 +8,8 @@ use benchgate_store::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::check_run::{self, CheckWrite};
 use super::{Context, OutboxTask, TaskError};
+use crate::commit_check::{self, CheckWrite};
 use crate::report;
 
 /// Render a comparison now and write its check run; every pending one of a comparison is one row.
@@ -35,7 +35,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let write = check_write(c, &loaded.input, cx.args.comparison_url(id));
     let completed = write.status == CheckStatus::Completed;
     let existing = run_to_write(c, completed);
-    if let Some(check_run_id) = check_run::write(cx, &target, &write, existing).await? {
+    if let Some(check_run_id) = commit_check::write(&cx.github, &target, &write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
             generation: c.rounds_generation,
@@ -147,7 +147,7 @@ mod tests {
             c.runner_label = input.runner_label.clone();
             let w = check_write(&c, &input, input.comparison_url.clone());
             assert_eq!(w.summary, crate::report::render_comment(&input), "{name}");
-            insta::assert_snapshot!(format!("check_{name}"), check_run::shown(&w));
+            insta::assert_snapshot!(format!("check_{name}"), commit_check::shown(&w));
         }
     }
 

@@ -246,7 +246,7 @@ mod tests {
         let w = check.check_write();
         format!(
             "{}\nsummary:\n{}\n",
-            super::super::check_run::shown(&w),
+            crate::commit_check::shown(&w),
             w.summary
         )
     }

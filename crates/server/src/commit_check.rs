@@ -7,8 +7,8 @@ use benchgate_github::client::{
     CommitStatusRequest, RepoTarget,
 };
 
-use super::{Context, TaskError};
 use crate::report::fit_bytes;
+use benchgate_github::client::{GitHubClient, GitHubError};
 
 /// GitHub keeps at most this many characters of a commit status's description.
 const STATUS_DESCRIPTION_LIMIT: usize = 140;
@@ -32,14 +32,14 @@ pub struct CheckWrite {
 /// Writes `w`, onto check run `existing` when given; returns the check run's id (`None` for a
 /// commit status).
 pub async fn write(
-    cx: &Context,
+    github: &GitHubClient,
     target: &RepoTarget,
     w: &CheckWrite,
     existing: Option<i64>,
-) -> Result<Option<i64>, TaskError> {
-    if !cx.github.is_app() {
+) -> Result<Option<i64>, GitHubError> {
+    if !github.is_app() {
         let status = commit_status(w);
-        cx.github
+        github
             .create_commit_status(target, &w.head_sha, &status)
             .await?;
         return Ok(None);
@@ -50,8 +50,7 @@ pub async fn write(
     });
     let existing = match existing {
         Some(id) => Some(id),
-        None => cx
-            .github
+        None => github
             .find_check_run(target, &w.head_sha, &w.name, &w.external_id)
             .await?
             // A completed run found again cannot take a state other than completed.
@@ -69,9 +68,7 @@ pub async fn write(
                 details_url: w.details_url.clone(),
                 output,
             };
-            cx.github
-                .update_check_run(target, id as u64, &update)
-                .await?;
+            github.update_check_run(target, id as u64, &update).await?;
             id
         }
         None => {
@@ -84,7 +81,7 @@ pub async fn write(
                 external_id: Some(w.external_id.clone()),
                 output,
             };
-            cx.github.create_check_run(target, &request).await?.id as i64
+            github.create_check_run(target, &request).await?.id as i64
         }
     };
     Ok(Some(id))
@@ -155,7 +152,7 @@ mod tests {
 
     fn write(status: CheckStatus, conclusion: Option<CheckConclusion>, title: &str) -> CheckWrite {
         CheckWrite {
-            name: super::super::CHECK_NAME.to_owned(),
+            name: crate::tasks::CHECK_NAME.to_owned(),
             head_sha: "a".repeat(40),
             status,
             conclusion,

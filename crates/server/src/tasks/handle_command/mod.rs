@@ -2,6 +2,8 @@
 //! and add the rounds, or reply why not. On a fork PR the command is also the approval to run
 //! its code, and covers only the heads pushed before the comment.
 
+mod accept;
+
 use benchgate_store::model::{ComparisonState, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -87,7 +89,7 @@ impl HandleCommand {
             .pull_request_comparisons(repository.id, t.pr as i64)
             .await?;
         if let GuardedCommand::Accept { .. } | GuardedCommand::Unaccept = &t.command {
-            return super::accept::run(cx, &t, &repository, comparisons).await;
+            return accept::run(cx, &t, &repository, comparisons).await;
         }
         let Some(comparison) = comparisons.into_iter().next() else {
             return cx

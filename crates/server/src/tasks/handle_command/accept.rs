@@ -1,14 +1,14 @@
 //! `/benchgate accept REASON` and `/benchgate unaccept` (after the permission check in
-//! `handle_command.rs`): record who accepted which failing rows of the PR's current head and
+//! `handle_command/mod.rs`): record who accepted which failing rows of the PR's current head and
 //! why, or take it back; then the head's checks and comments are written again.
 
 use benchgate_store::model::{
     Comparison, ComparisonId, ComparisonState, NewAcceptance, Repository,
 };
 
-use super::handle_command::{GuardedCommand, HandleCommand};
-use super::{Context, Reaction, ReportCheck, ReportComment, Task, TaskError};
+use super::{GuardedCommand, HandleCommand};
 use crate::report;
+use crate::tasks::{Context, Reaction, ReportCheck, ReportComment, Task, TaskError};
 
 /// Carries out an accept or unaccept on the PR's newest head.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
