@@ -7,6 +7,10 @@
 //! ```
 
 #[path = "../tests/support/dashboard_seed.rs"]
+#[allow(
+    dead_code,
+    reason = "the seeds of the page tests this example does not use"
+)]
 mod dashboard_seed;
 
 use std::time::{Duration, Instant};

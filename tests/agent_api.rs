@@ -1,11 +1,10 @@
 //! The agent protocol end to end: the real `benchgate serve` and `benchgate runner` processes on
 //! one database, driven over HTTP the way an agent drives it (no agent process needed).
 
-mod support;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use benchgate_api::agent::{
     BenchmarkSpec, ClaimRequest, ClaimedJob, ComparisonConfig, ComparisonStatus, CompleteRequest,
     CreateComparisonRequest, CreatedComparison, GateSpec, HeartbeatRequest, HeartbeatResponse,
@@ -13,7 +12,6 @@ use benchgate_api::agent::{
 };
 use benchgate_api::{Measurement, Side, VerdictKind};
 use reqwest::StatusCode;
-use support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 
 const ADMIN: &str = "admin-secret-for-tests";
 

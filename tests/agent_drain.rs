@@ -2,15 +2,11 @@
 //! stop, names the rounds it could not upload, and the lease expiry lets another agent finish
 //! the job against a new server on the same database, with no sample lost or stored twice.
 
-#[path = "support/agent.rs"]
-mod agent_support;
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use agent_support::{
+use crate::support::agent::{
     AgentProcess, BenchRepo, TokenVia, add_runner, create_comparison, spawn_server_at,
     wait_finished, write_token_file,
 };

@@ -3,22 +3,18 @@
 //! agent must survive — a crashed agent, a restarted server, a lost lease, a revoked token and
 //! a SIGTERM in the middle of a job.
 
-#[path = "support/agent.rs"]
-mod agent_support;
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use agent_support::{
-    AgentProcess, BenchRepo, add_runner, comparison, create_comparison, runner_cli,
+use crate::support::agent::{
+    AgentProcess, BenchRepo, LABEL, add_runner, comparison, create_comparison, runner_cli,
     spawn_server_at, wait_finished,
 };
+use crate::support::http;
 use benchgate_api::VerdictKind;
 use benchgate_api::agent::ComparisonStatus;
 use benchgate_store::{ComparisonId, RunnerSeries};
-use support::http;
 
 const FINISH: Duration = Duration::from_secs(90);
 
@@ -427,7 +423,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
             pr_number: Some(7),
             base_sha: repo.base.clone(),
             head_sha: repo.head.clone(),
-            runner_label: agent_support::LABEL.into(),
+            runner_label: LABEL.into(),
             config: req.config.clone().into(),
             planned_rounds: None,
             main: None,

@@ -5,20 +5,16 @@
 //!
 //! Without a working bwrap the test skips with the reason printed; in CI (`CI` set) it fails.
 
-#[path = "support/agent.rs"]
-mod agent_support;
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_support::{
-    AgentProcess, BASE_ITERATIONS, HEAD_ITERATIONS, add_runner, create_comparison, spawn_server_at,
-    wait_finished,
+use crate::support::agent::{
+    AgentProcess, BASE_ITERATIONS, BenchRepo, HEAD_ITERATIONS, add_runner, create_comparison,
+    spawn_server_at, wait_finished,
 };
+use crate::support::{BIN, git};
 use benchgate_api::VerdictKind;
 use benchgate_harness::sandbox::Sandbox;
-use support::{BIN, git};
 
 /// Whether bwrap works here; `false` with the reason printed (a failure in CI).
 fn bwrap_works() -> bool {
@@ -114,7 +110,7 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
         dir.path(),
         &["--sandbox", "bwrap", "--sandbox-hide", &hide],
     );
-    let mut req = agent_support::BenchRepo {
+    let mut req = BenchRepo {
         path: repo,
         base,
         head,

@@ -2,19 +2,15 @@
 //! leaves `/proc/PID/cmdline` clean, `--token` on the command line is refused, and a token
 //! file that is empty, unreadable or open to others is reported clearly.
 
-#[path = "support/agent.rs"]
-mod agent_support;
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use agent_support::{
+use crate::support::BIN;
+use crate::support::agent::{
     AgentProcess, BenchRepo, TokenVia, add_runner, create_comparison, spawn_server_at,
     wait_finished, write_token_file,
 };
-use support::BIN;
 
 const FINISH: Duration = Duration::from_secs(90);
 

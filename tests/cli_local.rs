@@ -1,12 +1,10 @@
 //! `benchgate compare` and `benchgate analyze` as a user runs them: the real binary, real
 //! processes, real files.
 
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::BIN;
+use crate::support::{self, BIN};
 
 /// Measuring tests take turns: side by side on a small machine they would load each other and
 /// measure that instead of the commands.

@@ -1,11 +1,9 @@
 //! `benchgate config check FILE` as a user runs it before pushing a `.benchgate.toml`: the real
 //! binary, real files; the resolved suites on stdout and exit 0, or the located error and exit 2.
 
-mod support;
-
 use std::process::Command;
 
-use support::BIN;
+use crate::support::BIN;
 
 fn check(text: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();

@@ -5,18 +5,13 @@
 //!
 //! Without /usr/bin/chromium the test skips with the reason printed; in CI (`CI` set) it fails.
 
-mod support;
-
-#[path = "support/dashboard_seed.rs"]
-mod dashboard_seed;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dashboard_seed::{seed_file_ordered_suite, seed_main_history, seed_small};
-use support::spawn_server;
+use crate::support::dashboard_seed::{seed_file_ordered_suite, seed_main_history, seed_small};
+use crate::support::spawn_server;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 

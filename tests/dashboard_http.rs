@@ -1,14 +1,11 @@
 //! The dashboard over HTTP as a browser or a script sees it: the real binary on a SQLite file
 //! seeded through the Store; pages, JSON, CSV, `/metrics`, the optional token and 404s.
 
-mod support;
-
-#[path = "support/dashboard_seed.rs"]
-mod dashboard_seed;
-
+use crate::support::dashboard_seed::{
+    LABEL, Seeded, seed_file_ordered_suite, seed_second_repository, seed_small,
+};
+use crate::support::{Server, http, spawn_server};
 use benchgate_github::signature::sign_with;
-use dashboard_seed::{Seeded, seed_file_ordered_suite, seed_second_repository, seed_small};
-use support::{Server, http, spawn_server};
 
 /// A server on a fresh SQLite file holding `seed_small`'s data.
 async fn seeded_server(env: &[(&str, &str)]) -> (tempfile::TempDir, Server, Seeded) {
@@ -322,7 +319,7 @@ async fn a_finished_job_and_an_answered_webhook_are_counted_and_timed_when_they_
     let url = format!("sqlite://{}", dir.path().join("dash.db").display());
     let store = benchgate_store::connect(&url).await.unwrap();
     let token = store
-        .add_runner("metrics-probe", &[dashboard_seed::LABEL.into()])
+        .add_runner("metrics-probe", &[LABEL.into()])
         .await
         .unwrap()
         .token;

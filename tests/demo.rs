@@ -1,11 +1,9 @@
 //! `benchgate demo --exit` as a newcomer runs it: nothing set up, the real binary starts its
 //! own server and agent, and prints the PR comment for a head known to be 25% slower.
 
-mod support;
-
 use std::process::Command;
 
-use support::BIN;
+use crate::support::BIN;
 
 /// The `[lo%, hi%]` interval of the comment's wall-time row.
 fn wall_time_row(comment: &str) -> &str {

@@ -3,14 +3,12 @@
 //! webhooks must get a 503 GitHub can redeliver, both well inside GitHub's 10 s delivery
 //! timeout, and everything must work again once the database answers.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use benchgate_github::signature::sign_with;
-use support::{FreshPostgres, http, postgres_admin_url, spawn_server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -113,7 +111,7 @@ fn impatient() -> reqwest::Client {
         .unwrap()
 }
 
-async fn ping(server: &support::Server, delivery: &str) -> u16 {
+async fn ping(server: &Server, delivery: &str) -> u16 {
     let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#.to_vec();
     impatient()
         .post(server.url("/webhooks/github"))
@@ -129,7 +127,7 @@ async fn ping(server: &support::Server, delivery: &str) -> u16 {
         .as_u16()
 }
 
-async fn readyz(server: &support::Server) -> u16 {
+async fn readyz(server: &Server) -> u16 {
     impatient()
         .get(server.url("/readyz"))
         .send()

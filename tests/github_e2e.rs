@@ -3,17 +3,14 @@
 //! payloads signed by the test, and a fake GitHub as strict as GitHub (tests/github) whose
 //! received writes we check. The server runs as a GitHub App, as users run it.
 
-mod github;
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::github::{self, Calls, FakeGitHub, Fault, REPO, fixture};
+use crate::support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
 use benchgate_github::signature::sign_with;
-use github::{Calls, FakeGitHub, Fault, REPO, fixture};
 use serde_json::{Value, json};
-use support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
 
 const SECRET: &str = "e2e-webhook-secret";
 const ADMIN_TOKEN: &str = "e2e-admin-token";

@@ -2,13 +2,11 @@
 //! file or Postgres database, a fake GitHub (wiremock) answering the code exchange with GitHub's
 //! documented example, and the browser's requests made by the test.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use benchgate_github::signature::sign_with;
 use serde_json::Value;
-use support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

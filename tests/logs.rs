@@ -1,12 +1,10 @@
 //! Logs as an operator's collector reads them: the real binary with stderr on a pipe, as in a
 //! log file, journald or `docker logs`.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use support::BIN;
+use crate::support::BIN;
 
 /// Runs `cmd` with stderr on a pipe and returns its log lines up to the first holding `needle`
 /// (all of them if it exits first); the process is killed then.

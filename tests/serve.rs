@@ -1,11 +1,9 @@
 //! `benchgate serve` and `benchgate migrate` as a user runs them: the real binary, a real port,
 //! a real SQLite file or a fresh Postgres database.
 
-mod support;
-
 use std::process::Command;
 
-use support::{BIN, FreshPostgres, http, postgres_admin_url, spawn_server};
+use crate::support::{BIN, FreshPostgres, http, postgres_admin_url, spawn_server};
 
 async fn get(url: &str) -> (u16, serde_json::Value) {
     let resp = http().get(url).send().await.expect("request");

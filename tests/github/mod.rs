@@ -5,7 +5,6 @@
 //! failures on demand (500, 429, secondary rate limits). It answers with the recorded bodies in
 //! tests/fixtures/github/rest and keeps what it was sent. Every refusal it answers on its own
 //! (not injected) is kept too, so a test can assert benchgate never sent what GitHub refuses.
-#![allow(dead_code)]
 
 mod rules;
 
@@ -88,6 +87,10 @@ pub struct Issue {
 pub struct Status {
     pub sha: String,
     pub state: String,
+    #[allow(
+        dead_code,
+        reason = "shown in assertion messages ({statuses:#?}); no test compares it"
+    )]
     pub description: String,
     pub context: String,
 }
@@ -199,12 +202,6 @@ impl FakeGitHub {
         s.faults.extend(faults.iter().map(|f| (calls, *f)));
     }
 
-    /// The next comment calls fail with these answers, in order.
-    pub fn fail_comment_calls(&self, answers: &[(u16, Option<u64>)]) {
-        let faults: Vec<_> = answers.iter().map(|(s, r)| Fault::Status(*s, *r)).collect();
-        self.inject(Calls::Comments, &faults);
-    }
-
     /// The next `.benchgate.toml` reads fail with these answers, in order.
     pub fn fail_config_reads(&self, answers: &[(u16, Option<u64>)]) {
         let faults: Vec<_> = answers.iter().map(|(s, r)| Fault::Status(*s, *r)).collect();
@@ -220,11 +217,6 @@ impl FakeGitHub {
     /// How many injected `.benchgate.toml` failures were answered.
     pub fn config_failures_answered(&self) -> usize {
         self.answered(Calls::Config)
-    }
-
-    /// How many injected comment failures were answered.
-    pub fn failures_answered(&self) -> usize {
-        self.answered(Calls::Comments)
     }
 
     /// A comment written by someone else on PR `pr`; returns its id.

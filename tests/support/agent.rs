@@ -1,7 +1,6 @@
 //! Helpers for the agent end-to-end tests: a real git repository whose head is slower by a known
 //! factor, runners registered with `benchgate runner add`, `benchgate agent` processes, the
 //! server on a fixed port (to restart it), and the admin comparison API.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,7 @@
 //! Helpers for end-to-end tests: the real binary on a real port, fresh databases.
-#![allow(dead_code)]
+
+pub mod agent;
+pub mod dashboard_seed;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
