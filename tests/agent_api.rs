@@ -1,49 +1,19 @@
 //! The agent protocol end to end: the real `benchgate serve` and `benchgate runner` processes on
 //! one database, driven over HTTP the way an agent drives it (no agent process needed).
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{BIN, FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+use crate::support::agent::{
+    ADMIN, add_runner_with_labels, comparison, create_comparison, runner_cli,
+};
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use benchgate_api::agent::{
-    BenchmarkSpec, ClaimRequest, ClaimedJob, ComparisonConfig, ComparisonStatus, CompleteRequest,
-    CreateComparisonRequest, CreatedComparison, GateSpec, HeartbeatRequest, HeartbeatResponse,
-    JobKind, JobOutcome, RoundUpload, ScheduleKind, UploadReceipt, UploadedSample,
+    BenchmarkSpec, ClaimRequest, ClaimedJob, ComparisonConfig, CompleteRequest,
+    CreateComparisonRequest, GateSpec, HeartbeatRequest, HeartbeatResponse, JobKind, JobOutcome,
+    RoundUpload, ScheduleKind, UploadReceipt, UploadedSample,
 };
 use benchgate_api::{Measurement, Side, VerdictKind};
 use reqwest::StatusCode;
-
-const ADMIN: &str = "admin-secret-for-tests";
-
-/// Runs `benchgate runner ARGS…` against the database and returns its stdout.
-fn runner_cli(database_url: &str, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .arg("runner")
-        .args(args)
-        .env("BENCHGATE_DATABASE_URL", database_url)
-        .output()
-        .expect("run benchgate runner");
-    assert!(
-        out.status.success(),
-        "benchgate runner {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Registers a runner with the CLI and returns the token it printed.
-fn add_runner(database_url: &str, name: &str, labels: &str) -> String {
-    let out = runner_cli(database_url, &["add", name, "--labels", labels]);
-    assert!(
-        out.contains("BENCHGATE_TOKEN"),
-        "says where the token goes: {out}"
-    );
-    out.lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .expect("a token line")
-        .trim()
-        .to_owned()
-}
 
 /// A wire value as JSON (a macro: this package has no direct serde dependency to name the bound).
 macro_rules! json {
@@ -195,34 +165,11 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
     }
 }
 
-async fn create_comparison(server: &Server, rounds: u32) -> CreatedComparison {
-    let resp = http()
-        .post(server.url("/api/v1/comparisons"))
-        .bearer_auth(ADMIN)
-        .json(&comparison_request(rounds))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    resp.json().await.unwrap()
-}
-
-async fn comparison(server: &Server, id: i64) -> ComparisonStatus {
-    let resp = http()
-        .get(server.url(&format!("/api/v1/comparisons/{id}")))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    resp.json().await.unwrap()
-}
-
 /// Claim, heartbeat, upload, complete; the result says "slower"; then the A/A job the first
 /// claim enqueued gives the runner a floor that plans the next comparison's n*.
 async fn full_flow(database_url: &str) {
     let server = spawn_server(database_url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
-    let token = add_runner(database_url, "quiet-1", "linux,x86");
+    let token = add_runner_with_labels(database_url, "quiet-1", "linux,x86");
     let listed = runner_cli(database_url, &["list"]);
     assert!(
         listed.contains("quiet-1") && listed.contains("linux,x86"),
@@ -251,7 +198,7 @@ async fn full_flow(database_url: &str) {
     // A claim waiting in its long poll gets the job enqueued meanwhile.
     let (job, created) = tokio::join!(agent.claim(10), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        create_comparison(&server, 10).await
+        create_comparison(&server, &comparison_request(10)).await
     });
     let job = job.expect("the comparison's job, within the long poll");
     assert_eq!(created.planned_rounds, None, "no floor yet");
@@ -318,7 +265,7 @@ async fn full_flow(database_url: &str) {
         assert_eq!(resp.status(), StatusCode::OK);
     }
     assert_eq!(agent.complete(&aa).await.status(), StatusCode::NO_CONTENT);
-    let next = create_comparison(&server, 10).await;
+    let next = create_comparison(&server, &comparison_request(10)).await;
     assert!(next.planned_rounds.is_some(), "the A/A floor plans n*");
 
     let fingerprint =
@@ -378,19 +325,6 @@ fn agent_protocol_on_postgres() {
         .block_on(full_flow(&db.url));
 }
 
-/// Waits until the server logs a line containing `needle`.
-fn wait_for_log(server: &Server, needle: &str, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match server.logs.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    }
-    false
-}
-
 #[tokio::test]
 async fn expired_lease_is_requeued_to_another_runner_and_late_writes_get_409() {
     let dir = tempfile::tempdir().unwrap();
@@ -402,9 +336,9 @@ async fn expired_lease_is_requeued_to_another_runner_and_late_writes_get_409() {
             ("BENCHGATE_LEASE_SECS", "2"),
         ],
     );
-    let first = Agent::new(&server, &add_runner(&url, "first", "linux"));
-    let second = Agent::new(&server, &add_runner(&url, "second", "linux"));
-    let created = create_comparison(&server, 6).await;
+    let first = Agent::new(&server, &add_runner_with_labels(&url, "first", "linux"));
+    let second = Agent::new(&server, &add_runner_with_labels(&url, "second", "linux"));
+    let created = create_comparison(&server, &comparison_request(6)).await;
 
     let job = first.claim(5).await.expect("a job");
     for round in 0..3 {
@@ -419,11 +353,7 @@ async fn expired_lease_is_requeued_to_another_runner_and_late_writes_get_409() {
         assert_eq!(resp.status(), StatusCode::OK);
     }
     // The first agent goes silent; the reaper requeues its job.
-    assert!(wait_for_log(
-        &server,
-        "lease expired; requeued",
-        Duration::from_secs(20)
-    ));
+    server.wait_for_log("lease expired; requeued", Duration::from_secs(20));
     assert_eq!(
         first.upload(&job, 3, 100.0, 110.0).await.status(),
         StatusCode::CONFLICT
@@ -496,8 +426,8 @@ async fn uploads_the_store_cannot_keep_get_400_and_large_rounds_fit() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bg.db").display());
     let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
-    let agent = Agent::new(&server, &add_runner(&url, "big", "linux"));
-    let created = create_comparison(&server, 4).await;
+    let agent = Agent::new(&server, &add_runner_with_labels(&url, "big", "linux"));
+    let created = create_comparison(&server, &comparison_request(4)).await;
     let job = agent.claim(5).await.expect("a job");
     let path = format!("/api/v1/jobs/{}/rounds", job.job_id);
 
@@ -562,8 +492,8 @@ async fn absurd_values_and_rounds_outside_the_plan_are_refused_and_pages_stay_re
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bg.db").display());
     let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
-    let agent = Agent::new(&server, &add_runner(&url, "edge", "linux"));
-    let created = create_comparison(&server, 4).await;
+    let agent = Agent::new(&server, &add_runner_with_labels(&url, "edge", "linux"));
+    let created = create_comparison(&server, &comparison_request(4)).await;
     let job = agent.claim(5).await.expect("a job");
 
     let resp = agent.upload(&job, 0, 0.001, 1.7e308).await;
@@ -618,11 +548,7 @@ async fn absurd_values_and_rounds_outside_the_plan_are_refused_and_pages_stay_re
             .len(),
         1
     );
-    assert!(wait_for_log(
-        &server,
-        "unreadable stored result skipped",
-        Duration::from_secs(5)
-    ));
+    server.wait_for_log("unreadable stored result skipped", Duration::from_secs(5));
 }
 
 /// The comparison's API answer parses and its pages answer 200.
@@ -649,10 +575,10 @@ fn two_servers_on_one_postgres_store_results_from_every_round() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let env = [("BENCHGATE_ADMIN_TOKEN", ADMIN)];
         let (a, b) = (spawn_server(&db.url, &env), spawn_server(&db.url, &env));
-        let token = add_runner(&db.url, "replicated", "linux");
+        let token = add_runner_with_labels(&db.url, "replicated", "linux");
         let (via_a, via_b) = (Agent::new(&a, &token), Agent::new(&b, &token));
         let rounds = 24;
-        let created = create_comparison(&a, rounds as u32).await;
+        let created = create_comparison(&a, &comparison_request(rounds as u32)).await;
         let job = via_b.claim(5).await.expect("a job");
         for round in (0..rounds).step_by(2) {
             let value = |r: i64, phase| 1000.0 * noise(r, phase);

@@ -2,17 +2,15 @@
 //! stop, names the rounds it could not upload, and the lease expiry lets another agent finish
 //! the job against a new server on the same database, with no sample lost or stored twice.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::{
-    AgentProcess, BenchRepo, TokenVia, add_runner, create_comparison, spawn_server_at,
-    wait_finished, write_token_file,
+    AgentProcess, BenchRepo, FINISH, TokenVia, add_runner, comparison_samples, create_comparison,
+    spawn_server_at, wait_finished, wall_time_rounds, write_token_file,
 };
-use benchgate_store::{ComparisonId, RunnerSeries};
+use crate::support::{measuring_turn, sqlite_url};
 
-const FINISH: Duration = Duration::from_secs(90);
 /// The agent's default `--drain-secs`.
 const DRAIN: Duration = Duration::from_secs(benchgate_agent::config::DEFAULT_DRAIN_SECS);
 /// Room for a loaded machine beyond the documented bound; before the drain was bounded the
@@ -20,10 +18,6 @@ const DRAIN: Duration = Duration::from_secs(benchgate_agent::config::DEFAULT_DRA
 const MARGIN: Duration = Duration::from_secs(15);
 const LEASE_SECS: u64 = 6;
 const ROUNDS: usize = 10;
-
-fn sqlite_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("benchgate.db").display())
-}
 
 /// The `N` of `key=N` in `line`.
 fn field(line: &str, key: &str) -> Option<i64> {
@@ -58,34 +52,9 @@ fn rounds_not_uploaded(logs: &str, job: i64) -> Option<BTreeSet<i64>> {
     )
 }
 
-/// Per (attempt, round) of the head's wall time: asserts no sample key was stored twice.
-fn stored_rounds(series: &RunnerSeries) -> BTreeSet<(i64, i64)> {
-    let mut seen = BTreeMap::new();
-    for s in &series.samples {
-        let key = (
-            s.job_id.0,
-            s.attempt,
-            s.round,
-            s.side,
-            s.benchmark.clone(),
-            s.metric.clone(),
-        );
-        *seen.entry(key).or_insert(0) += 1;
-    }
-    assert!(
-        seen.values().all(|&n| n == 1),
-        "a sample was stored twice: {seen:?}"
-    );
-    series
-        .samples
-        .iter()
-        .filter(|s| s.metric == "wall_time" && s.side == benchgate_api::Side::Head)
-        .map(|s| (s.attempt, s.round))
-        .collect()
-}
-
 #[tokio::test]
 async fn a_stop_after_the_server_died_ends_within_the_drain_and_the_lease_expiry_reruns_the_job() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, LEASE_SECS);
@@ -165,16 +134,12 @@ async fn a_stop_after_the_server_died_ends_within_the_drain_and_the_lease_expiry
     };
     assert_eq!(headline.runner, expected);
 
-    let store = benchgate_store::connect(&db).await.unwrap();
-    let series = store
-        .comparison_samples(ComparisonId(created.id))
-        .await
-        .unwrap();
+    let series = comparison_samples(&db, created.id).await;
     let of = |name: &str| {
         series
             .iter()
             .find(|s| s.runner_name == name)
-            .map(stored_rounds)
+            .map(wall_time_rounds)
     };
     let rescued = of("rescuer").expect("the rescuer's series");
     assert_eq!(rescued.len(), ROUNDS, "no round lost: {rescued:?}");

@@ -3,57 +3,16 @@
 //! agent must survive — a crashed agent, a restarted server, a lost lease, a revoked token and
 //! a SIGTERM in the middle of a job.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::support::agent::{
-    AgentProcess, BenchRepo, LABEL, add_runner, comparison, create_comparison, runner_cli,
-    spawn_server_at, wait_finished,
+    AgentProcess, BenchRepo, FINISH, LABEL, add_runner, comparison, comparison_samples,
+    create_comparison, runner_cli, spawn_server_at, wait_finished, wall_time_rounds,
 };
-use crate::support::http;
+use crate::support::{http, measuring_turn, sqlite_url};
 use benchgate_api::VerdictKind;
 use benchgate_api::agent::ComparisonStatus;
-use benchgate_store::{ComparisonId, RunnerSeries};
-
-const FINISH: Duration = Duration::from_secs(90);
-
-fn sqlite_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("benchgate.db").display())
-}
-
-/// Every stored sample of a comparison, per runner.
-async fn samples(database_url: &str, id: i64) -> Vec<RunnerSeries> {
-    let store = benchgate_store::connect(database_url).await.unwrap();
-    store.comparison_samples(ComparisonId(id)).await.unwrap()
-}
-
-/// Per runner: how many times each (job, attempt, round, side, benchmark, metric) was stored,
-/// and the set of measured rounds of the wall-time metric.
-fn wall_time_rounds(series: &RunnerSeries) -> BTreeSet<(i64, i64)> {
-    let mut seen = BTreeMap::new();
-    for s in &series.samples {
-        let key = (
-            s.job_id.0,
-            s.attempt,
-            s.round,
-            s.side,
-            s.benchmark.clone(),
-            s.metric.clone(),
-        );
-        *seen.entry(key).or_insert(0) += 1;
-    }
-    assert!(
-        seen.values().all(|&n| n == 1),
-        "a sample was stored twice: {seen:?}"
-    );
-    series
-        .samples
-        .iter()
-        .filter(|s| s.metric == "wall_time" && s.side == benchgate_api::Side::Head)
-        .map(|s| (s.attempt, s.round))
-        .collect()
-}
 
 /// The headline runner's wall-time result.
 fn headline_wall_time(status: &ComparisonStatus) -> (&str, &benchgate_api::BenchmarkResult) {
@@ -81,6 +40,7 @@ fn headline_result<'a>(
 
 #[tokio::test]
 async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_leaks() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 30);
@@ -111,7 +71,7 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
         matches!(wall.verdict, VerdictKind::Slower | VerdictKind::NoResultYet),
         "{wall:?}"
     );
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     assert_eq!(series.len(), 1, "one job, one runner's series");
     assert_eq!(series[0].runner_name, runner);
     assert_eq!(wall_time_rounds(&series[0]).len(), 12);
@@ -161,6 +121,7 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
 /// stratified by runner, with every pair measured on one machine.
 #[tokio::test]
 async fn two_runners_of_one_hardware_class_reach_one_verdict_together() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 30);
@@ -177,7 +138,7 @@ async fn two_runners_of_one_hardware_class_reach_one_verdict_together() {
     let status = wait_finished(&server, created.id, FINISH, &[&alpha, &beta]).await;
     assert_eq!(status.state, "done", "{status:?}");
 
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     let mut names: Vec<&str> = series.iter().map(|s| s.runner_name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(names, ["alpha", "beta"], "each runner measured one job");
@@ -195,6 +156,7 @@ async fn two_runners_of_one_hardware_class_reach_one_verdict_together() {
 
 #[tokio::test]
 async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 3);
@@ -213,7 +175,7 @@ async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() 
     assert_eq!(status.state, "done", "{status:?}");
     let (runner, wall) = headline_wall_time(&status);
 
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     // Both agents run on this machine, one hardware class: what the dead one measured before
     // it died is combined with the survivor's series, stratified by runner.
     let doomed_rounds = series
@@ -248,6 +210,7 @@ async fn a_killed_agents_job_is_finished_by_the_other_after_the_lease_expires() 
 
 #[tokio::test]
 async fn the_agent_carries_on_when_the_server_restarts_mid_job() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 20);
@@ -271,7 +234,7 @@ async fn the_agent_carries_on_when_the_server_restarts_mid_job() {
         "the agent saw the outage:\n{}",
         agent.logs()
     );
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     assert_eq!(series.len(), 1);
     assert_eq!(
         wall_time_rounds(&series[0]).len(),
@@ -283,6 +246,7 @@ async fn the_agent_carries_on_when_the_server_restarts_mid_job() {
 
 #[tokio::test]
 async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 2);
@@ -331,7 +295,7 @@ async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly(
         .lines()
         .any(|l| l.contains(&span) && l.contains("completing the job"));
     assert!(!completed, "{}", stalled.logs());
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     let taker_rounds = series
         .iter()
         .find(|s| s.runner_name == "taker")
@@ -352,6 +316,7 @@ async fn wrong_or_revoked_tokens_get_401_and_a_lost_lease_stops_the_job_cleanly(
 
 #[tokio::test]
 async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 30);
@@ -384,7 +349,7 @@ async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
 
     // Every round the quitter measured was uploaded before it exited.
     let measured = quitter.logs().matches("round measured").count();
-    let series = samples(&db, created.id).await;
+    let series = comparison_samples(&db, created.id).await;
     let quitter_rounds = series
         .iter()
         .find(|s| s.runner_name == "quitter")
@@ -397,6 +362,7 @@ async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
 
 #[tokio::test]
 async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
+    let _turn = measuring_turn().await;
     use benchgate_store::{JobState, NewComparison, NewJob, NewRepository, Priority};
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
@@ -454,7 +420,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
         .filter(|l| l.contains(&span) && l.contains("round measured"))
         .count();
     assert!(measured < 20, "stopped early: {}", agent.logs());
-    let series = samples(&db, created.id.0).await;
+    let series = comparison_samples(&db, created.id.0).await;
     assert_eq!(
         wall_time_rounds(&series[0]).len(),
         measured,

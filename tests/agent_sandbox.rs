@@ -12,7 +12,7 @@ use crate::support::agent::{
     AgentProcess, BASE_ITERATIONS, BenchRepo, HEAD_ITERATIONS, add_runner, create_comparison,
     spawn_server_at, wait_finished,
 };
-use crate::support::{BIN, git};
+use crate::support::{BIN, git, measuring_turn};
 use benchgate_api::VerdictKind;
 use benchgate_harness::sandbox::Sandbox;
 
@@ -82,6 +82,7 @@ fn hostile_repo(dir: &Path, attack: &str) -> (PathBuf, String, String) {
 
 #[tokio::test]
 async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
+    let _turn = measuring_turn().await;
     if !bwrap_works() {
         return;
     }

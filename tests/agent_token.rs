@@ -4,19 +4,12 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
 
-use crate::support::BIN;
 use crate::support::agent::{
-    AgentProcess, BenchRepo, TokenVia, add_runner, create_comparison, spawn_server_at,
+    AgentProcess, BenchRepo, FINISH, TokenVia, add_runner, create_comparison, spawn_server_at,
     wait_finished, write_token_file,
 };
-
-const FINISH: Duration = Duration::from_secs(90);
-
-fn sqlite_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("benchgate.db").display())
-}
+use crate::support::{BIN, measuring_turn, sqlite_url};
 
 /// Runs `benchgate agent` against a port nothing listens on, so it can only fail before
 /// connecting; `env` is the whole token environment it gets.
@@ -40,6 +33,7 @@ fn stderr(out: &Output) -> String {
 
 #[tokio::test]
 async fn an_agent_with_a_token_file_finishes_a_job_and_its_command_line_holds_no_token() {
+    let _turn = measuring_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 30);

@@ -6,13 +6,6 @@ use std::process::{Command, Output};
 
 use crate::support::{self, BIN};
 
-/// Measuring tests take turns: side by side on a small machine they would load each other and
-/// measure that instead of the commands.
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn benchgate(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
@@ -41,7 +34,7 @@ fn wall_time(report: &serde_json::Value) -> &serde_json::Value {
 
 #[test]
 fn compare_finds_a_ten_percent_slower_sleep() {
-    let _turn = measuring();
+    let _turn = support::measuring_turn_blocking();
     let out = benchgate(&[
         "compare",
         "--base",
@@ -67,7 +60,7 @@ fn compare_finds_a_ten_percent_slower_sleep() {
 
 #[test]
 fn compare_of_a_command_with_itself_claims_nothing() {
-    let _turn = measuring();
+    let _turn = support::measuring_turn_blocking();
     // One session may claim a change with probability up to alpha (that is what 0.05 means);
     // a second claim in two more sessions would point at a biased tool (p ≈ 2·alpha²).
     let session = || {
@@ -401,7 +394,7 @@ fn suite_repository(dir: &Path) {
 /// plain lines with the elapsed time.
 #[test]
 fn compare_runs_the_repository_config_as_ci_and_stops_when_the_gated_rows_decide() {
-    let _turn = measuring();
+    let _turn = support::measuring_turn_blocking();
     let repo = tempfile::tempdir().unwrap();
     suite_repository(repo.path());
     let config = repo.path().join(".benchgate.toml");
@@ -692,7 +685,7 @@ fn criterion_config(dir: &Path, name: &str, extra: &str) -> std::path::PathBuf {
 /// `bench_from_head`, when the base runs head's bench file against its own library.
 #[test]
 fn a_real_crates_criterion_suite_runs_as_in_ci_and_compares_a_benchmark_added_in_head() {
-    let _turn = measuring();
+    let _turn = support::measuring_turn_blocking();
     let repo = tempfile::tempdir().unwrap();
     criterion_crate(repo.path());
     let configs = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::BIN;
+use crate::support::{BIN, measuring_turn_blocking};
 
 /// The `[lo%, hi%]` interval of the comment's wall-time row.
 fn wall_time_row(comment: &str) -> &str {
@@ -31,6 +31,7 @@ fn interval(row: &str) -> (f64, f64) {
 
 #[test]
 fn demo_reports_the_known_slowdown_with_an_interval_that_contains_it() {
+    let _turn = measuring_turn_blocking();
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
         .args([

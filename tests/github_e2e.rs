@@ -8,7 +8,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::github::{self, Calls, FakeGitHub, Fault, REPO, fixture};
-use crate::support::{BIN, FreshPostgres, Server, git, http, postgres_admin_url, spawn_server};
+use crate::support::agent::add_runner_with_labels;
+use crate::support::{
+    BIN, FreshPostgres, Server, git, http, measuring_turn, postgres_admin_url, spawn_server,
+};
 use benchgate_github::signature::sign_with;
 use serde_json::{Value, json};
 
@@ -126,25 +129,8 @@ impl Setup {
 
     /// The same for a runner with `labels` (comma-separated): one agent serves them all.
     async fn start_agent_for(&mut self, labels: &str) {
-        static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-        self._turn = Some(TURN.lock().await);
-        let out = Command::new(BIN)
-            .args(["runner", "add", "gh-e2e-1", "--labels", labels])
-            .env("BENCHGATE_DATABASE_URL", &self.database_url)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        let token = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("token: "))
-            .unwrap()
-            .trim()
-            .to_owned();
+        self._turn = Some(measuring_turn().await);
+        let token = add_runner_with_labels(&self.database_url, "gh-e2e-1", labels);
         let child = Command::new(BIN)
             .args(["agent", "--server", &self.server.url(""), "--work-dir"])
             .arg(self.dir.path().join("agent"))

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::github::{fixture, fixture_path};
 use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
 use benchgate_github::signature::sign_with;
 use serde_json::Value;
@@ -16,13 +17,6 @@ const CODE: &str = "a180b1a3d263c81bc6441d7b990bae27d4c10679";
 /// The fake GitHub's web pages (the form's target); never contacted by the server.
 const WEB: &str = "https://github.example";
 
-fn fixture(name: &str) -> Value {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/github/rest")
-        .join(name);
-    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
-}
-
 /// What GitHub's example conversion answers; the test checks none of it reaches a log.
 struct Created {
     webhook_secret: String,
@@ -31,7 +25,7 @@ struct Created {
 }
 
 fn created() -> Created {
-    let answer = fixture("create-app-from-manifest.201.json");
+    let answer = fixture("rest/create-app-from-manifest.201.json");
     Created {
         webhook_secret: answer["webhook_secret"].as_str().unwrap().into(),
         pem_line: answer["pem"]
@@ -51,7 +45,8 @@ async fn fake_github() -> MockServer {
     Mock::given(method("POST"))
         .and(path(format!("/app-manifests/{CODE}/conversions")))
         .respond_with(
-            ResponseTemplate::new(201).set_body_json(fixture("create-app-from-manifest.201.json")),
+            ResponseTemplate::new(201)
+                .set_body_json(fixture("rest/create-app-from-manifest.201.json")),
         )
         .expect(1)
         .mount(&github)
@@ -88,9 +83,7 @@ async fn get(server: &Server, path: &str, bearer: Option<&str>) -> (u16, String)
 
 /// Posts a `pull_request.opened` delivery signed with `secret`.
 async fn deliver(server: &Server, secret: &str, delivery: &str) -> u16 {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/github/webhooks/pull_request.opened.json");
-    let body = std::fs::read(path).unwrap();
+    let body = std::fs::read(fixture_path("webhooks/pull_request.opened.json")).unwrap();
     http()
         .post(server.url("/webhooks/github"))
         .header("X-GitHub-Event", "pull_request")
@@ -438,23 +431,6 @@ async fn a_refused_code_is_a_clear_page_and_stores_nothing() {
     assert!(server.terminate().success());
 }
 
-/// Waits until `server` logs a line containing `message`; returns the lines read meanwhile.
-fn wait_for_log(server: &Server, message: &str) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(line) = server.logs.recv_timeout(left) else {
-            panic!("the server never logged {message:?}; it logged {seen:#?}");
-        };
-        let found = line.contains(message);
-        seen.push(line);
-        if found {
-            return seen;
-        }
-    }
-}
-
 /// Two servers on one database: the one that did not run the setup verifies the next delivery
 /// with the stored secret at once, and starts writing to GitHub as the App.
 async fn two_replicas(database_url: &str) {
@@ -472,7 +448,10 @@ async fn two_replicas(database_url: &str) {
         202,
         "the other replica reads the stored secret when a signature does not match its copy"
     );
-    let mut lines = wait_for_log(&second, "using the GitHub App stored by /github/setup");
+    let mut lines = second.wait_for_log(
+        "using the GitHub App stored by /github/setup",
+        Duration::from_secs(60),
+    );
     lines.extend(stop(first));
     lines.extend(stop(second));
     assert_no_secret_in(&lines, &created);
@@ -502,7 +481,7 @@ async fn a_second_setup_replaces_the_app_without_a_restart() {
     let url = format!("sqlite://{}", dir.path().join("benchgate.db").display());
     let github = fake_github().await;
     // The documented example as a second App would answer it: its own id, name and secret.
-    let mut second = fixture("create-app-from-manifest.201.json");
+    let mut second = fixture("rest/create-app-from-manifest.201.json");
     second["id"] = 2.into();
     second["slug"] = "octoapp-2".into();
     second["html_url"] = "https://github.com/apps/octoapp-2".into();
@@ -515,7 +494,10 @@ async fn a_second_setup_replaces_the_app_without_a_restart() {
         .await;
     let server = start(&url, &github, &[]);
     assert_eq!(complete_setup(&server).await.0, 200);
-    let mut lines = wait_for_log(&server, "using the GitHub App stored by /github/setup");
+    let mut lines = server.wait_for_log(
+        "using the GitHub App stored by /github/setup",
+        Duration::from_secs(60),
+    );
     assert!(lines.last().unwrap().contains("\"app_id\":1"), "{lines:#?}");
 
     let (_, page) = get(&server, "/github/setup", Some(ADMIN)).await;
@@ -540,7 +522,10 @@ async fn a_second_setup_replaces_the_app_without_a_restart() {
         deliver(&server, "second-app-webhook-secret", "new-app").await,
         202
     );
-    let seen = wait_for_log(&server, "using the GitHub App stored by /github/setup");
+    let seen = server.wait_for_log(
+        "using the GitHub App stored by /github/setup",
+        Duration::from_secs(60),
+    );
     assert!(seen.last().unwrap().contains("\"app_id\":2"), "{seen:#?}");
     lines.extend(seen);
     lines.extend(stop(server));

@@ -2,6 +2,7 @@
 //! factor, runners registered with `benchgate runner add`, `benchgate agent` processes, the
 //! server on a fixed port (to restart it), and the admin comparison API.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -12,6 +13,7 @@ use benchgate_api::agent::{
     BenchmarkSpec, ComparisonConfig, ComparisonStatus, CreateComparisonRequest, CreatedComparison,
     GateSpec, ScheduleKind,
 };
+use benchgate_store::{ComparisonId, RunnerSeries};
 
 use crate::support::{BIN, Server, git, http};
 
@@ -19,6 +21,8 @@ use crate::support::{BIN, Server, git, http};
 pub const ADMIN: &str = "admin-token-for-agent-tests";
 /// The runner label of every test job.
 pub const LABEL: &str = "e2e";
+/// How long a test waits for an agent's comparison to finish, on a loaded machine too.
+pub const FINISH: Duration = Duration::from_secs(90);
 
 /// Spin iterations of the base side (~20 ms per run in a debug build).
 pub const BASE_ITERATIONS: u64 = 2_500_000;
@@ -89,9 +93,19 @@ impl BenchRepo {
     }
 }
 
-/// Registers a runner with `benchgate runner add` and returns the token it printed once.
+/// Registers a runner labelled [`LABEL`] with `benchgate runner add` and returns the token it
+/// printed once.
 pub fn add_runner(database_url: &str, name: &str) -> String {
-    let out = runner_cli(database_url, &["add", name, "--labels", LABEL]);
+    add_runner_with_labels(database_url, name, LABEL)
+}
+
+/// [`add_runner`] with other `labels` (comma-separated).
+pub fn add_runner_with_labels(database_url: &str, name: &str, labels: &str) -> String {
+    let out = runner_cli(database_url, &["add", name, "--labels", labels]);
+    assert!(
+        out.contains("BENCHGATE_TOKEN"),
+        "says where the token goes: {out}"
+    );
     out.lines()
         .find_map(|l| l.strip_prefix("token: "))
         .expect("a token line")
@@ -340,4 +354,37 @@ pub async fn wait_finished(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Every stored sample of a comparison, per runner.
+pub async fn comparison_samples(database_url: &str, id: i64) -> Vec<RunnerSeries> {
+    let store = benchgate_store::connect(database_url).await.unwrap();
+    store.comparison_samples(ComparisonId(id)).await.unwrap()
+}
+
+/// The (attempt, round) pairs of the head's wall time a runner stored; asserts that no sample
+/// (job, attempt, round, side, benchmark, metric) was stored twice.
+pub fn wall_time_rounds(series: &RunnerSeries) -> BTreeSet<(i64, i64)> {
+    let mut seen = BTreeMap::new();
+    for s in &series.samples {
+        let key = (
+            s.job_id.0,
+            s.attempt,
+            s.round,
+            s.side,
+            s.benchmark.clone(),
+            s.metric.clone(),
+        );
+        *seen.entry(key).or_insert(0) += 1;
+    }
+    assert!(
+        seen.values().all(|&n| n == 1),
+        "a sample was stored twice: {seen:?}"
+    );
+    series
+        .samples
+        .iter()
+        .filter(|s| s.metric == "wall_time" && s.side == benchgate_api::Side::Head)
+        .map(|s| (s.attempt, s.round))
+        .collect()
 }

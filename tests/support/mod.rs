@@ -5,11 +5,32 @@ pub mod dashboard_seed;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
+
+/// Tests that measure take turns, whichever file they are in: side by side on a small machine
+/// they would load each other and measure that instead of the code. Hold the guard while
+/// measuring.
+static MEASURING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits for this test's turn to measure.
+pub async fn measuring_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().await
+}
+
+/// [`measuring_turn`] for a test that runs outside a tokio runtime.
+pub fn measuring_turn_blocking() -> tokio::sync::MutexGuard<'static, ()> {
+    MEASURING.blocking_lock()
+}
+
+/// The URL of the SQLite database `benchgate.db` in `dir`.
+pub fn sqlite_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join("benchgate.db").display())
+}
 
 /// Runs git in `dir` with a fixed identity (test machines may have none) and returns stdout.
 pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
@@ -56,6 +77,24 @@ impl Server {
         let status = self.child.wait().expect("wait");
         std::mem::forget(self);
         status
+    }
+
+    /// Waits until the server logs a line containing `needle`; returns the lines read meanwhile,
+    /// that one last.
+    pub fn wait_for_log(&self, needle: &str, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = self.logs.recv_timeout(left) else {
+                panic!("the server did not log {needle:?} within {within:?}; it logged {seen:#?}");
+            };
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
     }
 }
 
