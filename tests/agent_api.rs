@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::support::agent::{
     ADMIN, add_runner_with_labels, comparison, create_comparison, runner_cli,
 };
-use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server, wait_until};
 use benchgate_api::agent::{
     BenchmarkSpec, ClaimRequest, ClaimedJob, ComparisonConfig, CompleteRequest,
     CreateComparisonRequest, GateSpec, HeartbeatRequest, HeartbeatResponse, JobKind, JobOutcome,
@@ -165,6 +165,14 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
     }
 }
 
+/// When the server last saw the runner `name` (any request with its token).
+async fn last_seen(database_url: &str, name: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let store = benchgate_store::connect(database_url).await.unwrap();
+    let runners = store.list_runners().await.unwrap();
+    let runner = runners.iter().find(|r| r.name == name).expect("the runner");
+    runner.last_seen_at
+}
+
 /// Claim, heartbeat, upload, complete; the result says "slower"; then the A/A job the first
 /// claim enqueued gives the runner a floor that plans the next comparison's n*.
 async fn full_flow(database_url: &str) {
@@ -195,9 +203,19 @@ async fn full_flow(database_url: &str) {
 
     let agent = Agent::new(&server, &token);
     assert!(agent.claim(0).await.is_none(), "nothing queued yet: 204");
-    // A claim waiting in its long poll gets the job enqueued meanwhile.
+    // A claim waiting in its long poll gets the job enqueued meanwhile: enqueued once the claim
+    // has reached the server, which marks its runner seen.
+    let seen_before = last_seen(database_url, "quiet-1").await;
     let (job, created) = tokio::join!(agent.claim(10), async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        wait_until(
+            "the claim to reach the server",
+            Duration::from_secs(10),
+            async || match last_seen(database_url, "quiet-1").await {
+                seen if seen != seen_before => Ok(()),
+                seen => Err(format!("quiet-1 last seen {seen:?}")),
+            },
+        )
+        .await;
         create_comparison(&server, &comparison_request(10)).await
     });
     let job = job.expect("the comparison's job, within the long poll");

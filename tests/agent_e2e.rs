@@ -10,7 +10,7 @@ use crate::support::agent::{
     AgentProcess, BenchRepo, FINISH, LABEL, add_runner, comparison, comparison_samples,
     create_comparison, runner_cli, spawn_server_at, wait_finished, wall_time_rounds,
 };
-use crate::support::{http, measuring_turn, sqlite_url};
+use crate::support::{http, measuring_turn, sqlite_url, wait_until};
 use benchgate_api::VerdictKind;
 use benchgate_api::agent::ComparisonStatus;
 
@@ -222,18 +222,20 @@ async fn the_agent_carries_on_when_the_server_restarts_mid_job() {
 
     agent.wait_for_log("round=1", FINISH);
     drop(server); // SIGKILL: no graceful shutdown.
-    std::thread::sleep(Duration::from_millis(1500));
+    // The server comes back once the agent has met the outage.
+    wait_until("the agent to see the outage", FINISH, async || {
+        let saw = ["retrying", "kept and retried", "heartbeat failed"];
+        if saw.iter().any(|line| agent.logged(line)) {
+            Ok(())
+        } else {
+            Err(agent.logs())
+        }
+    })
+    .await;
     let server = spawn_server_at(&addr, &db, 20);
 
     let status = wait_finished(&server, created.id, FINISH, &[&agent]).await;
     assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
-    assert!(
-        agent.logged("retrying")
-            || agent.logged("kept and retried")
-            || agent.logged("heartbeat failed"),
-        "the agent saw the outage:\n{}",
-        agent.logs()
-    );
     let series = comparison_samples(&db, created.id).await;
     assert_eq!(series.len(), 1);
     assert_eq!(

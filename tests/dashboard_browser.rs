@@ -7,8 +7,10 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
 
 use crate::support::dashboard_seed::{seed_file_ordered_suite, seed_main_history, seed_small};
 use crate::support::spawn_server;
@@ -40,7 +42,7 @@ struct Output {
 /// Runs headless Chromium with a fresh profile and `extra` arguments; kills it after a minute.
 /// Output goes to files, not pipes: a DOM larger than a pipe buffer would otherwise block
 /// Chromium while this waits for it.
-fn run_chromium(extra: &[String]) -> Output {
+async fn run_chromium(extra: &[String]) -> Output {
     let profile = tempfile::tempdir().unwrap();
     let stdout_path = profile.path().join("stdout");
     let stderr_path = profile.path().join("stderr");
@@ -64,16 +66,15 @@ fn run_chromium(extra: &[String]) -> Output {
         .stdin(Stdio::null())
         .stdout(File::create(&stdout_path).unwrap())
         .stderr(File::create(&stderr_path).unwrap())
+        .kill_on_drop(true)
         .spawn()
         .expect("start chromium");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within a minute: {extra:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+        panic!("chromium did not finish within a minute: {extra:?}");
     }
     Output {
         stdout: std::fs::read(&stdout_path).unwrap(),
@@ -82,8 +83,8 @@ fn run_chromium(extra: &[String]) -> Output {
 }
 
 /// The DOM after Chromium loaded and laid out `url`.
-fn rendered_dom(url: &str) -> String {
-    let out = run_chromium(&["--dump-dom".into(), url.into()]);
+async fn rendered_dom(url: &str) -> String {
+    let out = run_chromium(&["--dump-dom".into(), url.into()]).await;
     let dom = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         dom.contains("</html>"),
@@ -94,7 +95,7 @@ fn rendered_dom(url: &str) -> String {
 }
 
 /// Saves a screenshot of `url` at `width`, light or dark, and checks a PNG was written.
-fn screenshot(url: &str, file: &Path, width: u32, dark: bool) {
+async fn screenshot(url: &str, file: &Path, width: u32, dark: bool) {
     let mut args = vec![
         format!("--screenshot={}", file.display()),
         format!("--window-size={width},1800"),
@@ -104,7 +105,7 @@ fn screenshot(url: &str, file: &Path, width: u32, dark: bool) {
         args.push("--blink-settings=preferredColorScheme=0".into());
     }
     args.push(url.into());
-    let out = run_chromium(&args);
+    let out = run_chromium(&args).await;
     let png = std::fs::read(file).unwrap_or_else(|e| {
         panic!(
             "no screenshot {} ({e}); chromium said:\n{}",
@@ -265,21 +266,17 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
     ];
 
     let artifacts = artifacts_dir();
-    let blocking = tokio::task::spawn_blocking(move || {
-        for (name, path, needles, plots) in &pages {
-            let url = server.url(path);
-            let dom = rendered_dom(&url);
-            assert_shows(name, &dom, needles);
-            assert_eq!(drawn_plots(&dom), *plots, "{name}: plots with content");
-            for (width, size) in [(1280, "desktop"), (390, "phone")] {
-                for (dark, theme) in [(false, "light"), (true, "dark")] {
-                    let file = artifacts.join(format!("{name}-{size}-{theme}.png"));
-                    screenshot(&url, &file, width, dark);
-                }
+    for (name, path, needles, plots) in &pages {
+        let url = server.url(path);
+        let dom = rendered_dom(&url).await;
+        assert_shows(name, &dom, needles);
+        assert_eq!(drawn_plots(&dom), *plots, "{name}: plots with content");
+        for (width, size) in [(1280, "desktop"), (390, "phone")] {
+            for (dark, theme) in [(false, "light"), (true, "dark")] {
+                let file = artifacts.join(format!("{name}-{size}-{theme}.png"));
+                screenshot(&url, &file, width, dark).await;
             }
         }
-        println!("screenshots in {}", artifacts.display());
-        server
-    });
-    drop(blocking.await.unwrap());
+    }
+    println!("screenshots in {}", artifacts.display());
 }

@@ -3,11 +3,12 @@
 //! webhooks must get a 503 GitHub can redeliver, both well inside GitHub's 10 s delivery
 //! timeout, and everything must work again once the database answers.
 
-use std::sync::Arc;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server, wait_until};
 use benchgate_github::signature::sign_with;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -21,6 +22,9 @@ struct HangingProxy {
     hang: Arc<AtomicBool>,
     /// Bumped to cut every open connection, as a database restart does.
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// One entry per connection accepted, holding the generation it was born in; gone (no
+    /// strong reference left) once both its directions have closed.
+    connections: Arc<Mutex<Vec<Weak<u64>>>>,
 }
 
 impl HangingProxy {
@@ -29,13 +33,15 @@ impl HangingProxy {
         let port = listener.local_addr().unwrap().port();
         let hang = Arc::new(AtomicBool::new(false));
         let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (flag, current) = (hang.clone(), generation.clone());
+        let connections = Arc::new(Mutex::new(Vec::new()));
+        let (flag, current, opened) = (hang.clone(), generation.clone(), connections.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let Ok(server) = TcpStream::connect(&upstream).await else {
                     continue;
                 };
-                let born = current.load(Ordering::SeqCst);
+                let born = Arc::new(current.load(Ordering::SeqCst));
+                opened.lock().unwrap().push(Arc::downgrade(&born));
                 let (cr, cw) = client.into_split();
                 let (sr, sw) = server.into_split();
                 let link = Link {
@@ -51,12 +57,24 @@ impl HangingProxy {
             port,
             hang,
             generation,
+            connections,
         }
     }
 
     /// Closes every connection open now, as a restarting database does.
     fn cut_connections(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many connections opened before the last cut are still open.
+    fn open_from_before_the_cut(&self) -> usize {
+        let now = self.generation.load(Ordering::SeqCst);
+        let connections = self.connections.lock().unwrap();
+        connections
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|born| **born != now)
+            .count()
     }
 }
 
@@ -65,12 +83,12 @@ impl HangingProxy {
 struct Link {
     hang: Arc<AtomicBool>,
     generation: Arc<std::sync::atomic::AtomicU64>,
-    born: u64,
+    born: Arc<u64>,
 }
 
 impl Link {
     fn cut(&self) -> bool {
-        self.generation.load(Ordering::SeqCst) != self.born
+        self.generation.load(Ordering::SeqCst) != *self.born
     }
 }
 
@@ -166,11 +184,15 @@ async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
     );
 
     proxy.hang.store(false, Ordering::SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while readyz(&server).await != 200 {
-        assert!(Instant::now() < deadline, "never ready again");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_until(
+        "/readyz to answer 200 again",
+        Duration::from_secs(60),
+        async || match readyz(&server).await {
+            200 => Ok(()),
+            other => Err(other),
+        },
+    )
+    .await;
     // GitHub's redelivery of the refused delivery is recorded now.
     assert_eq!(ping(&server, "during-the-hang").await, 202);
     assert_eq!(ping(&server, "during-the-hang").await, 200, "and only once");
@@ -178,20 +200,30 @@ async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
     // The database restarts: every pooled connection breaks. The server answers 503 at worst
     // (a retry), never a 500 loop, and is ready again with fresh connections.
     proxy.cut_connections();
-    // Each proxied connection notices within 100 ms and closes.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let what = "every pooled connection to close";
+    wait_until(what, Duration::from_secs(30), async || {
+        match proxy.open_from_before_the_cut() {
+            0 => Ok(()),
+            open => Err(format!("{open} still open")),
+        }
+    })
+    .await;
     let mut answers = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let what = "the delivery after the restart to be recorded";
+    wait_until(what, Duration::from_secs(60), async || {
         let status = ping(&server, "after-the-restart").await;
         answers.push(status);
+        assert!(
+            status == 202 || status == 503,
+            "answers after the restart: {answers:?}"
+        );
         if status == 202 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("answers {answers:?}"))
         }
-        assert!(status == 503, "answers after the restart: {answers:?}");
-        assert!(Instant::now() < deadline, "never recorded: {answers:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     assert_eq!(readyz(&server).await, 200);
     eprintln!("after a database restart the first deliveries were answered {answers:?}");
 }
@@ -220,7 +252,17 @@ async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
     );
     slow.write_all(head.as_bytes()).await.unwrap();
     slow.write_all(&vec![b' '; size / 2]).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The server reserves a body's share of the budget before it reads the body, so once it
+    // has read all that was sent (more than its header buffer holds) the first holds its share.
+    let client = slow.local_addr().unwrap();
+    let what = "the server to read the first delivery's half body";
+    wait_until(what, Duration::from_secs(30), async || {
+        match unread_bytes(client, server.addr) {
+            0 => Ok(()),
+            unread => Err(format!("{unread} bytes unread")),
+        }
+    })
+    .await;
 
     let big = vec![b' '; size];
     let resp = impatient()
@@ -259,6 +301,27 @@ async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
     assert_eq!(resp.status().as_u16(), 400);
 }
 
+/// Bytes the local TCP connection `client` sent to `server` that the server process has not
+/// read yet: what the client has not had acknowledged plus the server's receive queue, as
+/// /proc/net/tcp shows both ends.
+fn unread_bytes(client: SocketAddr, server: SocketAddr) -> u64 {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let port = |address: &str| u16::from_str_radix(address.rsplit(':').next().unwrap(), 16);
+    let mut unread = 0;
+    for line in table.lines().skip(1) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let ends = (port(fields[1]).unwrap(), port(fields[2]).unwrap());
+        let (tx, rx) = fields[4].split_once(':').unwrap();
+        let queue = |hex: &str| u64::from_str_radix(hex, 16).unwrap();
+        if ends == (client.port(), server.port()) {
+            unread += queue(tx);
+        } else if ends == (server.port(), client.port()) {
+            unread += queue(rx);
+        }
+    }
+    unread
+}
+
 /// kill -9 the server in the middle of a burst of signed deliveries: every delivery that was
 /// answered 202 is recorded (its redelivery is a duplicate), and every one that got no answer
 /// is recorded once GitHub redelivers it to the restarted server.
@@ -272,25 +335,28 @@ async fn a_server_killed_during_a_webhook_burst_loses_no_accepted_delivery() {
     // Four senders in parallel, each delivery after the previous one's answer; the server is
     // killed once ten have been answered, with the others in flight or not sent yet.
     let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let ten_answered = Arc::new(tokio::sync::Notify::new());
     let senders: Vec<_> = deliveries
         .chunks(15)
         .map(|chunk| {
             let url = server.url("/webhooks/github");
-            let (chunk, answered) = (chunk.to_vec(), answered.clone());
+            let (chunk, answered, ten) = (chunk.to_vec(), answered.clone(), ten_answered.clone());
             tokio::spawn(async move {
                 let mut out = Vec::new();
                 for d in chunk {
                     let status = send_ping(&url, &d).await;
-                    answered.fetch_add(1, Ordering::SeqCst);
+                    if answered.fetch_add(1, Ordering::SeqCst) + 1 == 10 {
+                        ten.notify_one();
+                    }
                     out.push((d, status));
                 }
                 out
             })
         })
         .collect();
-    while answered.load(Ordering::SeqCst) < 10 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    tokio::time::timeout(Duration::from_secs(60), ten_answered.notified())
+        .await
+        .expect("ten deliveries answered within a minute");
     server.child.kill().unwrap();
     let _ = server.child.wait();
     let mut accepted = Vec::new();

@@ -5,12 +5,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::github::{self, Calls, FakeGitHub, Fault, REPO, fixture};
 use crate::support::agent::add_runner_with_labels;
 use crate::support::{
     BIN, FreshPostgres, Server, git, http, measuring_turn, postgres_admin_url, spawn_server,
+    wait_until,
 };
 use benchgate_github::signature::sign_with;
 use serde_json::{Value, json};
@@ -18,6 +19,8 @@ use serde_json::{Value, json};
 const SECRET: &str = "e2e-webhook-secret";
 const ADMIN_TOKEN: &str = "e2e-admin-token";
 const LABEL: &str = "e2e";
+/// The longest the server holds an agent's claim open (`BENCHGATE_CLAIM_WAIT`).
+const CLAIM_WAIT_SECS: u64 = 2;
 /// Head spins four times as long as base: a known slowdown large enough that wall time (what
 /// gates) decides within 8 rounds even on a loaded machine.
 const BASE_ITERATIONS: u64 = 2_000_000;
@@ -98,13 +101,14 @@ async fn setup_with(
     };
     let api = github.url();
     let secrets = format!("old-secret,{SECRET}");
+    let claim_wait = CLAIM_WAIT_SECS.to_string();
     let mut env: Vec<(&str, &str)> = vec![
         ("BENCHGATE_WEBHOOK_SECRET", &secrets),
         ("BENCHGATE_GITHUB_API_URL", &api),
         ("BENCHGATE_PUBLIC_URL", "https://bench.example"),
         ("BENCHGATE_COMMENT_INTERVAL", "1"),
         ("BENCHGATE_OUTBOX_BACKOFF_MS", "100"),
-        ("BENCHGATE_CLAIM_WAIT", "2"),
+        ("BENCHGATE_CLAIM_WAIT", &claim_wait),
         ("BENCHGATE_ADMIN_TOKEN", ADMIN_TOKEN),
     ];
     env.extend_from_slice(auth);
@@ -222,20 +226,16 @@ impl Setup {
 
     /// Waits until every outbox row was sent (or given up).
     async fn outbox_drained(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self
-            .count("SELECT COUNT(*) FROM outbox WHERE done_at IS NULL")
-            .await
-            > 0
-        {
-            assert!(
-                Instant::now() < deadline,
-                "the outbox did not drain\nchecks: {:#?}\nrequests: {:?}",
-                self.github.checks(),
-                self.github.requests().await
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let sql = "SELECT COUNT(*) FROM outbox WHERE done_at IS NULL";
+        wait_until(
+            "the outbox to drain",
+            Duration::from_secs(60),
+            async || match self.count(sql).await {
+                0 => Ok(()),
+                pending => Err(format!("{pending} rows pending; {}", self.github)),
+            },
+        )
+        .await;
     }
 }
 
@@ -306,20 +306,16 @@ async fn count_rows(database_url: &str, sql: &str) -> i64 {
     }
 }
 
-/// Polls `done` every 200 ms until it holds, or fails with `what` and the fake's state.
+/// Waits until `done` holds, or fails with `what` and the fake's state.
 async fn eventually(github: &FakeGitHub, what: &str, secs: u64, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        if Instant::now() > deadline {
-            panic!(
-                "timed out waiting for {what}\ncomments: {:#?}\nchecks: {:#?}\nrequests: {:?}",
-                github.comments(),
-                github.checks(),
-                github.requests().await
-            );
+    wait_until(what, Duration::from_secs(secs), async || {
+        if done() {
+            Ok(())
+        } else {
+            Err(github.to_string())
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
 }
 
 /// The fake refused nothing on its own: benchgate never sent what GitHub refuses.
@@ -628,7 +624,9 @@ async fn bad_signatures_are_refused_without_a_trace_and_redeliveries_do_nothing_
         !s.github.checks().is_empty()
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // All that both deliveries asked for has run once the outbox is empty; anything the
+    // redelivery did twice shows now.
+    s.outbox_drained().await;
     assert_eq!(s.count("SELECT COUNT(*) FROM webhook_deliveries").await, 1);
     assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, 1);
     assert_eq!(
@@ -1213,8 +1211,18 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
         );
     };
     signal("-STOP");
-    // Its last long poll ends empty-handed while it is stopped.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    wait_until(
+        "the agent to stop",
+        Duration::from_secs(30),
+        async || match process_state(&agent) {
+            'T' => Ok(()),
+            other => Err(other),
+        },
+    )
+    .await;
+    // A claim it had open when stopped must end empty-handed before the pushes arrive; nothing
+    // tells when it has, so wait twice the longest a claim is held.
+    tokio::time::sleep(Duration::from_secs(2 * CLAIM_WAIT_SECS)).await;
     std::fs::write(repo.join("README"), "more docs\n").unwrap();
     let c7 = commit("docs again");
     std::fs::write(repo.join("NOTES"), "notes\n").unwrap();
@@ -1309,6 +1317,14 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
     nothing_refused(&s.github);
 }
 
+/// The state letter `/proc/PID/stat` shows for process `pid` (`T` once stopped).
+fn process_state(pid: &str) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name, which is in parentheses and may hold spaces.
+    let after_name = &stat[stat.rfind(')').unwrap() + 1..];
+    after_name.trim_start().chars().next().unwrap()
+}
+
 /// The history JSON of the test repository's default branch.
 async fn history(s: &Setup) -> Value {
     let answer = http()
@@ -1320,19 +1336,16 @@ async fn history(s: &Setup) -> Value {
     answer.json().await.unwrap()
 }
 
-/// Polls `sql` until it counts `want`, or fails after `secs`.
+/// Waits until `sql` counts `want` (or more), or fails after `secs`.
 async fn wait_for_count(s: &Setup, sql: &str, want: i64, secs: u64) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
+    let what = format!("{want} from {sql}");
+    wait_until(&what, Duration::from_secs(secs), async || {
         let got = s.count(sql).await;
         if got >= want {
-            return;
+            Ok(())
+        } else {
+            Err(format!("{got}; {}", s.github))
         }
-        assert!(
-            Instant::now() < deadline,
-            "{sql}: {got}, not {want} after {secs} s\nrequests: {:?}",
-            s.github.requests().await
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    })
+    .await;
 }

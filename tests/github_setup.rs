@@ -2,10 +2,10 @@
 //! file or Postgres database, a fake GitHub (wiremock) answering the code exchange with GitHub's
 //! documented example, and the browser's requests made by the test.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::github::{fixture, fixture_path};
-use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server};
+use crate::support::{FreshPostgres, Server, http, postgres_admin_url, spawn_server, wait_until};
 use benchgate_github::signature::sign_with;
 use serde_json::Value;
 use wiremock::matchers::{method, path, path_regex};
@@ -155,19 +155,16 @@ async fn token_requests(github: &MockServer) -> usize {
 
 /// Waits until the App asked for more installation tokens than `before`.
 async fn app_calls_github(github: &MockServer, before: usize) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let what = "the outbox worker to call GitHub as the stored App";
+    wait_until(what, Duration::from_secs(60), async || {
         let now = token_requests(github).await;
         if now > before {
-            return now;
+            Ok(now)
+        } else {
+            Err(format!("requests: {:?}", github.received_requests().await))
         }
-        assert!(
-            Instant::now() < deadline,
-            "the outbox worker never called GitHub as the stored App; requests: {:?}",
-            github.received_requests().await
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 /// Stops the server and returns every line it logged after it started listening.

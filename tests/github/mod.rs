@@ -8,6 +8,7 @@
 
 mod rules;
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -144,6 +145,8 @@ struct State {
     tokens: Vec<(String, u64)>,
     /// Refusals the fake answered on its own: (status, `METHOD path`, why).
     refusals: Vec<(u16, String, String)>,
+    /// Every request received, as `METHOD /path`, in order.
+    requests: Vec<String>,
     next_id: u64,
 }
 
@@ -300,15 +303,17 @@ impl FakeGitHub {
     pub fn refusals(&self) -> Vec<(u16, String, String)> {
         self.state.lock().unwrap().refusals.clone()
     }
+}
 
-    /// Every request the fake received, as `METHOD /path`.
-    pub async fn requests(&self) -> Vec<String> {
-        self.server
-            .received_requests()
-            .await
-            .unwrap_or_default()
-            .iter()
-            .map(|r| format!("{} {}", r.method, r.url.path()))
-            .collect()
+/// What the fake holds and was asked, for the message of a test that waited in vain.
+impl fmt::Display for FakeGitHub {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state.lock().unwrap();
+        write!(
+            f,
+            "the fake GitHub holds\ncomments: {:#?}\nchecks: {:#?}\nstatuses: {:#?}\n\
+             issues: {:#?}\nrefusals: {:#?}\nrequests: {:?}",
+            s.comments, s.checks, s.statuses, s.issues, s.refusals, s.requests
+        )
     }
 }

@@ -55,6 +55,7 @@ impl Respond for Responder {
         let path = request.url.path().to_owned();
         let method = request.method.as_str().to_owned();
         let call = format!("{method} {path}");
+        s.requests.push(call.clone());
         let answer = match authenticate(&s, request) {
             Err(why) => Err((401, why)),
             Ok(caller) => self.route(&mut s, request, &method, &path, caller),

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use benchgate_api::agent::{
@@ -15,7 +16,7 @@ use benchgate_api::agent::{
 };
 use benchgate_store::{ComparisonId, RunnerSeries};
 
-use crate::support::{BIN, Server, git, http};
+use crate::support::{BIN, Server, git, http, wait_until};
 
 /// The admin token every test server gets.
 pub const ADMIN: &str = "admin-token-for-agent-tests";
@@ -166,6 +167,8 @@ pub struct AgentProcess {
     pub child: Child,
     pub work_dir: PathBuf,
     logs: Arc<Mutex<Vec<String>>>,
+    /// Copies stderr into `logs`; finished once the agent's stderr is closed.
+    log_reader: JoinHandle<()>,
 }
 
 impl AgentProcess {
@@ -209,7 +212,7 @@ impl AgentProcess {
         let logs = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().unwrap();
         let sink = Arc::clone(&logs);
-        std::thread::spawn(move || {
+        let log_reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 sink.lock().unwrap().push(line);
             }
@@ -219,6 +222,16 @@ impl AgentProcess {
             child,
             work_dir,
             logs,
+            log_reader,
+        }
+    }
+
+    /// After the agent exited: waits until its last log line was read. Bounded, as a process
+    /// the agent started could still hold its stderr open.
+    fn read_last_logs(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.log_reader.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -237,7 +250,7 @@ impl AgentProcess {
         let deadline = Instant::now() + timeout;
         while !self.logged(needle) {
             if let Some(status) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(100));
+                self.read_last_logs();
                 panic!(
                     "agent {} exited ({status}) before logging {needle:?}; its log:\n{}",
                     self.name,
@@ -274,8 +287,7 @@ impl AgentProcess {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                // Let the log reader drain the last lines.
-                std::thread::sleep(Duration::from_millis(100));
+                self.read_last_logs();
                 return status;
             }
             assert!(
@@ -335,25 +347,19 @@ pub async fn wait_finished(
     timeout: Duration,
     agents: &[&AgentProcess],
 ) -> ComparisonStatus {
-    let deadline = Instant::now() + timeout;
-    loop {
+    let what = format!("comparison {id} to finish");
+    wait_until(&what, timeout, async || {
         let status = comparison(server, id).await;
         if !matches!(status.state.as_str(), "queued" | "running") {
-            return status;
+            return Ok(status);
         }
-        if Instant::now() > deadline {
-            let logs: Vec<String> = agents
-                .iter()
-                .map(|a| format!("--- {}:\n{}", a.name, a.logs()))
-                .collect();
-            panic!(
-                "comparison {id} still {} after {timeout:?}\n{}",
-                status.state,
-                logs.join("\n")
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        let logs: Vec<String> = agents
+            .iter()
+            .map(|a| format!("--- {}:\n{}", a.name, a.logs()))
+            .collect();
+        Err(format!("{}\n{}", status.state, logs.join("\n")))
+    })
+    .await
 }
 
 /// Every stored sample of a comparison, per runner.

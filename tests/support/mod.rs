@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod dashboard_seed;
 
+use std::fmt::Display;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -11,6 +12,29 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
+
+/// Polls `check` until it answers `Ok` and returns that value: every 50 ms at first, then less
+/// often, up to every 500 ms, so a wait of minutes stays light. After `within` it panics naming
+/// `what` was awaited and showing the last `Err`: what was seen instead.
+pub async fn wait_until<T, E: Display>(
+    what: &str,
+    within: Duration,
+    mut check: impl AsyncFnMut() -> Result<T, E>,
+) -> T {
+    let deadline = Instant::now() + within;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        let seen = match check().await {
+            Ok(value) => return value,
+            Err(seen) => seen,
+        };
+        if Instant::now() >= deadline {
+            panic!("timed out after {within:?} waiting for {what}; last seen: {seen}");
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 3 / 2).min(Duration::from_millis(500));
+    }
+}
 
 /// Tests that measure take turns, whichever file they are in: side by side on a small machine
 /// they would load each other and measure that instead of the code. Hold the guard while
