@@ -383,8 +383,13 @@ async fn a_server_killed_during_a_webhook_burst_loses_no_accepted_delivery() {
     let server = spawn_server(&url, &env);
     let target = server.url("/webhooks/github");
     for d in &deliveries {
-        let expected = if accepted.contains(d) { 200 } else { 202 };
-        assert_eq!(send_ping(&target, d).await, Some(expected), "{d}");
+        let answer = send_ping(&target, d).await;
+        if accepted.contains(d) {
+            assert_eq!(answer, Some(200), "{d} was accepted before the kill");
+        } else {
+            // Recorded now (202), or committed just before the kill took its answer (200).
+            assert!(matches!(answer, Some(200 | 202)), "{d}: {answer:?}");
+        }
     }
     // And each is recorded exactly once.
     for d in &deliveries {
