@@ -1,0 +1,9 @@
+//! The statistics engine's integration tests, built as one test binary: each file beside this one
+//! is a module. Run one file's tests with `cargo test -p benchgate-stats --test integration walsh::`.
+
+mod issue_numbers;
+mod noise_floor_fixture;
+mod properties;
+mod verdict_table;
+mod walsh;
+mod warnings;
