@@ -1,12 +1,10 @@
 //! App authentication (JWT → installation token, cached) and the retryable/permanent split.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use benchgate_github::client::{Auth, GitHubError};
 use chrono::Utc;
-use common::*;
 use serde_json::json;
 use wiremock::matchers::{bearer_token, header_regex, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -1,11 +1,9 @@
 //! Check runs, reactions, permissions, file reads and changed files against recorded answers.
 
-mod common;
-
+use crate::common::*;
 use benchgate_github::client::{
     CheckConclusion, CheckRunOutput, CheckRunRequest, CheckRunUpdate, CheckStatus, Permission,
 };
-use common::*;
 use serde_json::json;
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -1,8 +1,6 @@
 //! The PR comment: found again by its hidden marker over all pages, edited in place, never doubled.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use wiremock::matchers::{
     bearer_token, body_json, header, method, path, query_param, query_param_is_missing,

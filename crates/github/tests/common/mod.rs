@@ -1,5 +1,4 @@
 //! Shared by the client tests: fixtures, a fake GitHub, and clients pointed at it.
-#![allow(dead_code)] // each test binary uses a different subset
 
 use benchgate_github::client::{Auth, ClientConfig, GitHubClient, RepoTarget};
 use secrecy::SecretString;
