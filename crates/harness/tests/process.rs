@@ -9,6 +9,9 @@ fn sh(script: &str) -> RunSpec {
     RunSpec::new(vec!["sh".into(), "-c".into(), script.into()])
 }
 
+/// The name of [`allocating_child`] in this test binary, to run it alone.
+pub const ALLOCATING_CHILD: &str = "process::allocating_child";
+
 /// Child mode of this test binary: allocates and touches 256 MiB, then exits.
 #[test]
 fn allocating_child() {
@@ -186,11 +189,7 @@ fn peak_rss_probe() {
         .to_string_lossy()
         .into_owned();
     let child = |allocate: bool| {
-        let mut spec = RunSpec::new(vec![
-            exe.clone(),
-            "allocating_child".into(),
-            "--exact".into(),
-        ]);
+        let mut spec = RunSpec::new(vec![exe.clone(), ALLOCATING_CHILD.into(), "--exact".into()]);
         if allocate {
             spec.env.set("BENCHGATE_TEST_ALLOCATE", "1".into());
         }
@@ -211,7 +210,7 @@ fn peak_rss_of_an_allocating_program_is_larger() {
     // A concurrent test (`…_not_the_harness_s_past_peak`) touches 256 MiB in this process.
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "peak_rss_probe",
+            "process::peak_rss_probe",
             "--exact",
             "--nocapture",
             "--test-threads=1",

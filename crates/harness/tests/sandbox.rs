@@ -10,6 +10,8 @@ use std::time::Duration;
 use benchgate_harness::process::{Exit, RunSpec, run_process};
 use benchgate_harness::sandbox::Sandbox;
 
+use crate::process::ALLOCATING_CHILD;
+
 /// A working sandbox, or `None` with the reason printed (a failure in CI).
 fn sandbox() -> Option<Sandbox> {
     let probed = Sandbox::from_path().and_then(|s| s.probe().map(|()| s));
@@ -133,8 +135,8 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
     assert_eq!(failed.exit, Exit::Code(3));
     assert_eq!(failed.stdout.text(), "out\n");
 
-    // This test binary's allocating child (tests/process.rs has the same one), in the sandbox;
-    // shown, since the build may live under the sandbox's private /tmp.
+    // This test binary's allocating child (in tests/process.rs), in the sandbox; shown, since
+    // the build may live under the sandbox's private /tmp.
     let me = std::env::current_exe().unwrap();
     let sandbox = sandbox.show(&me);
     let mut alloc = RunSpec {
@@ -144,7 +146,7 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
             &[
                 me.to_string_lossy().into_owned(),
                 "--exact".into(),
-                "allocating_child".into(),
+                ALLOCATING_CHILD.into(),
             ],
         ))
     };
@@ -163,13 +165,4 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
     let run = run_process(&slow).unwrap();
     assert_eq!(run.exit, Exit::TimedOut);
     assert!(run.wall < Duration::from_secs(10), "{:?}", run.wall);
-}
-
-/// Child mode of this test binary: allocates and touches 256 MiB, then exits.
-#[test]
-fn allocating_child() {
-    if std::env::var_os("BENCHGATE_TEST_ALLOCATE").is_some() {
-        let block = vec![1u8; 256 << 20];
-        std::hint::black_box(&block);
-    }
 }
