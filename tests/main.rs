@@ -20,4 +20,5 @@ mod faults;
 mod github_e2e;
 mod github_setup;
 mod logs;
+mod module_map;
 mod serve;
