@@ -567,8 +567,8 @@ fn compare_output_on_a_terminal() {
 /// A small real crate with a criterion bench, in a git repository: the base sums squares in
 /// a loop, the head in closed form and adds a benchmark of a larger input (the PR that adds a
 /// benchmark with the optimisation it measures). `noisy` does one, two or three times the work
-/// by process, as a noisy neighbour would make it, and is not gated. Its dependencies are the workspace's own (Cargo.lock),
-/// so the build is offline.
+/// by process, as a noisy neighbour would make it, and is not gated. Its dependencies are the
+/// workspace's own (Cargo.lock), so the build is offline.
 fn criterion_crate(dir: &Path) {
     let write = |path: &str, text: &str| {
         let path = dir.join(path);
@@ -628,9 +628,10 @@ criterion_main!(suite);
         )
     };
     write("benches/suite.rs", &bench(""));
-    // Trims the copied lock file to this crate's dependencies, offline.
+    // Trims the copied lock file to this crate's dependencies. Not offline: it resolves every
+    // platform's packages, and a fresh machine's cache holds only those the workspace built.
     let metadata = Command::new("cargo")
-        .args(["metadata", "--offline", "--format-version", "1"])
+        .args(["metadata", "--format-version", "1"])
         .current_dir(dir)
         .output()
         .unwrap();
