@@ -108,7 +108,7 @@ fn spawn_github_tasks(
     };
     tasks.spawn(crate::outbox::run(worker, cancel.clone()));
     let every = Duration::from_secs(args.comment_interval_secs.max(1));
-    tasks.spawn(crate::report::watch::run(
+    tasks.spawn(crate::report_watch::run(
         state.store.clone(),
         every,
         cancel.clone(),

@@ -1,5 +1,6 @@
 //! The GitHub flags of `benchgate serve`, and the [`GitHubClient`] and [`WebhookSecrets`] built
-//! from them. Nothing here starts work: the workers that use them are in [`crate::background`].
+//! from them. Nothing here starts work: the workers that use them start in
+//! `background.rs`.
 
 use std::fmt;
 use std::time::Duration;

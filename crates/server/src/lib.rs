@@ -21,6 +21,7 @@ pub mod metrics;
 mod outbox;
 mod reaper;
 pub mod report;
+mod report_watch;
 pub mod runner_cli;
 pub mod series_cache;
 pub mod tasks;

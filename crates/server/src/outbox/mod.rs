@@ -1,7 +1,8 @@
 //! The outbox runner: claims due rows, hands each to a [`Perform`]er, and records it as
 //! delivered, to retry (exponential backoff, never sooner than the error's own `Retry-After`), or
 //! given up (a permanent error, logged with its reason). Rows live in the database, so a restart
-//! loses nothing. The runner knows nothing of what rows do: that is [`crate::tasks`].
+//! loses nothing. The runner knows nothing of what rows do: that is the tasks'
+//! (`tasks/`), which implement [`Perform`].
 
 use std::future::Future;
 use std::sync::Arc;

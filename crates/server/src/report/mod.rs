@@ -5,7 +5,6 @@
 mod format;
 mod load;
 mod rules;
-pub mod watch;
 
 use askama::Template;
 use benchgate_api::BenchmarkResult;

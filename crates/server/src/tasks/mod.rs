@@ -1,6 +1,6 @@
 //! What the outbox runs: every GitHub call the server makes, and the scheduling that needs
 //! GitHub, starts as one of these tasks. The webhook records them in the delivery's
-//! transaction ([`crate::delivery_plan::plan`]); the outbox runner carries them out through
+//! transaction (`delivery_plan.rs`); the outbox runner carries them out through
 //! [`Context`]. One file per task, each with its payload and what it does.
 
 mod add_reaction;
