@@ -169,6 +169,9 @@ pub struct StoredComparisonConfig {
     /// message names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_pr: Option<u64>,
+    /// Set for a comparison made for GitHub's merge queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_group: Option<MergeGroupContext>,
 }
 
 impl From<ComparisonConfig> for StoredComparisonConfig {
@@ -180,6 +183,7 @@ impl From<ComparisonConfig> for StoredComparisonConfig {
             github: None,
             main: None,
             merged_pr: None,
+            merge_group: None,
         }
     }
 }
@@ -251,6 +255,100 @@ impl std::str::FromStr for Anchor {
             .map(Anchor::Commits)
             .ok_or_else(refuse)
     }
+}
+
+/// `[merge_queue]`: what the check of a merge group (GitHub's merge queue) measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeQueueSettings {
+    /// How the group's check is decided.
+    pub mode: MergeQueueMode,
+    /// Minutes after the group was announced when its check concludes with what was measured,
+    /// so a slow or busy runner never stalls the queue (GitHub's own default timeout is 60).
+    pub deadline_minutes: u32,
+    /// The conclusion of a check that reached its deadline undecided.
+    pub on_deadline: DeadlineConclusion,
+}
+
+impl Default for MergeQueueSettings {
+    fn default() -> Self {
+        MergeQueueSettings {
+            mode: MergeQueueMode::Reuse,
+            deadline_minutes: 45,
+            on_deadline: DeadlineConclusion::Neutral,
+        }
+    }
+}
+
+/// `[merge_queue] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeQueueMode {
+    /// Restate the PR's verdict when the group holds one PR whose last comparison had the
+    /// group's base; otherwise measure.
+    Reuse,
+    /// Always compare the group's head with its base.
+    Measure,
+    /// A success check saying the group was not measured.
+    Skip,
+}
+
+impl MergeQueueMode {
+    /// The spelling in `.benchgate.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reuse => "reuse",
+            Self::Measure => "measure",
+            Self::Skip => "skip",
+        }
+    }
+}
+
+/// `[merge_queue] on_deadline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeadlineConclusion {
+    /// The queue moves on; GitHub counts a neutral required check as passing.
+    Neutral,
+    /// The group leaves the queue.
+    Failure,
+}
+
+impl DeadlineConclusion {
+    /// The spelling in `.benchgate.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Neutral => "neutral",
+            Self::Failure => "failure",
+        }
+    }
+}
+
+/// A comparison made for GitHub's merge queue: the group's head against its base, or one of
+/// the group's commits against its parent (a step that names the PR that made it slower).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeGroupContext {
+    /// The group's ref without `refs/heads/`, e.g. `gh-readonly-queue/main/pr-104-<sha>`.
+    pub head_ref: String,
+    /// The branch the group merges into.
+    pub base_ref: String,
+    /// `[merge_queue]` as the base branch had it.
+    pub settings: MergeQueueSettings,
+    /// The group's commits, oldest first: one per pull request it merges.
+    pub prs: Vec<GroupPullRequest>,
+    /// Set on a step: the head sha of the group it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_of: Option<String>,
+}
+
+/// One pull request of a merge group, and the group's commit that merges it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupPullRequest {
+    /// The PR's number, as the commit message or the group's ref names it.
+    pub number: Option<u64>,
+    /// The group's commit that merges it.
+    pub sha: String,
+    /// That commit's first parent (the base, or the commit merging the PR before it).
+    pub parent: String,
 }
 
 /// The pull request behind a comparison, as the scheduler saw it.

@@ -139,6 +139,7 @@ async fn create_comparison(
         github: None,
         main: None,
         merged_pr: None,
+        merge_group: None,
     };
     let created = app
         .store

@@ -41,6 +41,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
             ..MainSettings::default()
         }),
         merged_pr: None,
+        merge_group: None,
     }
 }
 

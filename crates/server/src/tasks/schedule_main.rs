@@ -131,6 +131,7 @@ async fn schedule_step(
         github: None,
         main: Some(main.clone()),
         merged_pr: super::main_report::merged_pr(&t.head_message),
+        merge_group: None,
     };
     let created = cx
         .store

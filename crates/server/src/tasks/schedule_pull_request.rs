@@ -144,6 +144,7 @@ async fn schedule_one(
         }),
         main: None,
         merged_pr: None,
+        merge_group: None,
     };
     let mut notify = vec![NewOutboxMessage::for_new_comparison(
         ReportCheck::KIND,
