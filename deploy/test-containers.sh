@@ -69,7 +69,15 @@ unshare --mount sh -c 'mount -t tmpfs tmpfs /usr/local/bin && ln -s /bin/true /u
 if ! docker info >/dev/null 2>&1; then
   step "starting dockerd (log: /var/log/benchgate-dockerd.log)"
   [ "$(id -u)" = 0 ] || fail "dockerd is not running and only root can start it"
-  nohup dockerd >/var/log/benchgate-dockerd.log 2>&1 &
+  # The daemon outlives this script: it must not inherit our open files (a caller's lock file
+  # held open by dockerd would stay locked for as long as dockerd runs).
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+    done
+    exec setsid nohup dockerd >/var/log/benchgate-dockerd.log 2>&1 </dev/null
+  ) &
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
     sleep 1
