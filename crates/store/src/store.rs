@@ -88,6 +88,9 @@ pub trait Store: Send + Sync + 'static {
         repository_id: RepositoryId,
         pr_number: i64,
     ) -> Result<u64, StoreError>;
+    /// Cancels one active comparison (a merge group left the queue or ran out of time): queued
+    /// jobs are cancelled, running ones asked to stop. Returns how many jobs were affected.
+    async fn cancel_comparison(&self, comparison_id: ComparisonId) -> Result<u64, StoreError>;
     /// Remembers the check run written for a comparison; a record of an older generation than
     /// the stored one changes nothing.
     async fn record_check_run(

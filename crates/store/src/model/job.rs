@@ -82,6 +82,8 @@ impl Priority {
     pub const HISTORY: Priority = Priority(-5);
     /// A PR push.
     pub const NORMAL: Priority = Priority(0);
+    /// A merge group: the merge queue holds people's merges until its check concludes.
+    pub const MERGE_QUEUE: Priority = Priority(5);
     /// A person asked and is waiting (`/rebench`, `/rebench aa`).
     pub const INTERACTIVE: Priority = Priority(10);
 }

@@ -426,6 +426,44 @@ pub(super) async fn cancel_pull_request(
     Ok(queued.rows_affected() + running.rows_affected())
 }
 
+/// Cancels one comparison if it is still active (a merge group left the queue, or its deadline
+/// passed): queued jobs are cancelled, running ones asked to stop. Returns the jobs affected.
+pub(super) async fn cancel_comparison(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+) -> Result<u64, StoreError> {
+    let now = crate::shared::now();
+    let cancelled: Option<ComparisonId> = sqlx::query_scalar(
+        "UPDATE comparisons SET state = 'cancelled', updated_at = $2 \
+         WHERE id = $1 AND state IN ('queued', 'running') RETURNING id",
+    )
+    .bind(comparison_id)
+    .bind(now)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if cancelled.is_none() {
+        return Ok(0);
+    }
+    let queued = sqlx::query(
+        "UPDATE jobs SET state = 'cancelled', finished_at = $2, updated_at = $2 \
+         WHERE state = 'queued' AND comparison_id = $1",
+    )
+    .bind(comparison_id)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    let running = sqlx::query(
+        "UPDATE jobs SET cancel_requested = TRUE, updated_at = $2 \
+         WHERE state = 'running' AND cancel_requested = FALSE AND comparison_id = $1",
+    )
+    .bind(comparison_id)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    report_state_change(conn, comparison_id, ComparisonState::Cancelled).await?;
+    Ok(queued.rows_affected() + running.rows_affected())
+}
+
 /// Cancels the active PR comparisons of every repository of an installation.
 pub(super) async fn cancel_installation(
     conn: &mut Conn,

@@ -126,6 +126,12 @@ impl crate::Store for Backend {
         tx.commit().await?;
         Ok(n)
     }
+    async fn cancel_comparison(&self, id: ComparisonId) -> Result<u64, StoreError> {
+        let mut tx = begin(&self.pool).await?;
+        let n = comparisons::cancel_comparison(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(n)
+    }
     async fn record_check_run(
         &self,
         id: ComparisonId,

@@ -42,6 +42,7 @@ contract_tests!(
     new_head_supersedes_old_head,
     comparisons_are_found_by_repository_pr_runner_and_verdict,
     closing_a_pr_cancels_its_jobs,
+    cancelling_one_comparison_leaves_the_others,
     rebench_adds_rounds,
     concurrent_completions_finish_the_comparison,
     every_state_change_of_a_pr_comparison_enqueues_its_report,

@@ -105,6 +105,42 @@ pub async fn closing_a_pr_cancels_its_jobs(store: Arc<dyn Store>) {
     assert_eq!(store.cancel_pull_request(repo.id, 7).await.unwrap(), 0);
 }
 
+pub async fn cancelling_one_comparison_leaves_the_others(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let group = store
+        .create_comparison(&comparison(&repo, None, "g1", "x", jobs(2, 3)))
+        .await
+        .unwrap();
+    let other = store
+        .create_comparison(&comparison(&repo, None, "g2", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let running = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(running.job.comparison_id, Some(group.id));
+    // One running job asked to stop, one queued job cancelled.
+    assert_eq!(store.cancel_comparison(group.id).await.unwrap(), 2);
+    let cancelled = store.comparison(group.id).await.unwrap().unwrap();
+    assert_eq!(cancelled.state, ComparisonState::Cancelled);
+    let hb = store
+        .heartbeat(running.job.id, &running.lease, LEASE)
+        .await
+        .unwrap();
+    assert!(hb.cancel_requested);
+    let next = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.job.comparison_id, Some(other.id), "the other is untouched");
+    // Cancelling again, or a finished comparison, changes nothing.
+    assert_eq!(store.cancel_comparison(group.id).await.unwrap(), 0);
+}
+
 pub async fn rebench_adds_rounds(store: Arc<dyn Store>) {
     let repo = repo(&store, "acme/widgets").await;
     let r1 = runner(&store, "r1", &["x"]).await.runner;
