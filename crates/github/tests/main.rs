@@ -7,6 +7,7 @@ mod common;
 mod client_auth_errors;
 mod client_calls;
 mod client_comments;
+mod client_compare;
 mod manifest_conversion;
 mod never_panic;
 mod signature_vectors;

@@ -5,12 +5,16 @@ use serde::Deserialize;
 
 use super::types::{
     ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, CommitStatusRequest,
-    Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
+    ComparedCommit, Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 use super::{GitHubClient, GitHubError, JSON, RepoTarget, decode};
 
 /// GitHub's page size ceiling; fewer round trips on long threads.
 const PER_PAGE: u32 = 100;
+
+/// The most commits [`GitHubClient::compare_commits`] returns: as many as GitHub lists for a
+/// comparison asked without pages. A merge group holds far fewer.
+pub const MAX_COMPARED_COMMITS: usize = 250;
 
 impl GitHubClient {
     /// Benchgate's comment for `label` on issue/PR `number`, found by its hidden marker across
@@ -307,6 +311,56 @@ impl GitHubClient {
         })
         .await?;
         Ok(files)
+    }
+
+    /// The commits reachable from `head` and not from `base`, oldest first (GitHub's compare
+    /// API, `GET /repos/{owner}/{repo}/compare/{base}...{head}`), at most
+    /// [`MAX_COMPARED_COMMITS`]: the oldest ones when the comparison holds more.
+    ///
+    /// For a merge group the head is always ahead of its base and every commit is listed. Any
+    /// other status is no error: the answer is what GitHub listed, none when the head is
+    /// `behind` or `identical`, the head's own commits since the merge base when `diverged`.
+    /// A sha the repository lacks is a 404 ([`GitHubError::is_not_found`]).
+    pub async fn compare_commits(
+        &self,
+        repo: &RepoTarget,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<ComparedCommit>, GitHubError> {
+        #[derive(Deserialize)]
+        struct Page {
+            status: String,
+            total_commits: usize,
+            commits: Vec<ComparedCommit>,
+        }
+        // Asked without pages GitHub lists the newest 250; with pages, every commit, oldest
+        // first (and the changed files on page 1 only).
+        let first = format!(
+            "{}/compare/{}...{}?per_page={PER_PAGE}",
+            repo.path(),
+            encode_query(base),
+            encode_query(head)
+        );
+        let mut commits = Vec::new();
+        let (mut status, mut total) = (String::new(), 0);
+        self.each_page(repo, first, |page: Page| {
+            (status, total) = (page.status, page.total_commits);
+            let room = MAX_COMPARED_COMMITS - commits.len();
+            commits.extend(page.commits.into_iter().take(room));
+            commits.len() < MAX_COMPARED_COMMITS
+        })
+        .await?;
+        if total > commits.len() {
+            tracing::warn!(
+                base,
+                head,
+                status,
+                total,
+                read = commits.len(),
+                "the comparison holds more commits than benchgate reads; the newest are left out"
+            );
+        }
+        Ok(commits)
     }
 
     /// GETs `first` and each `rel="next"` page after it while `visit` returns true.

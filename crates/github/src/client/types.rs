@@ -300,3 +300,44 @@ pub struct ChangedFile {
     #[serde(default)]
     pub previous_filename: Option<String>,
 }
+
+/// A commit of a comparison (`GET /repos/{o}/{r}/compare/{base}...{head}`), as far as benchgate
+/// reads it: enough to tell which PRs a merge group holds.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "ListedCommit")]
+pub struct ComparedCommit {
+    /// Full sha.
+    pub sha: String,
+    /// The whole message: title, blank line, body (`Merge pull request #N …`, `title (#N)`).
+    pub message: String,
+    /// Parent shas in order; a merge commit has two or more.
+    pub parents: Vec<String>,
+}
+
+/// A commit as GitHub lists it: the git message sits under `commit`, parents are objects.
+#[derive(Deserialize)]
+struct ListedCommit {
+    sha: String,
+    commit: GitCommitText,
+    parents: Vec<ParentRef>,
+}
+
+#[derive(Deserialize)]
+struct GitCommitText {
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct ParentRef {
+    sha: String,
+}
+
+impl From<ListedCommit> for ComparedCommit {
+    fn from(c: ListedCommit) -> Self {
+        Self {
+            sha: c.sha,
+            message: c.commit.message,
+            parents: c.parents.into_iter().map(|p| p.sha).collect(),
+        }
+    }
+}
