@@ -5,7 +5,11 @@
 //! failures on demand (500, 429, secondary rate limits). It answers with the recorded bodies in
 //! tests/fixtures/github/rest and keeps what it was sent. Every refusal it answers on its own
 //! (not injected) is kept too, so a test can assert benchgate never sent what GitHub refuses.
+//! Given a real git repository (`serve_repository`), it compares commits from it and refuses
+//! check runs and statuses on shas it lacks, as GitHub does (`repository.rs`).
 
+mod repository;
+mod repository_tests;
 mod rules;
 
 use std::fmt;
@@ -145,6 +149,11 @@ struct State {
     tokens: Vec<(String, u64)>,
     /// Refusals the fake answered on its own: (status, `METHOD path`, why).
     refusals: Vec<(u16, String, String)>,
+    /// The git repository GitHub holds, once a test serves one: compares come from it, and
+    /// check runs and statuses on other shas are refused.
+    repository: Option<PathBuf>,
+    /// The only shas check runs and statuses may be written on, when a test says so.
+    check_shas: Option<Vec<String>>,
     /// Every request received, as `METHOD /path`, in order.
     requests: Vec<String>,
     next_id: u64,
@@ -252,6 +261,21 @@ impl FakeGitHub {
         s.configs_at.push((git_ref.to_owned(), text.to_owned()));
     }
 
+    /// From now on the repository's commits are those of the git repository at `path`:
+    /// `GET compare/{base}...{head}` is answered from it, and a check run or commit status on
+    /// a sha it lacks is refused (422 `No commit found for SHA: …`), as GitHub refuses them.
+    pub fn serve_repository(&self, path: &Path) {
+        let mut s = self.state.lock().unwrap();
+        s.repository = Some(path.to_owned());
+    }
+
+    /// From now on a check run or commit status on any sha but `shas` is refused (422 `No commit
+    /// found for SHA: …`) and kept in [`Self::refusals`]: proves benchgate writes only there.
+    pub fn refuse_checks_except(&self, shas: &[&str]) {
+        let mut s = self.state.lock().unwrap();
+        s.check_shas = Some(shas.iter().map(|sha| (*sha).to_owned()).collect());
+    }
+
     /// The refs `.benchgate.toml` was read at, in order.
     pub fn config_reads(&self) -> Vec<String> {
         self.state.lock().unwrap().config_reads.clone()
@@ -297,6 +321,11 @@ impl FakeGitHub {
             .iter()
             .map(|(id, content, _)| (*id, content.clone()))
             .collect()
+    }
+
+    /// Every request received, as `METHOD /path`, in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.state.lock().unwrap().requests.clone()
     }
 
     /// What the fake refused on its own: (status, `METHOD path`, why).

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
 
+use super::repository::{self, UNPAGED_COMMITS};
 use super::{
     APP_ID, BOT_LOGIN, Calls, CheckRun, Comment, Fault, Issue, Mode, REPO, State, Status, TOKEN,
     TOKEN_LOGIN, fixture,
@@ -249,6 +250,7 @@ impl Responder {
             ("POST", "/check-runs") => {
                 only_apps(&caller)?;
                 let run = check_run_written(s.next_id + 1, &body, None)?;
+                commit_writable(s, &run.head_sha)?;
                 s.next_id += 1;
                 s.checks.push(run.clone());
                 Ok(ResponseTemplate::new(201)
@@ -267,6 +269,11 @@ impl Responder {
             }
             ("GET", r) if r.starts_with("/commits/") && r.ends_with("/check-runs") => {
                 let sha = r.split('/').nth(2).unwrap_or_default();
+                if let Some(repo) = &s.repository
+                    && repository::resolve(repo, sha).is_none()
+                {
+                    return Err((422, format!("No commit found for SHA: {sha}")));
+                }
                 let name = query("check_name");
                 let runs: Vec<Value> = s
                     .checks
@@ -285,6 +292,7 @@ impl Responder {
             }
             ("POST", r) if r.starts_with("/statuses/") => {
                 let sha = r.trim_start_matches("/statuses/").to_owned();
+                commit_writable(s, &sha)?;
                 let state = body["state"].as_str().unwrap_or_default().to_owned();
                 if !["error", "failure", "pending", "success"].contains(&state.as_str()) {
                     return Err((422, format!("state {state:?} is not included in the list")));
@@ -304,6 +312,37 @@ impl Responder {
                 });
                 Ok(ResponseTemplate::new(201)
                     .set_body_json(fixture("rest/create-commit-status.201.json")))
+            }
+            ("GET", r) if r.starts_with("/compare/") => {
+                let Some(repo) = s.repository.clone() else {
+                    return Err((404, "Not Found".into()));
+                };
+                let Some((base, head)) = r.trim_start_matches("/compare/").split_once("...") else {
+                    return Err((404, "Not Found".into()));
+                };
+                let comparison = repository::compare(&repo, &self.base, REPO, base, head)
+                    .map_err(|why| (404, why))?;
+                let mut answer = comparison.head;
+                let (per_page, page) = (query("per_page"), query("page"));
+                if per_page.is_none() && page.is_none() {
+                    // Unpaged, GitHub lists the newest 250 and no Link.
+                    let all = comparison.commits;
+                    let skip = all.len().saturating_sub(UNPAGED_COMMITS);
+                    answer["commits"] = json!(all[skip..]);
+                    return Ok(ResponseTemplate::new(200).set_body_json(answer));
+                }
+                let first = page.as_deref().is_none_or(|p| p.parse() == Ok(1_usize));
+                let (items, link) =
+                    self.page(path_of(request), comparison.commits, per_page, page)?;
+                // Paged, the changed files come on page 1 only.
+                if !first {
+                    answer.as_object_mut().unwrap().remove("files");
+                }
+                answer["commits"] = json!(items);
+                Ok(with_link(
+                    ResponseTemplate::new(200).set_body_json(answer),
+                    link,
+                ))
             }
             ("GET", r) if r.starts_with("/collaborators/") && r.ends_with("/permission") => {
                 let login = r.split('/').nth(2).unwrap_or_default();
@@ -462,6 +501,24 @@ fn injected(s: &mut State, rest: &str, method: &str) -> Option<ResponseTemplate>
                 .insert_header("x-ratelimit-remaining", "21")
         }
     })
+}
+
+/// GitHub writes a check run or status only on a commit it has: one of the served repository,
+/// and one of those a test allows.
+fn commit_writable(s: &State, sha: &str) -> Result<(), (u16, String)> {
+    let known = s
+        .repository
+        .as_deref()
+        .is_none_or(|repo| repository::has_commit(repo, sha));
+    let allowed = s
+        .check_shas
+        .as_ref()
+        .is_none_or(|shas| shas.iter().any(|a| a == sha));
+    if known && allowed {
+        Ok(())
+    } else {
+        Err((422, format!("No commit found for SHA: {sha}")))
+    }
 }
 
 fn only_apps(caller: &Caller) -> Result<(), (u16, String)> {
