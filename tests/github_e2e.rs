@@ -95,6 +95,8 @@ async fn setup_with(
 ) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let project = Project::create(dir.path());
+    // GitHub holds the project's commits, and refuses a check run or status on any other.
+    github.serve_repository(&project.path);
     let database_url = match &postgres {
         Some(pg) => pg.url.clone(),
         None => format!("sqlite://{}", dir.path().join("benchgate.db").display()),
@@ -701,7 +703,14 @@ async fn a_pull_request_is_benchmarked_on_postgres() {
 #[tokio::test]
 async fn a_schedule_retried_after_a_newer_push_never_supersedes_it() {
     let s = setup(Some(&repo_config(8)), None).await;
-    let (old_head, new_head) = (s.project.head.clone(), "e".repeat(40));
+    git(
+        &s.project.path,
+        &["commit", "-q", "--allow-empty", "-m", "a newer push"],
+    );
+    let (old_head, new_head) = (
+        s.project.head.clone(),
+        git(&s.project.path, &["rev-parse", "HEAD"]),
+    );
     // GitHub fails the first push's config read and asks for a pause: the second push arrives
     // while the first one's schedule waits for its retry.
     s.github.fail_config_reads(&[(503, Some(3))]);
