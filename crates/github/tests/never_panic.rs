@@ -7,9 +7,10 @@ use std::path::Path;
 use benchgate_github::{parse_command, parse_event, parse_repo_config};
 use proptest::prelude::*;
 
-const EVENTS: [&str; 7] = [
+const EVENTS: [&str; 8] = [
     "pull_request",
     "push",
+    "merge_group",
     "issue_comment",
     "check_run",
     "check_suite",

@@ -55,6 +55,8 @@ pub async fn plan(store: &dyn Store, event: &WebhookEvent) -> Result<Plan, Store
         WebhookEvent::CheckRunRerequested(e) => check_run_rerequested(e),
         WebhookEvent::CheckSuiteRerequested(e) => check_suite_rerequested(e),
         WebhookEvent::Push(e) => push(e),
+        // Placeholder until the merge-queue planning lands with the server side.
+        WebhookEvent::MergeGroup(_) => Plan::new("ignored"),
         WebhookEvent::Ignored(e) => {
             tracing::debug!(event = %e.event, action = ?e.action, "event ignored");
             Plan::new("ignored")

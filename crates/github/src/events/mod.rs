@@ -7,9 +7,10 @@ mod wire;
 use serde::de::DeserializeOwned;
 
 pub use types::{
-    AuthorAssociation, CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, GitRef, IgnoredEvent,
-    InstallationEvent, InstallationRepositoriesEvent, PingEvent, PrCommentEvent, PullRequestAction,
-    PullRequestEvent, PushEvent, RepoRef, WebhookEvent,
+    AuthorAssociation, CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, DestroyReason, GitRef,
+    IgnoredEvent, InstallationEvent, InstallationRepositoriesEvent, MergeGroupAction,
+    MergeGroupEvent, PingEvent, PrCommentEvent, PullRequestAction, PullRequestEvent, PushEvent,
+    RepoRef, WebhookEvent,
 };
 
 /// The header naming the event type of a delivery.
@@ -159,6 +160,22 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
             ))
         }
         "push" => push_event(event, body),
+        "merge_group" => {
+            let action = decode::<wire::ActionOnly>(event, body)?.action;
+            let destroyed = match action.as_deref() {
+                Some("checks_requested") => false,
+                Some("destroyed") => true,
+                _ => return ignored(action),
+            };
+            let p: wire::MergeGroup = decode(event, body)?;
+            let action = if destroyed {
+                // A payload without `reason` still ends the group.
+                MergeGroupAction::Destroyed(p.reason.unwrap_or(DestroyReason::Other))
+            } else {
+                MergeGroupAction::ChecksRequested
+            };
+            Ok(WebhookEvent::MergeGroup(merge_group_event(action, p)))
+        }
         _ => {
             // Not parsed at all: an event we do not handle must not fail on its shape.
             ignored(None)
@@ -221,6 +238,25 @@ fn pull_request_event(action: PullRequestAction, p: wire::PullRequest) -> PullRe
         author_association: pr.author_association,
         draft: pr.draft,
         merged: pr.merged.unwrap_or(false),
+    }
+}
+
+/// GitHub sends full refs; the event keeps branch names, as [`PushEvent`] and [`GitRef`] do.
+fn merge_group_event(action: MergeGroupAction, p: wire::MergeGroup) -> MergeGroupEvent {
+    let group = p.merge_group;
+    let branch = |r: String| match r.strip_prefix("refs/heads/") {
+        Some(name) => name.to_owned(),
+        None => r,
+    };
+    MergeGroupEvent {
+        action,
+        repo: repo_ref(p.repository),
+        installation_id: p.installation.map(|i| i.id),
+        head_sha: group.head_sha,
+        head_ref: branch(group.head_ref),
+        base_sha: group.base_sha,
+        base_ref: branch(group.base_ref),
+        head_message: group.head_commit.map(|c| c.message).unwrap_or_default(),
     }
 }
 

@@ -186,3 +186,156 @@ fn a_pull_request_read_in_one_pass_is_the_same_as_read_in_several() {
         assert_eq!(one_pass, several, "{body}");
     }
 }
+
+/// The octokit example's group object, with `action` and top-level extras spliced in.
+fn merge_group_payload(action: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "action": "{action}",{extra}
+  "merge_group": {{
+    "head_sha": "2ffea6db159f6b6c47a24e778fb9ef40cf6b1c7d",
+    "head_ref": "refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64",
+    "base_sha": "380387fbc80638b734a49e1be1c4dfec1c01b33c",
+    "base_ref": "refs/heads/main"
+  }},
+  "repository": {{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}}
+}}"#
+    )
+}
+
+fn parse_merge_group(body: &str) -> MergeGroupEvent {
+    match parse_event("merge_group", body.as_bytes()).unwrap() {
+        WebhookEvent::MergeGroup(g) => g,
+        other => panic!("expected a merge group, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_merge_group_without_head_commit_or_installation_still_parses() {
+    let g = parse_merge_group(&merge_group_payload("checks_requested", ""));
+    assert_eq!(g.action, MergeGroupAction::ChecksRequested);
+    assert_eq!(
+        g.head_ref,
+        "gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64"
+    );
+    assert_eq!(g.base_ref, "main");
+    assert_eq!(g.head_message, "");
+    assert_eq!(g.installation_id, None);
+    assert_eq!(g.queued_pr(), Some(104));
+}
+
+#[test]
+fn a_merge_group_without_base_sha_is_refused_at_its_path() {
+    let body = merge_group_payload("checks_requested", "").replace(
+        r#""base_sha": "380387fbc80638b734a49e1be1c4dfec1c01b33c","#,
+        "",
+    );
+    let err = parse_event("merge_group", body.as_bytes()).unwrap_err();
+    assert_eq!(err.path, "merge_group", "{err}");
+    assert_eq!(err.message, "missing field `base_sha`", "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("invalid merge_group payload at `merge_group`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn merge_group_actions_other_than_the_two_are_ignored_unread() {
+    for body in [
+        r#"{"action": "enqueued"}"#,
+        r#"{"action": "checks_completed", "merge_group": 5}"#,
+        r#"{}"#,
+    ] {
+        let sent: serde_json::Value = serde_json::from_str(body).unwrap();
+        let got = parse_event("merge_group", body.as_bytes()).unwrap();
+        assert_eq!(
+            got,
+            WebhookEvent::Ignored(IgnoredEvent {
+                event: "merge_group".into(),
+                action: sent["action"].as_str().map(str::to_owned),
+            }),
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn every_destroy_reason_is_read_and_an_unknown_or_missing_one_is_other() {
+    let table = [
+        (r#" "reason": "merged","#, DestroyReason::Merged),
+        (r#" "reason": "invalidated","#, DestroyReason::Invalidated),
+        (r#" "reason": "dequeued","#, DestroyReason::Dequeued),
+        (r#" "reason": "expired","#, DestroyReason::Other),
+        ("", DestroyReason::Other),
+    ];
+    for (reason, want) in table {
+        let g = parse_merge_group(&merge_group_payload("destroyed", reason));
+        assert_eq!(g.action, MergeGroupAction::Destroyed(want), "{reason}");
+        assert_eq!(g.action.as_str(), "destroyed");
+        if want != DestroyReason::Other {
+            assert!(reason.contains(want.as_str()), "{reason}");
+        }
+    }
+    // `reason` is read only for `destroyed`: a new group ignores it.
+    let g = parse_merge_group(&merge_group_payload(
+        "checks_requested",
+        r#" "reason": "merged","#,
+    ));
+    assert_eq!(g.action, MergeGroupAction::ChecksRequested);
+}
+
+#[test]
+fn refs_lose_their_refs_heads_prefix_only() {
+    let body = merge_group_payload("checks_requested", "")
+        .replace(
+            "refs/heads/gh-readonly-queue/main/",
+            "gh-readonly-queue/main/",
+        )
+        .replace("refs/heads/main", "refs/heads/release/1.x");
+    let g = parse_merge_group(&body);
+    assert_eq!(
+        g.head_ref,
+        "gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64"
+    );
+    assert_eq!(g.base_ref, "release/1.x");
+}
+
+#[test]
+fn the_queued_pr_is_read_from_the_groups_ref_or_not_at_all() {
+    let group = |head_ref: &str| MergeGroupEvent {
+        action: MergeGroupAction::ChecksRequested,
+        repo: RepoRef {
+            full_name: "o/r".into(),
+            clone_url: "u".into(),
+        },
+        installation_id: None,
+        head_sha: "h".into(),
+        head_ref: head_ref.into(),
+        base_sha: "b".into(),
+        base_ref: "main".into(),
+        head_message: String::new(),
+    };
+    let table: &[(&str, Option<u64>)] = &[
+        (
+            "gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64",
+            Some(104),
+        ),
+        // The base branch may itself contain `/` and even look like an entry.
+        ("gh-readonly-queue/release/pr-9-abc/pr-7-0123abcd", Some(7)),
+        ("gh-readonly-queue/main/pr-104", None),
+        ("gh-readonly-queue/main/pr--929f", None),
+        ("gh-readonly-queue/main/pr-+104-929f", None),
+        ("gh-readonly-queue/main/pr-104-xyz", None),
+        (
+            "gh-readonly-queue/main/pr-99999999999999999999999-929f",
+            None,
+        ),
+        ("gh-readonly-queue/pr-104-929f", None),
+        ("feature/pr-104-929f", None),
+        ("", None),
+    ];
+    for (head_ref, want) in table {
+        assert_eq!(group(head_ref).queued_pr(), *want, "{head_ref}");
+    }
+}

@@ -21,6 +21,8 @@ pub enum WebhookEvent {
     CheckSuiteRerequested(CheckSuiteRerequestedEvent),
     /// New commits on a branch; benchgate compares pushes to the default branch.
     Push(PushEvent),
+    /// GitHub's merge queue made a group that needs its checks, or dropped one.
+    MergeGroup(MergeGroupEvent),
     /// An event or action benchgate does not act on; answered 202 and logged at debug.
     Ignored(IgnoredEvent),
 }
@@ -66,8 +68,94 @@ impl WebhookEvent {
             WebhookEvent::CheckRunRerequested(_) | WebhookEvent::CheckSuiteRerequested(_) => {
                 Some("rerequested")
             }
+            WebhookEvent::MergeGroup(e) => Some(e.action.as_str()),
             WebhookEvent::Ignored(e) => e.action.as_deref(),
             _ => None,
+        }
+    }
+}
+
+/// `merge_group`: a commit GitHub's merge queue made (the base plus the queued PRs) and the
+/// branch it would merge into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeGroupEvent {
+    /// What happened to the group.
+    pub action: MergeGroupAction,
+    /// The repository.
+    pub repo: RepoRef,
+    /// Absent for plain repository webhooks.
+    pub installation_id: Option<u64>,
+    /// The group's temporary commit: the check goes here.
+    pub head_sha: String,
+    /// The group's branch without `refs/heads/`, e.g. `gh-readonly-queue/main/pr-104-929f…`.
+    pub head_ref: String,
+    /// The commit the group was built on.
+    pub base_sha: String,
+    /// The branch the group merges into, without `refs/heads/`.
+    pub base_ref: String,
+    /// The whole message of the group's head commit; empty when the payload has none.
+    pub head_message: String,
+}
+
+impl MergeGroupEvent {
+    /// The PR number the group's ref names (`pr-104-…` → 104): the last PR the group merges.
+    /// `None` if the ref has another shape.
+    pub fn queued_pr(&self) -> Option<u64> {
+        // GitHub names the ref `gh-readonly-queue/<base branch>/pr-<number>-<parent sha>`; the
+        // base branch may contain `/`, so only the last segment is read.
+        let rest = self.head_ref.strip_prefix("gh-readonly-queue/")?;
+        let (_, entry) = rest.rsplit_once('/')?;
+        let (number, sha) = entry.strip_prefix("pr-")?.split_once('-')?;
+        let made_of = |s: &str, ok: fn(&u8) -> bool| !s.is_empty() && s.bytes().all(|b| ok(&b));
+        if !made_of(number, u8::is_ascii_digit) || !made_of(sha, u8::is_ascii_hexdigit) {
+            return None;
+        }
+        number.parse().ok()
+    }
+}
+
+/// The `merge_group` actions benchgate acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeGroupAction {
+    /// A new group waits for its required checks.
+    ChecksRequested,
+    /// The group is gone: its work can stop.
+    Destroyed(DestroyReason),
+}
+
+impl MergeGroupAction {
+    /// The payload's `action` this was read from.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ChecksRequested => "checks_requested",
+            Self::Destroyed(_) => "destroyed",
+        }
+    }
+}
+
+/// Why GitHub destroyed a merge group (the payload's `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DestroyReason {
+    /// Its commits reached the base branch.
+    Merged,
+    /// An entry ahead of it left the queue, so it no longer holds what would merge.
+    Invalidated,
+    /// Its PR was removed from the queue (by hand, or a required check failed).
+    Dequeued,
+    /// No reason given, or one GitHub added after this was written.
+    #[serde(other)]
+    Other,
+}
+
+impl DestroyReason {
+    /// GitHub's spelling; `other` for [`DestroyReason::Other`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Merged => "merged",
+            Self::Invalidated => "invalidated",
+            Self::Dequeued => "dequeued",
+            Self::Other => "other",
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::AuthorAssociation;
+use super::{AuthorAssociation, DestroyReason};
 
 #[derive(Deserialize)]
 pub(super) struct ActionOnly {
@@ -231,4 +231,32 @@ pub(super) struct PushRepository {
     pub full_name: String,
     pub clone_url: String,
     pub default_branch: Option<String>,
+}
+
+/// `merge_group` `checks_requested` or `destroyed`; `reason` is only in `destroyed`.
+#[derive(Deserialize)]
+pub(super) struct MergeGroup {
+    pub repository: Repository,
+    pub installation: Option<InstallationId>,
+    pub merge_group: MergeGroupBody,
+    #[serde(default)]
+    pub reason: Option<DestroyReason>,
+}
+
+/// `base_sha` is required: a group without its base cannot be compared. `head_commit` is
+/// optional, since payloads from before GitHub added it lack it.
+#[derive(Deserialize)]
+pub(super) struct MergeGroupBody {
+    pub head_sha: String,
+    pub head_ref: String,
+    pub base_sha: String,
+    pub base_ref: String,
+    #[serde(default)]
+    pub head_commit: Option<MergeGroupCommit>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct MergeGroupCommit {
+    #[serde(default)]
+    pub message: String,
 }
