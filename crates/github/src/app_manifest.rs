@@ -10,13 +10,14 @@ use serde::{Deserialize, Serialize};
 
 /// The events the App subscribes to. `installation` is not listed: GitHub sends it to every
 /// App and refuses a manifest that asks for it ("Default events unsupported"). `push` keeps the
-/// default branch's history.
-pub const DEFAULT_EVENTS: [&str; 5] = [
+/// default branch's history; `merge_group` gates the merge queue.
+pub const DEFAULT_EVENTS: [&str; 6] = [
     "pull_request",
     "issue_comment",
     "check_run",
     "check_suite",
     "push",
+    "merge_group",
 ];
 
 /// A GitHub App manifest, as `POST {web}/settings/apps/new` takes it in its `manifest` field.
@@ -53,6 +54,8 @@ pub struct Permissions {
     /// `.benchgate.toml` from the base branch.
     pub contents: String,
     pub metadata: String,
+    /// GitHub delivers `merge_group` only to Apps with "Merge queues" access.
+    pub merge_queues: String,
 }
 
 impl AppManifest {
@@ -78,6 +81,7 @@ impl AppManifest {
                 issues: access("write"),
                 contents: access("read"),
                 metadata: access("read"),
+                merge_queues: access("read"),
             },
             default_events: DEFAULT_EVENTS.iter().map(|e| e.to_string()).collect(),
         }
@@ -151,6 +155,22 @@ impl fmt::Debug for ManifestConversion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_merge_queue_event_comes_with_the_permission_github_requires_for_it() {
+        let m = AppManifest::for_server("https://x.example");
+        assert!(m.default_events.iter().any(|e| e == "merge_group"));
+        assert_eq!(m.default_permissions.merge_queues, "read");
+        // The names GitHub reads, as the setup form posts them.
+        let posted: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+        assert_eq!(posted["default_permissions"]["merge_queues"], "read");
+        assert!(
+            posted["default_events"]
+                .as_array()
+                .unwrap()
+                .contains(&"merge_group".into())
+        );
+    }
 
     #[test]
     fn installation_is_never_a_default_event() {
