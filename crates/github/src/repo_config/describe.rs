@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::{RepoConfig, RuleConfig};
+use benchgate_api::agent::{DeadlineConclusion, MergeQueueMode};
+
+use super::{MergeQueueConfig, RepoConfig, RuleConfig};
 
 /// The name of a comparison's check run (and commit status): `benchgate` for a lone
 /// `[benchmark]` on one label, `benchgate / SUITE (LABEL)` otherwise.
@@ -64,6 +66,11 @@ impl RepoConfig {
         } else {
             let _ = writeln!(out, "main: off (enabled = false)");
         }
+        let _ = writeln!(
+            out,
+            "merge queue: {}",
+            describe_merge_queue(&self.merge_queue)
+        );
         for suite in &self.suites {
             let _ = writeln!(out, "\nsuite {}", suite.name());
             if let Some(build) = &suite.build {
@@ -107,4 +114,26 @@ impl RepoConfig {
         }
         out
     }
+}
+
+/// `[merge_queue]` in one line: what a group's check restates or measures, and its deadline.
+fn describe_merge_queue(mq: &MergeQueueConfig) -> String {
+    let decided = match mq.mode {
+        MergeQueueMode::Reuse => {
+            "a group holding one PR already compared on the same base restates its verdict; \
+             otherwise the group's head is compared with its base"
+        }
+        MergeQueueMode::Measure => {
+            "each group's head is compared with its base (mode = \"measure\")"
+        }
+        MergeQueueMode::Skip => {
+            return "groups are not measured; their check succeeds at once (mode = \"skip\")"
+                .to_owned();
+        }
+    };
+    let undecided = match mq.on_deadline {
+        DeadlineConclusion::Neutral => "neutral (the queue moves on)",
+        DeadlineConclusion::Failure => "failure (the group leaves the queue)",
+    };
+    format!("{decided}. Undecided after {}: {undecided}", mq.deadline)
 }

@@ -4,12 +4,14 @@
 //! out (the server quotes it in the PR; `benchgate config check` prints it).
 
 mod describe;
+mod merge_queue;
 mod plan;
 mod values;
 
 use serde::Deserialize;
 
 pub use describe::{check_run_name, comment_key};
+pub use merge_queue::{DEADLINE_MINUTES, Deadline, MergeQueueConfig};
 pub use plan::local_plan;
 pub use values::{Labels, NameGlob, NonEmpty, PathGlobs, Percent, Rounds, SuiteName};
 
@@ -33,6 +35,8 @@ pub struct RepoConfig {
     pub single_benchmark: bool,
     /// `[main]`: the default branch's history.
     pub main: MainConfig,
+    /// `[merge_queue]`: the check of a GitHub merge group.
+    pub merge_queue: MergeQueueConfig,
 }
 
 impl RepoConfig {
@@ -61,6 +65,8 @@ struct File {
     gate: GateConfig,
     #[serde(default)]
     main: MainConfig,
+    #[serde(default)]
+    merge_queue: MergeQueueConfig,
 }
 
 /// `[main]`: every push to the default branch compared with the commit before it, creep
@@ -403,6 +409,7 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
         gate: file.gate,
         single_benchmark,
         main: file.main,
+        merge_queue: file.merge_queue,
     })
 }
 

@@ -400,3 +400,7 @@ fn bench_from_head_reaches_the_plan_and_the_description() {
         .to_string();
     assert!(err.contains("invalid glob \"a/[\""), "{err}");
 }
+
+/// `[merge_queue]`, in its own file.
+#[path = "merge_queue_tests.rs"]
+mod merge_queue;
