@@ -70,6 +70,8 @@ pub fn change(r: &BenchmarkResult) -> String {
             None => interval(r.interval_pct),
         },
         VerdictKind::Exact => match (r.change_pct, r.base_center, r.head_center) {
+            // A count that did not move has no sign to show.
+            _ if !exact_changed(r) => "±0 (exact)".to_owned(),
             (Some(p), _, _) => format!("{} (exact)", percent(p)),
             (None, Some(b), Some(h)) => {
                 format!("{} → {} (exact)", value(b, &r.unit), value(h, &r.unit))
@@ -529,6 +531,17 @@ mod tests {
         assert_eq!(value(494_488_625.0, "elem/s"), "494.5 Melem/s");
         assert_eq!(value(2_500.0, "B/s"), "2.500 kB/s");
         assert_eq!(value(12.5, "elem/s"), "12.50 elem/s");
+    }
+
+    #[test]
+    fn an_unchanged_exact_count_shows_no_sign() {
+        let mut r = row(VerdictKind::Exact, Direction::LowerIsBetter, Some(0.0));
+        (r.base_center, r.head_center) = (Some(1843.0), Some(1843.0));
+        assert_eq!(change(&r), "±0 (exact)");
+        assert_eq!(verdict(&r), "unchanged (exact)");
+        r.head_center = Some(1844.0);
+        r.change_pct = Some(0.054);
+        assert_eq!(change(&r), "+0.05% (exact)");
     }
 
     #[test]
