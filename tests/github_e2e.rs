@@ -3,6 +3,8 @@
 //! payloads signed by the test, and a fake GitHub as strict as GitHub (tests/github) whose
 //! received writes we check. The server runs as a GitHub App, as users run it.
 
+mod merge_queue;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -7,15 +7,17 @@
 use benchgate_github::commands::USAGE;
 use benchgate_github::events::{
     CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, InstallationEvent,
-    InstallationRepositoriesEvent, PrCommentEvent, PullRequestAction, PullRequestEvent, PushEvent,
+    InstallationRepositoriesEvent, MergeGroupAction, MergeGroupEvent, PrCommentEvent,
+    PullRequestAction, PullRequestEvent, PushEvent, RepoRef,
 };
 use benchgate_github::{Command, WebhookEvent, parse_command};
 use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
 use crate::tasks::{
-    CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName, RerunCheck,
-    ScheduleMain, SchedulePullRequest, Task, is_check_name, reply_label,
+    CancelMergeGroup, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
+    RerunCheck, ScheduleMain, ScheduleMergeGroup, SchedulePullRequest, Task, is_check_name,
+    reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -55,8 +57,7 @@ pub async fn plan(store: &dyn Store, event: &WebhookEvent) -> Result<Plan, Store
         WebhookEvent::CheckRunRerequested(e) => check_run_rerequested(e),
         WebhookEvent::CheckSuiteRerequested(e) => check_suite_rerequested(e),
         WebhookEvent::Push(e) => push(e),
-        // Placeholder until the merge-queue planning lands with the server side.
-        WebhookEvent::MergeGroup(_) => Plan::new("ignored"),
+        WebhookEvent::MergeGroup(e) => merge_group(e),
         WebhookEvent::Ignored(e) => {
             tracing::debug!(event = %e.event, action = ?e.action, "event ignored");
             Plan::new("ignored")
@@ -123,7 +124,6 @@ fn installation_repositories(e: &InstallationRepositoriesEvent) -> Plan {
 }
 
 async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<Plan, StoreError> {
-    let installation_id = e.installation_id.map(|i| i as i64);
     if matches!(
         e.action,
         PullRequestAction::Closed | PullRequestAction::ConvertedToDraft
@@ -153,14 +153,7 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
     } else {
         "scheduled"
     });
-    if let (Some(id), Some((owner, _))) = (installation_id, e.repo.full_name.split_once('/')) {
-        plan = plan.with(installation_row(id, owner));
-    }
-    plan = plan.with(DeliveryEffect::UpsertRepository(github_repository(
-        installation_id,
-        &e.repo.full_name,
-        &e.repo.clone_url,
-    )));
+    plan = with_repository(plan, &e.repo, e.installation_id);
     // Recorded with the delivery: a schedule of an older head that outlives its lease cannot
     // supersede this one, and a fork approval given before this push does not cover it.
     plan = plan.with(DeliveryEffect::RecordPullRequestHead {
@@ -195,24 +188,57 @@ fn push(e: &PushEvent) -> Plan {
         tracing::info!(branch = %e.branch, "the push created the branch; nothing to compare with");
         return Plan::new("ignored");
     };
-    let installation_id = e.installation_id.map(|i| i as i64);
-    let mut plan = Plan::new("main_scheduled");
-    if let (Some(id), Some((owner, _))) = (installation_id, e.repo.full_name.split_once('/')) {
+    with_repository(Plan::new("main_scheduled"), &e.repo, e.installation_id).with_task(
+        Task::ScheduleMain(ScheduleMain {
+            repo: repo_name(&e.repo.full_name, e.installation_id),
+            branch: e.branch.clone(),
+            before: before.clone(),
+            after: e.after.clone(),
+            commits: e.commits.clone(),
+            forced: e.forced,
+            head_message: e.head_message.clone(),
+        }),
+    )
+}
+
+/// The repository's row (and its installation's, which must exist first) with the plan.
+fn with_repository(mut plan: Plan, repo: &RepoRef, installation_id: Option<u64>) -> Plan {
+    let installation_id = installation_id.map(|i| i as i64);
+    if let (Some(id), Some((owner, _))) = (installation_id, repo.full_name.split_once('/')) {
         plan = plan.with(installation_row(id, owner));
     }
     plan.with(DeliveryEffect::UpsertRepository(github_repository(
         installation_id,
-        &e.repo.full_name,
-        &e.repo.clone_url,
+        &repo.full_name,
+        &repo.clone_url,
     )))
-    .with_task(Task::ScheduleMain(ScheduleMain {
-        repo: repo_name(&e.repo.full_name, e.installation_id),
-        branch: e.branch.clone(),
-        before: before.clone(),
-        after: e.after.clone(),
-        commits: e.commits.clone(),
-        forced: e.forced,
-        head_message: e.head_message.clone(),
+}
+
+/// GitHub's merge queue asks for the group's checks, or drops the group (merged, invalidated
+/// by a change ahead of it, or dequeued): its check is decided, or its jobs cancelled.
+fn merge_group(e: &MergeGroupEvent) -> Plan {
+    let repo = repo_name(&e.repo.full_name, e.installation_id);
+    if let MergeGroupAction::Destroyed(reason) = e.action {
+        return Plan::new("merge_group_destroyed").with_task(Task::CancelMergeGroup(
+            CancelMergeGroup {
+                repo,
+                head_sha: e.head_sha.clone(),
+                reason: reason.as_str().to_owned(),
+            },
+        ));
+    }
+    with_repository(
+        Plan::new("merge_group_scheduled"),
+        &e.repo,
+        e.installation_id,
+    )
+    .with_task(Task::ScheduleMergeGroup(ScheduleMergeGroup {
+        repo,
+        head_sha: e.head_sha.clone(),
+        head_ref: e.head_ref.clone(),
+        base_sha: e.base_sha.clone(),
+        base_ref: e.base_ref.clone(),
+        queued_pr: e.queued_pr(),
     }))
 }
 
@@ -312,7 +338,6 @@ fn default_clone_url(full_name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchgate_github::events::RepoRef;
 
     fn push_to(branch: &str, before: Option<&str>) -> PushEvent {
         PushEvent {
@@ -329,6 +354,46 @@ mod tests {
             commits: vec!["b".repeat(40)],
             head_message: "Merge pull request #3 from o/x".into(),
         }
+    }
+
+    fn outbox_kinds(plan: &Plan) -> Vec<(&str, Option<&str>)> {
+        plan.effects
+            .iter()
+            .filter_map(|e| match e {
+                DeliveryEffect::Outbox(m) => Some((m.kind.as_str(), m.dedupe_key.as_deref())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_merge_group_is_scheduled_and_its_destroy_replaces_a_pending_schedule() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../github/tests/fixtures/webhooks"
+        );
+        let read = |name: &str| {
+            let body = std::fs::read(format!("{dir}/{name}")).unwrap();
+            match benchgate_github::parse_event("merge_group", &body).unwrap() {
+                WebhookEvent::MergeGroup(e) => e,
+                other => panic!("{other:?}"),
+            }
+        };
+        let requested = merge_group(&read("merge_group.checks_requested.json"));
+        assert_eq!(requested.outcome, "merge_group_scheduled");
+        let scheduled = outbox_kinds(&requested);
+        assert_eq!(scheduled.len(), 1);
+        assert_eq!(scheduled[0].0, "merge_group.schedule");
+        assert!(requested.effects.iter().any(
+            |e| matches!(e, DeliveryEffect::UpsertRepository(r) if r.full_name == "octo-org/octo-repo")
+        ));
+        let destroyed = merge_group(&read("merge_group.destroyed.json"));
+        assert_eq!(destroyed.outcome, "merge_group_destroyed");
+        let cancel = outbox_kinds(&destroyed);
+        assert_eq!(cancel[0].0, "merge_group.cancel");
+        // The same key: a destroy arriving while the schedule waits replaces it.
+        assert_eq!(cancel[0].1, scheduled[0].1);
+        assert!(cancel[0].1.is_some());
     }
 
     #[test]

@@ -53,15 +53,22 @@ async fn tick(
     store: &dyn Store,
     reported: &mut HashMap<ComparisonId, Progress>,
 ) -> Result<(), StoreError> {
+    let now = Utc::now();
     for comparison in candidates(store).await? {
         let progress = progress(store, &comparison).await?;
-        if reported.get(&comparison.id) == Some(&progress) {
+        let overdue = comparison.config.merge_group.is_some()
+            && !comparison.state.is_finished()
+            && now >= crate::tasks::merge_group_deadline(&comparison);
+        if overdue {
+            // The check concludes with what was measured; writing it cancels the jobs.
+            tracing::info!(comparison = %comparison.id, "merge group past its deadline");
+        } else if reported.get(&comparison.id) == Some(&progress) {
             continue;
         }
         let comparison_id = comparison.id.0;
         // The comment appears once rounds run; a queued comparison only has its check run.
         let quiet = progress.state == ComparisonState::Queued && progress.results == 0;
-        if !quiet {
+        if !quiet && comparison.pr_number.is_some() {
             store
                 .enqueue_outbox(&Task::ReportComment(ReportComment { comparison_id }).message())
                 .await?;
@@ -80,7 +87,7 @@ async fn candidates(store: &dyn Store) -> Result<Vec<Comparison>, StoreError> {
     let since = Utc::now() - RECENT;
     let mut found: HashMap<ComparisonId, Comparison> = HashMap::new();
     for c in store.recent_comparisons(RECENT_LIMIT).await? {
-        if c.pr_number.is_some() && (!c.state.is_finished() || c.updated_at > since) {
+        if reported_on_github(&c) && (!c.state.is_finished() || c.updated_at > since) {
             found.insert(c.id, c);
         }
     }
@@ -92,7 +99,7 @@ async fn candidates(store: &dyn Store) -> Result<Vec<Comparison>, StoreError> {
             continue;
         }
         if let Some(c) = store.comparison(id).await?
-            && c.pr_number.is_some()
+            && reported_on_github(&c)
         {
             found.insert(id, c);
         }
@@ -100,6 +107,11 @@ async fn candidates(store: &dyn Store) -> Result<Vec<Comparison>, StoreError> {
     let mut list: Vec<_> = found.into_values().collect();
     list.sort_by_key(|c| c.id);
     Ok(list)
+}
+
+/// A PR's comparison, or a merge group's (its check; a step rewrites its group's check).
+fn reported_on_github(c: &Comparison) -> bool {
+    c.pr_number.is_some() || c.config.merge_group.is_some()
 }
 
 async fn progress(store: &dyn Store, c: &Comparison) -> Result<Progress, StoreError> {

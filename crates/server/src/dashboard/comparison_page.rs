@@ -65,6 +65,8 @@ struct ComparisonPage {
     head_short: String,
     created: String,
     pr_url: Option<String>,
+    /// `#42`, `merge queue: #11, #12`, or `—`.
+    pr_label: String,
     /// What a maintainer reads first, one line per runner (the runner named when there are
     /// several).
     summaries: Vec<String>,
@@ -405,6 +407,7 @@ pub async fn page(
         head_short: short_sha(&c.head_sha).to_string(),
         created: words::age((now - c.created_at).num_seconds()),
         pr_url: pull_request_url(&c),
+        pr_label: super::overview::pr_label(&c),
         summaries,
         decided,
         folded_rows: words::count(folded.len(), "undecided or unchanged row"),

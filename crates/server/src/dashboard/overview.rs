@@ -125,6 +125,9 @@ pub struct ComparisonSummary {
     pub pills: Vec<Pill>,
     #[serde(skip)]
     pub created: String,
+    /// `#42`, `merge queue: #11, #12`, or `—`: where the comparison came from.
+    #[serde(skip)]
+    pub pr_label: String,
 }
 
 impl ComparisonSummary {
@@ -219,6 +222,27 @@ fn summarise(
         verdicts,
         pills,
         created: words::age((now - c.created_at).num_seconds()),
+        pr_label: pr_label(c),
+    }
+}
+
+/// Which PR a comparison belongs to, with merge-queue comparisons labelled as such.
+pub fn pr_label(c: &Comparison) -> String {
+    if let Some(n) = c.pr_number {
+        return format!("#{n}");
+    }
+    let Some(group) = &c.config.merge_group else {
+        return "—".to_owned();
+    };
+    let prs: Vec<String> = group
+        .prs
+        .iter()
+        .filter(|pr| group.step_of.is_none() || pr.sha == c.head_sha)
+        .map(crate::tasks::group_pr_name)
+        .collect();
+    match group.step_of {
+        None => format!("merge queue: {}", prs.join(", ")),
+        Some(_) => format!("merge queue, {}'s commit", prs.join(", ")),
     }
 }
 

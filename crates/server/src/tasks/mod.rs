@@ -8,6 +8,7 @@ mod cancel_pull_request;
 mod handle_command;
 mod main_issue;
 mod main_report;
+mod merge_group;
 mod neutral_check;
 mod report_check;
 mod report_comment;
@@ -34,6 +35,10 @@ pub use cancel_pull_request::CancelPullRequest;
 pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
 pub use main_issue::MainIssue;
 pub use main_report::{MERGED_PR_LABEL, MainReport, merged_pr};
+pub use merge_group::{
+    CancelMergeGroup, ScheduleMergeGroup, deadline as merge_group_deadline,
+    pr_name as group_pr_name,
+};
 pub use neutral_check::NeutralCheck;
 pub use report_check::ReportCheck;
 pub use report_comment::ReportComment;
@@ -124,6 +129,8 @@ impl Context {
             Task::ScheduleMain(t) => t.run(self).await,
             Task::MainReport(c) => main_report::run(self, c.comparison_id).await,
             Task::MainIssue(r) => main_issue::run(self, r.regression_id).await,
+            Task::ScheduleMergeGroup(t) => t.run(self).await,
+            Task::CancelMergeGroup(t) => t.run(self).await,
         }
     }
 
@@ -247,11 +254,13 @@ pub enum Task {
     /// Written by the store when a comparison of the default branch finishes.
     MainReport(MainReport),
     MainIssue(MainIssue),
+    ScheduleMergeGroup(ScheduleMergeGroup),
+    CancelMergeGroup(CancelMergeGroup),
 }
 
 impl Task {
     /// Every kind of row with its priority: what [`Task::from_row`] reads back.
-    pub const KINDS: [(&'static str, Priority); 12] = [
+    pub const KINDS: [(&'static str, Priority); 14] = [
         (SchedulePullRequest::KIND, SchedulePullRequest::PRIORITY),
         (CancelPullRequest::KIND, CancelPullRequest::PRIORITY),
         (HandleCommand::KIND, HandleCommand::PRIORITY),
@@ -264,6 +273,8 @@ impl Task {
         (ScheduleMain::KIND, ScheduleMain::PRIORITY),
         (MainReport::KIND, MainReport::PRIORITY),
         (MainIssue::KIND, MainIssue::PRIORITY),
+        (ScheduleMergeGroup::KIND, ScheduleMergeGroup::PRIORITY),
+        (CancelMergeGroup::KIND, CancelMergeGroup::PRIORITY),
     ];
 
     /// The outbox row for this task.
@@ -281,6 +292,8 @@ impl Task {
             Task::ScheduleMain(t) => t.message(),
             Task::MainReport(t) => t.message(),
             Task::MainIssue(t) => t.message(),
+            Task::ScheduleMergeGroup(t) => t.message(),
+            Task::CancelMergeGroup(t) => t.message(),
         }
     }
 
@@ -302,6 +315,8 @@ impl Task {
             ScheduleMain::KIND => Task::ScheduleMain(read(payload)?),
             MainReport::KIND => Task::MainReport(read(payload)?),
             MainIssue::KIND => Task::MainIssue(read(payload)?),
+            ScheduleMergeGroup::KIND => Task::ScheduleMergeGroup(read(payload)?),
+            CancelMergeGroup::KIND => Task::CancelMergeGroup(read(payload)?),
             other => {
                 return Err(serde::de::Error::custom(format!(
                     "no task has the kind {other:?}"

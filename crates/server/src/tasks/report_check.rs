@@ -31,11 +31,27 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let Some((loaded, target)) = cx.loaded(id).await? else {
         return Ok(());
     };
+    if loaded.comparison.config.merge_group.is_some() {
+        return super::merge_group::report(cx, loaded, target).await;
+    }
     let c = &loaded.comparison;
     let write = check_write(c, &loaded.input, cx.args.comparison_url(id));
+    let new_run = write_recorded(cx, &target, c, &write).await?;
+    tracing::info!(comparison = id, generation = c.rounds_generation, new_run, status = ?write.status, conclusion = ?write.conclusion, "check written");
+    Ok(())
+}
+
+/// Writes comparison `c`'s check on the run of its generation and records that run; `true`
+/// when a new run was made.
+pub(super) async fn write_recorded(
+    cx: &Context,
+    target: &benchgate_github::client::RepoTarget,
+    c: &Comparison,
+    write: &CheckWrite,
+) -> Result<bool, TaskError> {
     let completed = write.status == CheckStatus::Completed;
     let existing = run_to_write(c, completed);
-    if let Some(check_run_id) = commit_check::write(&cx.github, &target, &write, existing).await? {
+    if let Some(check_run_id) = commit_check::write(&cx.github, target, write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
             generation: c.rounds_generation,
@@ -43,8 +59,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         };
         cx.store.record_check_run(c.id, record).await?;
     }
-    tracing::info!(comparison = id, generation = c.rounds_generation, new_run = existing.is_none(), status = ?write.status, conclusion = ?write.conclusion, "check written");
-    Ok(())
+    Ok(existing.is_none())
 }
 
 /// The check of comparison `c` as its report reads: state, conclusion, title and summary.
@@ -72,7 +87,7 @@ fn run_to_write(c: &Comparison, completed: bool) -> Option<i64> {
 }
 
 /// Unique per comparison and generation: a create retried after a lost answer finds its run.
-fn external_id(c: &Comparison) -> String {
+pub(super) fn external_id(c: &Comparison) -> String {
     format!("benchgate-comparison-{}-{}", c.id, c.rounds_generation)
 }
 

@@ -136,7 +136,11 @@ pub async fn cancelling_one_comparison_leaves_the_others(store: Arc<dyn Store>) 
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(next.job.comparison_id, Some(other.id), "the other is untouched");
+    assert_eq!(
+        next.job.comparison_id,
+        Some(other.id),
+        "the other is untouched"
+    );
     // Cancelling again, or a finished comparison, changes nothing.
     assert_eq!(store.cancel_comparison(group.id).await.unwrap(), 0);
 }

@@ -1,0 +1,358 @@
+//! A merge group announced (`merge_group.checks_requested`): read `.benchgate.toml` from the
+//! branch it merges into, then per suite and label restate the PR's verdict, compare the
+//! group's head with its base, or say it is not measured, as `[merge_queue] mode` asks.
+
+use benchgate_api::agent::{
+    ComparisonConfig, GroupPullRequest, MergeGroupContext, MergeQueueMode, MergeQueueSettings,
+    StoredComparisonConfig,
+};
+use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
+use benchgate_github::parse_repo_config;
+use benchgate_github::repo_config::{FILE_NAME, check_run_name};
+use benchgate_stats::words;
+use benchgate_store::model::{
+    ComparisonState, NewComparison, NewJob, NewOutboxMessage, Priority, RepositoryId,
+};
+use serde::{Deserialize, Serialize};
+
+use super::super::{Context, NeutralCheck, OutboxTask, RepoName, ReportCheck, Task, TaskError};
+use crate::commit_check::{self, CheckWrite};
+use crate::report;
+
+/// Decide the check of a merge group GitHub asked checks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleMergeGroup {
+    pub repo: RepoName,
+    /// The group's temporary commit: its check is what the queue waits for.
+    pub head_sha: String,
+    pub head_ref: String,
+    pub base_sha: String,
+    pub base_ref: String,
+    /// The PR the group's ref names (the last one it merges).
+    pub queued_pr: Option<u64>,
+}
+
+impl OutboxTask for ScheduleMergeGroup {
+    const KIND: &'static str = "merge_group.schedule";
+    // The queue holds people's merges until the check concludes.
+    const PRIORITY: Priority = Priority::INTERACTIVE;
+    fn dedupe_key(&self) -> Option<String> {
+        // Shared with the group's cancel: a `destroyed` replaces a schedule still pending.
+        Some(super::group_key(&self.repo, &self.head_sha))
+    }
+}
+
+impl ScheduleMergeGroup {
+    #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, group = %self.head_ref))]
+    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+        let target = self.repo.target()?;
+        let repository = cx.recorded_repository(&self.repo).await?;
+        let Some(text) = cx
+            .github
+            .read_file(&target, FILE_NAME, &self.base_ref)
+            .await?
+        else {
+            tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
+            return cx
+                .enqueue(Task::NeutralCheck(self.neutral(
+                    format!("no {FILE_NAME}"),
+                    format!(
+                        "benchgate found no `{FILE_NAME}` on `{}`, so nothing was benchmarked.",
+                        self.base_ref
+                    ),
+                )))
+                .await;
+        };
+        let config = match parse_repo_config(&text) {
+            Ok(config) => config,
+            Err(error) => {
+                tracing::info!(error = %error, "invalid {FILE_NAME}");
+                let check =
+                    self.neutral(format!("invalid {FILE_NAME}"), format!("```\n{error}\n```"));
+                return cx.enqueue(Task::NeutralCheck(check)).await;
+            }
+        };
+        let settings = config.merge_queue.to_wire();
+        if settings.mode == MergeQueueMode::Skip {
+            for (suite, label) in config.comparisons() {
+                let name = check_run_name(config.comparison_config(suite).suite.as_deref(), label);
+                let summary = "`[merge_queue] mode = \"skip\"`: benchgate does not measure merge \
+                               groups; each PR was compared on its own, and main's history \
+                               compares every merged commit."
+                    .to_owned();
+                let title = "not measured in the merge queue".to_owned();
+                self.write_check(
+                    cx,
+                    &target,
+                    name,
+                    CheckConclusion::Success,
+                    title,
+                    summary,
+                    None,
+                )
+                .await?;
+            }
+            tracing::info!("merge queue: skipped");
+            return Ok(());
+        }
+        let commits = cx
+            .github
+            .compare_commits(&target, &self.base_sha, &self.head_sha)
+            .await?;
+        let listed: Vec<(String, String, Vec<String>)> = commits
+            .into_iter()
+            .map(|c| (c.sha, c.message, c.parents))
+            .collect();
+        let prs = super::decide::group_pull_requests(
+            &listed,
+            &self.base_sha,
+            &self.head_sha,
+            self.queued_pr,
+        );
+        for (suite, label) in config.comparisons() {
+            let compared = config.comparison_config(suite);
+            let name = check_run_name(compared.suite.as_deref(), label);
+            if settings.mode == MergeQueueMode::Reuse
+                && let [pr] = prs.as_slice()
+                && let Some(number) = pr.number
+                && self
+                    .reuse(cx, &target, repository.id, number, &compared, label, &name)
+                    .await?
+            {
+                continue;
+            }
+            self.measure(cx, repository.id, compared, label, settings, &prs)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Restates PR `number`'s verdict when its newest comparison of this suite and label had
+    /// the group's base and is decided; `false` when it cannot be reused.
+    #[allow(clippy::too_many_arguments)]
+    async fn reuse(
+        &self,
+        cx: &Context,
+        target: &RepoTarget,
+        repository_id: RepositoryId,
+        number: u64,
+        compared: &ComparisonConfig,
+        label: &str,
+        name: &str,
+    ) -> Result<bool, TaskError> {
+        let newest = cx
+            .store
+            .pull_request_comparisons(repository_id, number as i64)
+            .await?
+            .into_iter()
+            .find(|c| c.runner_label == label && c.config.config.suite == compared.suite);
+        let Some(pr) = newest else {
+            tracing::info!(pr = number, "no comparison of the PR to reuse; measuring");
+            return Ok(false);
+        };
+        if matches!(
+            pr.state,
+            ComparisonState::Superseded | ComparisonState::Cancelled
+        ) || pr.base_sha != self.base_sha
+        {
+            tracing::info!(pr = number, pr_base = %pr.base_sha, group_base = %self.base_sha, "the PR was compared on another base; measuring");
+            return Ok(false);
+        }
+        let Some((loaded, _)) = cx.loaded(pr.id.0).await? else {
+            return Ok(false);
+        };
+        let outcome = report::check_outcome(&loaded.input);
+        let (CheckStatus::Completed, Some(conclusion)) = (outcome.status, outcome.conclusion)
+        else {
+            tracing::info!(pr = number, "the PR's comparison is not decided; measuring");
+            return Ok(false);
+        };
+        let url = cx.args.comparison_url(pr.id);
+        let summary = format!(
+            "Merge queue: restated from #{number}'s [comparison]({url}) of the same change on the \
+             same base `{}`; no rounds ran for this group.\n\n{}",
+            words::short_sha(&self.base_sha),
+            report::render_check_summary(&loaded.input)
+        );
+        let title = format!("#{number}: {}", outcome.title);
+        self.write_check(
+            cx,
+            target,
+            name.to_owned(),
+            conclusion,
+            title,
+            summary,
+            Some(url),
+        )
+        .await?;
+        tracing::info!(pr = number, comparison = %pr.id, "merge queue: the PR's verdict restated");
+        Ok(true)
+    }
+
+    /// Compares the group's head with its base (and, for a group of several PRs, each PR's
+    /// commit with its parent), ahead of PR work; its check follows the comparison.
+    async fn measure(
+        &self,
+        cx: &Context,
+        repository_id: RepositoryId,
+        compared: ComparisonConfig,
+        label: &str,
+        settings: MergeQueueSettings,
+        prs: &[GroupPullRequest],
+    ) -> Result<(), TaskError> {
+        let context = MergeGroupContext {
+            head_ref: self.head_ref.clone(),
+            base_ref: self.base_ref.clone(),
+            settings,
+            prs: prs.to_vec(),
+            step_of: None,
+        };
+        let group = self
+            .create(
+                cx,
+                repository_id,
+                &compared,
+                label,
+                &self.base_sha,
+                &self.head_sha,
+                context.clone(),
+                true,
+            )
+            .await?;
+        if prs.len() > 1 {
+            for pr in prs {
+                let step = MergeGroupContext {
+                    step_of: Some(self.head_sha.clone()),
+                    ..context.clone()
+                };
+                self.create(
+                    cx,
+                    repository_id,
+                    &compared,
+                    label,
+                    &pr.parent,
+                    &pr.sha,
+                    step,
+                    false,
+                )
+                .await?;
+            }
+        }
+        tracing::info!(comparison = ?group, prs = prs.len(), "merge queue: group measured");
+        Ok(())
+    }
+
+    /// Creates one comparison of the group unless a retry of this row made it already.
+    #[allow(clippy::too_many_arguments)]
+    async fn create(
+        &self,
+        cx: &Context,
+        repository_id: RepositoryId,
+        compared: &ComparisonConfig,
+        label: &str,
+        base_sha: &str,
+        head_sha: &str,
+        context: MergeGroupContext,
+        with_check: bool,
+    ) -> Result<Option<benchgate_store::model::ComparisonId>, TaskError> {
+        let exists = cx
+            .store
+            .head_comparisons(repository_id, head_sha)
+            .await?
+            .into_iter()
+            .any(|c| {
+                c.base_sha == base_sha
+                    && c.runner_label == label
+                    && c.config.config.suite == compared.suite
+                    && c.config
+                        .merge_group
+                        .as_ref()
+                        .is_some_and(|g| g.step_of == context.step_of)
+                    && c.state != ComparisonState::Cancelled
+            });
+        if exists {
+            tracing::info!(head = %head_sha, "merge-group comparison exists already");
+            return Ok(None);
+        }
+        let rules = benchgate_api::RuleSet::new(&compared.rules);
+        let plan = crate::comparison_analysis::plan_rounds(
+            &cx.store,
+            repository_id,
+            label,
+            compared.gate.min_effect,
+            &rules,
+        )
+        .await?;
+        let notify = if with_check {
+            vec![NewOutboxMessage::for_new_comparison(
+                ReportCheck::KIND,
+                Priority::INTERACTIVE,
+            )]
+        } else {
+            Vec::new()
+        };
+        let created = cx
+            .store
+            .create_comparison(&NewComparison {
+                repository_id,
+                pr_number: None,
+                base_sha: base_sha.to_owned(),
+                head_sha: head_sha.to_owned(),
+                runner_label: label.to_owned(),
+                config: StoredComparisonConfig {
+                    config: compared.clone(),
+                    n_star: plan.per_benchmark,
+                    github: None,
+                    main: None,
+                    merged_pr: None,
+                    merge_group: Some(context),
+                },
+                planned_rounds: plan.planned_rounds,
+                jobs: vec![NewJob {
+                    rounds: i64::from(compared.benchmark.rounds),
+                    priority: Priority::MERGE_QUEUE,
+                    max_attempts: cx.app.config.max_attempts,
+                    origin: None,
+                }],
+                main: None,
+                notify,
+            })
+            .await?;
+        Ok(Some(created.id))
+    }
+
+    fn neutral(&self, title: String, summary: String) -> NeutralCheck {
+        NeutralCheck {
+            repo: self.repo.clone(),
+            head_sha: self.head_sha.clone(),
+            title,
+            summary,
+        }
+    }
+
+    /// A completed check on the group's head that no comparison backs (reuse, skip).
+    #[allow(clippy::too_many_arguments)]
+    async fn write_check(
+        &self,
+        cx: &Context,
+        target: &RepoTarget,
+        name: String,
+        conclusion: CheckConclusion,
+        title: String,
+        summary: String,
+        details_url: Option<String>,
+    ) -> Result<(), TaskError> {
+        let write = CheckWrite {
+            external_id: format!("benchgate-merge-group-{}-{name}", self.head_sha),
+            name,
+            head_sha: self.head_sha.clone(),
+            status: CheckStatus::Completed,
+            conclusion: Some(conclusion),
+            title,
+            summary: commit_check::summary(summary),
+            details_url,
+        };
+        commit_check::write(&cx.github, target, &write, None).await?;
+        Ok(())
+    }
+}

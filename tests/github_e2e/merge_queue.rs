@@ -1,0 +1,194 @@
+//! GitHub's merge queue end to end: real merge groups built with git in the test's repository,
+//! `merge_group` deliveries shaped as GitHub sends them, the real server and agent, and the
+//! strict fake, which here also refuses a check run on any commit but the group's head.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{
+    Setup, checks_of, eventually, nothing_refused, opened_pr_is_benchmarked, repo_config, setup,
+    wait_for_count,
+};
+use crate::support::git;
+
+/// A commit on top of `from` that sets the benchmark's work to `iterations` (or only touches
+/// another file when `None`).
+fn commit_on(path: &Path, from: &str, iterations: Option<u64>, message: &str) -> String {
+    git(path, &["checkout", "-q", "--detach", from]);
+    match iterations {
+        Some(n) => std::fs::write(path.join("iterations"), n.to_string()).unwrap(),
+        None => std::fs::write(path.join("NOTES"), message).unwrap(),
+    }
+    git(path, &["add", "."]);
+    git(path, &["commit", "-qm", message]);
+    git(path, &["rev-parse", "HEAD"])
+}
+
+/// The merge queue's commit: `pr_head` merged into `parent` with GitHub's merge message.
+fn merge_commit(path: &Path, parent: &str, pr_head: &str, pr: u64) -> String {
+    git(path, &["checkout", "-q", "--detach", parent]);
+    let message = format!("Merge pull request #{pr} from Codertocat/pr-{pr}");
+    git(path, &["merge", "-q", "--no-ff", "-m", &message, pr_head]);
+    let sha = git(path, &["rev-parse", "HEAD"]);
+    // GitHub keeps the group's ref while it is queued; a clone finds the commit under it.
+    let group_ref = format!(
+        "refs/heads/gh-readonly-queue/master/pr-{pr}-{}",
+        &parent[..12]
+    );
+    git(path, &["update-ref", &group_ref, &sha]);
+    sha
+}
+
+/// A `merge_group` delivery for the group `head` on `base`, as GitHub sends it.
+fn merge_group(s: &Setup, action: &str, base: &str, head: &str, last_pr: u64) -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/github/tests/fixtures/webhooks/merge_group.checks_requested.json"
+    );
+    let mut p: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    p["action"] = json!(action);
+    if action == "destroyed" {
+        p["reason"] = json!("dequeued");
+    }
+    p["repository"]["full_name"] = json!(super::REPO);
+    p["repository"]["clone_url"] = json!(s.project.path.to_string_lossy());
+    p["installation"] = json!({"id": 1});
+    let group = &mut p["merge_group"];
+    group["head_sha"] = json!(head);
+    group["base_sha"] = json!(base);
+    group["base_ref"] = json!("refs/heads/master");
+    group["head_ref"] = json!(format!(
+        "refs/heads/gh-readonly-queue/master/pr-{last_pr}-{base}"
+    ));
+    group["head_commit"]["id"] = json!(head);
+    p
+}
+
+/// Waits for a completed check run on `sha` and returns the first one.
+async fn completed_check(s: &Setup, sha: &str, secs: u64) -> crate::github::CheckRun {
+    eventually(&s.github, "the group's check to conclude", secs, || {
+        checks_of(&s.github, sha)
+            .iter()
+            .any(|c| c.status == "completed")
+    })
+    .await;
+    let check = checks_of(&s.github, sha).remove(0);
+    eprintln!("group check: {}\n{}", check.title, check.summary);
+    check
+}
+
+const JOBS: &str = "SELECT COUNT(*) FROM jobs WHERE comparison_id IS NOT NULL";
+const ACTIVE_JOBS: &str = "SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')";
+
+/// (1) A PR whose verdict is fresh enters the queue: the group's check restates it within
+/// seconds, no job is queued, and every check run went on a commit GitHub would accept.
+#[tokio::test]
+async fn a_queued_pr_compared_on_the_same_base_restates_its_verdict_without_runner_time() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    opened_pr_is_benchmarked(&mut s).await;
+    let (base, head) = (s.project.base.clone(), s.project.head.clone());
+    let group = merge_commit(&s.project.path, &base, &head, 2);
+    s.github.refuse_checks_except(&[&group]);
+    let jobs = s.count(JOBS).await;
+
+    let body = merge_group(&s, "checks_requested", &base, &group, 2);
+    let (status, answer) = s.deliver("merge_group", "d-mq-1", &body).await;
+    assert_eq!(status, 202, "{answer}");
+    let check = completed_check(&s, &group, 30).await;
+    assert_eq!(
+        check.name, "benchgate",
+        "the name branch protection requires"
+    );
+    assert_eq!(
+        check.conclusion.as_deref(),
+        Some("failure"),
+        "the PR's verdict"
+    );
+    assert!(check.title.starts_with("#2: "), "{}", check.title);
+    assert!(
+        check.summary.contains("restated from #2's"),
+        "{}",
+        check.summary
+    );
+    assert_eq!(s.count(JOBS).await, jobs, "no runner time");
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
+/// (2) A group of two PRs where the second one's commit is 1.5× slower: the group's check
+/// fails and names the second PR, and no check goes on the PRs' commits inside the group.
+#[tokio::test]
+async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    let path = s.project.path.clone();
+    // Enough work that the process's start-up does not dilute 1.5 times the work.
+    let base = commit_on(
+        &path,
+        &s.project.base,
+        Some(20_000_000),
+        "a heavier benchmark",
+    );
+    let docs = commit_on(&path, &base, None, "docs only");
+    let slower = commit_on(&path, &base, Some(30_000_000), "1.5 times the work");
+    let first = merge_commit(&path, &base, &docs, 11);
+    let group = merge_commit(&path, &first, &slower, 12);
+    s.github.refuse_checks_except(&[&group]);
+
+    let body = merge_group(&s, "checks_requested", &base, &group, 12);
+    assert_eq!(s.deliver("merge_group", "d-mq-2", &body).await.0, 202);
+    s.start_agent().await;
+    let check = completed_check(&s, &group, 300).await;
+    assert_eq!(check.name, "benchgate");
+    assert_eq!(
+        check.conclusion.as_deref(),
+        Some("failure"),
+        "{}",
+        check.title
+    );
+    assert_eq!(check.title, "#12 made it slower", "{}", check.summary);
+    assert!(check.summary.contains("| #11 |"), "{}", check.summary);
+    assert_eq!(s.github.checks().len(), 1, "{:#?}", s.github.checks());
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
+/// (3) The group leaves the queue while measuring: its jobs are cancelled, nothing stays
+/// queued, and its check concludes neutral.
+#[tokio::test]
+async fn a_group_destroyed_while_measuring_cancels_its_jobs_and_ends_neutral() {
+    let config = format!("{}\n[merge_queue]\nmode = \"measure\"\n", repo_config(200));
+    let mut s = setup(Some(&config), None).await;
+    let (base, head) = (s.project.base.clone(), s.project.head.clone());
+    let group = merge_commit(&s.project.path, &base, &head, 2);
+    s.github.refuse_checks_except(&[&group]);
+
+    let body = merge_group(&s, "checks_requested", &base, &group, 2);
+    assert_eq!(s.deliver("merge_group", "d-mq-3", &body).await.0, 202);
+    s.start_agent().await;
+    wait_for_count(
+        &s,
+        "SELECT COUNT(*) FROM jobs WHERE state = 'running'",
+        1,
+        60,
+    )
+    .await;
+    let gone = merge_group(&s, "destroyed", &base, &group, 2);
+    assert_eq!(s.deliver("merge_group", "d-mq-4", &gone).await.0, 202);
+    wait_for_count(&s, ACTIVE_JOBS, 0, 60).await;
+    eventually(&s.github, "a neutral check on the group", 30, || {
+        checks_of(&s.github, &group)
+            .iter()
+            .any(|c| c.status == "completed" && c.conclusion.as_deref() == Some("neutral"))
+    })
+    .await;
+    let check = &checks_of(&s.github, &group)[0];
+    assert!(
+        check.title.contains("left the merge queue"),
+        "{}",
+        check.title
+    );
+    assert_eq!(check.name, "benchgate");
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
