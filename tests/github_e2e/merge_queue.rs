@@ -149,6 +149,10 @@ async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
     assert_eq!(check.title, "#12 made it slower", "{}", check.summary);
     assert!(check.summary.contains("| #11 |"), "{}", check.summary);
     assert_eq!(s.github.checks().len(), 1, "{:#?}", s.github.checks());
+    // The dashboard lists the group and its PRs' commits as merge-queue comparisons.
+    let page = s.page("/comparisons").await;
+    assert!(page.contains("merge queue: #11, #12"), "{page}");
+    assert!(page.contains("merge queue, #12&#39;s commit"), "{page}");
     s.outbox_drained().await;
     nothing_refused(&s.github);
 }

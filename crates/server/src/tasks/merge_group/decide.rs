@@ -215,7 +215,7 @@ fn scope(v: &GroupView<'_>) -> String {
         _ => format!("the merge group of {}", prs.join(", ")),
     };
     format!(
-        "Merge queue: {what} (`{}`) compared with `{}`, ahead of pull requests' work.",
+        "Merge queue: {what} (`{}`) compared with the tip of `{}` it merges onto.",
         v.group.head_ref, v.group.base_ref
     )
 }
@@ -366,7 +366,7 @@ mod tests {
         ));
         assert_eq!(named.conclusion, SLOWER);
         assert_eq!(named.title, "#12 made it slower");
-        assert!(named.preface.contains("| #11 |"), "{}", named.preface);
+        insta::assert_snapshot!("group_of_two_names_the_slower_pr", named.preface);
         let neither = decide(&view(
             &g,
             failed,
