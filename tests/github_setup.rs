@@ -261,9 +261,14 @@ async fn setup_flow(database_url: &str) {
             "issue_comment",
             "check_run",
             "check_suite",
-            "push"
+            "push",
+            "merge_group"
         ]),
         "installation is sent to every App and refused as a default event"
+    );
+    assert_eq!(
+        manifest["default_permissions"]["merge_queues"], "read",
+        "GitHub sends merge_group only with the Merge queues permission"
     );
 
     let (status, org_page) = get(&server, "/github/setup?org=acme", Some(ADMIN)).await;

@@ -38,7 +38,7 @@ pub async fn wait_until<T, E: Display>(
 
 /// Tests that measure take turns, whichever file they are in: side by side on a small machine
 /// they would load each other and measure that instead of the code. Hold the guard while
-/// measuring.
+/// measuring, or while loading the machine as heavily (a browser).
 static MEASURING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Waits for this test's turn to measure.
