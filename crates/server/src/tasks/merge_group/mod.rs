@@ -133,16 +133,30 @@ pub(super) async fn report(
     }
     let group_outcome = report::check_outcome(&loaded.input);
     let now = chrono::Utc::now();
-    let mut steps = Vec::new();
     let step_rows = steps_of(cx, c).await?;
+    let mut measured = Vec::new();
     for pr in context.prs.iter().filter(|_| context.prs.len() > 1) {
         let row = step_rows.iter().find(|s| s.head_sha == pr.sha);
+        let loaded = match row {
+            Some(step) => cx.loaded(step.id.0).await?.map(|(l, _)| l),
+            None => None,
+        };
+        measured.push((pr, row, loaded));
+    }
+    // Once a PR's commit is slower the check can name it; until then an undecided step of a
+    // slower group gets more rounds.
+    let named = measured.iter().any(|(_, _, l)| {
+        l.as_ref().is_some_and(|l| {
+            report::check_outcome(&l.input).conclusion == Some(CheckConclusion::Failure)
+        })
+    });
+    let mut steps = Vec::new();
+    for (pr, row, loaded) in measured {
         let mut outcome = None;
-        if let Some(step) = row
-            && let Some((l, _)) = cx.loaded(step.id.0).await?
-        {
+        if let (Some(step), Some(l)) = (row, loaded) {
             let mut o = report::check_outcome(&l.input);
             if group_outcome.conclusion == Some(CheckConclusion::Failure)
+                && !named
                 && now < deadline(c)
                 && more_rounds(cx, step, &o, l.input.rounds_planned).await?
             {
