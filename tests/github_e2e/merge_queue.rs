@@ -120,7 +120,8 @@ async fn a_queued_pr_compared_on_the_same_base_restates_its_verdict_without_runn
 /// fails and names the second PR, and no check goes on the PRs' commits inside the group.
 #[tokio::test]
 async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
-    let mut s = setup(Some(&repo_config(8)), None).await;
+    // 16 rounds: with 8, other tests' load beside it once left the group undecided (neutral).
+    let mut s = setup(Some(&repo_config(16)), None).await;
     let path = s.project.path.clone();
     // Enough work that the process's start-up does not dilute 1.5 times the work.
     let base = commit_on(
