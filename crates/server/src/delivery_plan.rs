@@ -356,6 +356,39 @@ mod tests {
         }
     }
 
+    /// The bot's answer to `/benchgate help` and to a command it cannot parse (CONVENTIONS 21).
+    #[test]
+    fn help_and_a_mistyped_command_read_as_pinned() {
+        let comment = |body: &str| PrCommentEvent {
+            repo: RepoRef {
+                full_name: "acme/widgets".into(),
+                clone_url: "https://github.com/acme/widgets.git".into(),
+            },
+            installation_id: Some(7),
+            pr_number: 42,
+            comment_id: 9001,
+            body: body.into(),
+            commenter: "octocat".into(),
+            commenter_is_bot: false,
+            author_association: benchgate_github::events::AuthorAssociation::Member,
+            created_at: None,
+        };
+        let reply = |plan: Plan| match &plan.effects[..] {
+            [DeliveryEffect::Outbox(m)] => format!(
+                "outcome: {}\nlabel: {}\n{}",
+                plan.outcome,
+                m.payload["label"].as_str().unwrap(),
+                m.payload["body"].as_str().unwrap()
+            ),
+            other => panic!("{other:?}"),
+        };
+        insta::assert_snapshot!("reply_help", reply(pr_comment(&comment("/benchgate help"))));
+        insta::assert_snapshot!(
+            "reply_unknown_command",
+            reply(pr_comment(&comment("/rebench lots")))
+        );
+    }
+
     fn outbox_kinds(plan: &Plan) -> Vec<(&str, Option<&str>)> {
         plan.effects
             .iter()

@@ -186,12 +186,7 @@ async fn permitted(cx: &Context, t: &HandleCommand) -> Result<Result<(), String>
             .await
         {
             Ok(p) if p.can_write() => Ok(()),
-            Ok(p) => Err(format!(
-                "only people with write, maintain or admin permission on {} can run benchmark \
-                 commands; your permission is {}.",
-                t.repo.full_name,
-                p.name()
-            )),
+            Ok(p) => Err(denied(&t.repo.full_name, p.name())),
             Err(e) => {
                 tracing::warn!(error = %e, "permission lookup failed; denying");
                 Err(format!(
@@ -204,11 +199,50 @@ async fn permitted(cx: &Context, t: &HandleCommand) -> Result<Result<(), String>
     )
 }
 
+/// The reply to a commenter without write permission.
+fn denied(repo: &str, permission: &str) -> String {
+    format!(
+        "only people with write, maintain or admin permission on {repo} can run benchmark \
+         commands; your permission is {permission}."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use benchgate_store::model::PullRequestHead;
     use chrono::TimeZone;
+
+    fn command(commenter: &str) -> HandleCommand {
+        HandleCommand {
+            repo: crate::tasks::RepoName {
+                full_name: "acme/widgets".into(),
+                installation_id: Some(7),
+            },
+            pr: 42,
+            comment_id: 9001,
+            commenter: commenter.into(),
+            association: "CONTRIBUTOR".into(),
+            command: GuardedCommand::Rebench { rounds: None },
+            commented_at: None,
+        }
+    }
+
+    /// The replies a commenter reads when a command does not run (CONVENTIONS 21).
+    #[test]
+    fn refusals_read_as_pinned() {
+        let reply = |body: String| match command("octocat").reply(body) {
+            Task::UpsertComment(c) => format!("label: {}\n{}", c.label, c.body),
+            other => panic!("{other:?}"),
+        };
+        insta::assert_snapshot!("reply_denied", reply(denied("acme/widgets", "read")));
+        let at = Some(Utc.timestamp_opt(1_700_000_010, 0).unwrap());
+        let a = "a".repeat(40);
+        let late = unapproved_head(&a, Some(&head(&a, 20)), at).unwrap();
+        insta::assert_snapshot!("reply_fork_head_after_the_comment", reply(late));
+        let pending = unapproved_head(&a, Some(&head(&"b".repeat(40), 0)), at).unwrap();
+        insta::assert_snapshot!("reply_fork_head_not_scheduled", reply(pending));
+    }
 
     fn head(sha: &str, secs: i64) -> PullRequestHead {
         PullRequestHead {
