@@ -208,7 +208,10 @@ proptest! {
             let i = which.index(repeated.len());
             repeated[i] = repeated[i].iter().cycle().take(repeated[i].len() * times).copied().collect();
             let more = row(shape, &repeated, &head);
-            prop_assert!(width(&more) >= width(&original), "{:?}: {:?} vs {:?}", shape, more, original);
+            // The same numbers summed in another order may differ in the last bits.
+            let w = width(&original);
+            let slack = if w.is_finite() { 1e-9 * w.abs().max(1.0) } else { 0.0 };
+            prop_assert!(width(&more) >= width(&original) - slack, "{:?}: {:?} vs {:?}", shape, more, original);
             prop_assert_eq!(more.runs, original.runs, "{:?}", shape);
         }
     }
