@@ -1,0 +1,76 @@
+//! `perf script` text to folded stacks with inferno's perf collapser, and telling whether a
+//! profile has symbols at all.
+
+use inferno::collapse::Collapse;
+use inferno::collapse::perf::{Folder, Options};
+
+use crate::error::ProfileError;
+use crate::folded::Folded;
+
+/// Turns `perf script` text into folded stacks with inferno's perf collapser (include addresses
+/// for frames without a symbol, so a stripped binary still shows something).
+///
+/// Each stack's root frame is the process name; only the first event type in the text is
+/// counted (inferno's rule: samples of two events do not add up). Every sample counts one,
+/// whatever its period, so counts are shares of samples.
+pub fn collapse_perf_script(script: &str) -> Result<Folded, ProfileError> {
+    let mut options = Options::default();
+    options.include_addrs = true;
+    options.nthreads = 1;
+    let mut out = Vec::new();
+    Folder::from(options)
+        .collapse(script.as_bytes(), &mut out)
+        .map_err(ProfileError::Collapse)?;
+    let text = String::from_utf8(out).map_err(|e| {
+        ProfileError::Collapse(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    })?;
+    Folded::parse(&text)
+}
+
+/// Whether any frame is an unresolved address / [unknown] (so the caller can say "no symbols").
+pub fn lacks_symbols(folded: &Folded) -> bool {
+    folded
+        .stacks()
+        .any(|(stack, _)| stack.split(';').any(unresolved))
+}
+
+/// `[unknown]`, inferno's `[module <address>]` for an address without a symbol, or a bare
+/// `0x…` address.
+fn unresolved(frame: &str) -> bool {
+    let bracketed_address = frame
+        .strip_prefix('[')
+        .and_then(|f| f.strip_suffix(">]"))
+        .and_then(|inner| inner.rsplit_once(" <"))
+        .is_some_and(|(_, address)| is_hex(address.strip_prefix("0x").unwrap_or(address)));
+    frame == "[unknown]" || bracketed_address || frame.strip_prefix("0x").is_some_and(is_hex)
+}
+
+fn is_hex(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unresolved_frames_are_recognised_and_names_are_not() {
+        for frame in [
+            "[unknown]",
+            "[prog <1187>]",
+            "[unknown <7f00ab>]",
+            "0x7f3a12",
+        ] {
+            assert!(unresolved(frame), "{frame}");
+        }
+        for frame in [
+            "main",
+            "add",
+            "[deeper frames]",
+            "[kernel.kallsyms]",
+            "0xfeed_beef",
+        ] {
+            assert!(!unresolved(frame), "{frame}");
+        }
+    }
+}
