@@ -21,6 +21,17 @@ pub fn percent(p: f64) -> String {
     format!("{sign}{a:.digits$}%")
 }
 
+/// A change in a share, in percentage points with its sign and one decimal: `+6.1 pp`,
+/// `-0.4 pp`, and `±0.0 pp` for what rounds to nothing (a profile's function changes).
+pub fn percentage_points(pp: f64) -> String {
+    let tenths = (pp * 10.0).round();
+    if tenths == 0.0 {
+        return "±0.0 pp".to_owned();
+    }
+    let sign = if tenths > 0.0 { "+" } else { "-" };
+    format!("{sign}{:.1} pp", tenths.abs() / 10.0)
+}
+
 /// A percentage whose direction the words around it say: `1.2%` slower, `0.42%`, with
 /// [`percent`]'s precision.
 pub fn unsigned_percent(p: f64) -> String {
@@ -424,6 +435,15 @@ pub fn age(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentage_points_have_a_sign_and_one_decimal() {
+        assert_eq!(percentage_points(6.14), "+6.1 pp");
+        assert_eq!(percentage_points(-0.36), "-0.4 pp");
+        assert_eq!(percentage_points(0.04), "±0.0 pp");
+        assert_eq!(percentage_points(-0.04), "±0.0 pp");
+        assert_eq!(percentage_points(33.56), "+33.6 pp");
+    }
 
     fn row(verdict: VerdictKind, direction: Direction, change: Option<f64>) -> BenchmarkResult {
         let mut r = BenchmarkResult::unanalysed(
