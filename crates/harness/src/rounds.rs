@@ -52,6 +52,39 @@ impl Default for RunnerConfig {
     }
 }
 
+/// A sandbox needs the side's directory: it is the only one the side may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the command has no working directory to sandbox it in")]
+pub struct NoSandboxDir;
+
+impl RunnerConfig {
+    /// `command`'s argv as this session runs it: inside the sandbox when there is one. A tool
+    /// that must see the host (perf) wraps this argv from outside.
+    pub fn sandboxed_argv(&self, command: &BenchCommand) -> Result<Vec<String>, NoSandboxDir> {
+        match (&self.sandbox, &command.cwd) {
+            (Some(sandbox), Some(dir)) => Ok(sandbox.argv(dir, &command.argv)),
+            (Some(_), None) => Err(NoSandboxDir),
+            (None, _) => Ok(command.argv.clone()),
+        }
+    }
+
+    /// How `argv` (a side's [`RunnerConfig::sandboxed_argv`], perhaps wrapped) is started: in
+    /// `command`'s directory, with the session's environment, timeout and quieting, stdout
+    /// piped only when the format reads it.
+    pub fn run_spec(&self, command: &BenchCommand, argv: Vec<String>) -> RunSpec {
+        RunSpec {
+            argv,
+            cwd: command.cwd.clone(),
+            env: self.env.clone(),
+            timeout: self.timeout,
+            capture_stdout: reads_stdout(self.format),
+            cpus: self.quieting.cpus.clone(),
+            disable_aslr: self.quieting.disable_aslr,
+            ..RunSpec::new(Vec::new())
+        }
+    }
+}
+
 /// Both sides' measurements of one round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
@@ -194,26 +227,18 @@ impl RoundRunner {
         };
         let name = side.as_str();
         let display = command.display();
-        let argv = match (&self.config.sandbox, &command.cwd) {
-            (Some(sandbox), Some(dir)) => sandbox.argv(dir, &command.argv),
-            (Some(_), None) => return Err(MeasurementError::Unsandboxable { side: name }),
-            (None, _) => command.argv.clone(),
-        };
+        let argv = self
+            .config
+            .sandboxed_argv(command)
+            .map_err(|NoSandboxDir| MeasurementError::Unsandboxable { side: name })?;
         // perf outside bwrap: its output file is written to the agent's temp dir, which the
         // sandbox hides.
         let perf = self
             .instructions
             .then(|| PerfWrapped::new(&argv, &std::env::temp_dir()));
-        let spec = RunSpec {
-            argv: perf.as_ref().map_or(argv, |p| p.argv.clone()),
-            cwd: command.cwd.clone(),
-            env: self.config.env.clone(),
-            timeout: self.config.timeout,
-            capture_stdout: reads_stdout(self.config.format),
-            cpus: self.config.quieting.cpus.clone(),
-            disable_aslr: self.config.quieting.disable_aslr,
-            ..RunSpec::new(Vec::new())
-        };
+        let spec = self
+            .config
+            .run_spec(command, perf.as_ref().map_or(argv, |p| p.argv.clone()));
         let run = run_process(&spec).map_err(|source| MeasurementError::Run {
             side: name,
             command: display.clone(),
