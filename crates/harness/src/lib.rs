@@ -13,6 +13,7 @@ pub mod formats;
 pub mod perf;
 pub mod plan;
 pub mod process;
+pub mod profile;
 pub mod program;
 pub mod quieting;
 pub mod rounds;

@@ -9,6 +9,7 @@ mod formats_fixtures;
 mod formats_new;
 mod formats_real;
 mod process;
+mod profile;
 mod runs_properties;
 mod sandbox;
 mod verdicts_real;
