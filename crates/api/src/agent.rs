@@ -385,6 +385,50 @@ pub struct ClaimedJob {
     pub benchmark: BenchmarkSpec,
     /// Send a heartbeat at least this often.
     pub heartbeat_secs: u64,
+    /// Set on a profile job: instead of measured rounds, run each side under a sampling
+    /// profiler and upload the stacks (`POST /api/v1/jobs/{id}/profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRequest>,
+}
+
+/// Profiled runs of both sides after a verdict. The profiler changes timings, so these runs are
+/// never samples of the comparison: they only say where the time went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileRequest {
+    /// Runs of each side under the profiler; their stacks are merged per side.
+    pub runs: u32,
+    /// The rows it explains (`benchmark metric`), for the report; the run command is profiled
+    /// whole, every benchmark it runs included.
+    #[serde(default)]
+    pub rows: Vec<String>,
+    /// `verdict` (asked by a slower verdict) or the login of who commented `/benchgate profile`.
+    pub requested_by: String,
+}
+
+/// Largest folded-stacks text per side the server stores; the agent caps below it
+/// (`benchgate_profile::Limits::default()`, 256 KiB) and the server refuses more.
+pub const PROFILE_SIDE_LIMIT: usize = 512 * 1024;
+
+/// What a profile job produced, uploaded once before the job completes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileUpload {
+    /// The lease held.
+    pub lease_token: String,
+    /// The sampled event (`cycles`, or `cpu-clock` where hardware counters are absent);
+    /// `None` when no profiler could run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// Why nothing was profiled, one line for the PR comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Profiled runs per side.
+    pub runs: u32,
+    /// Base's folded stacks (`a;b;c 12` per line).
+    #[serde(default)]
+    pub base: String,
+    /// Head's folded stacks.
+    #[serde(default)]
+    pub head: String,
 }
 
 /// Keep the lease alive and learn whether the job was cancelled.

@@ -81,6 +81,27 @@ pub trait Store: Send + Sync + 'static {
         comparison_id: ComparisonId,
         jobs: &[NewJob],
     ) -> Result<Vec<JobId>, StoreError>;
+    /// Adds a profile job to a comparison: profiled runs of both sides, which add no round and
+    /// leave its state alone. `None` when `job.origin` was added before; `Conflict` when the
+    /// comparison was superseded or cancelled.
+    async fn request_profile(
+        &self,
+        comparison_id: ComparisonId,
+        job: &NewProfileJob,
+    ) -> Result<Option<JobId>, StoreError>;
+    /// Stores a profile job's stacks under its lease (`LeaseLost` otherwise; `Conflict` for a
+    /// measuring job) and writes the comparison's report rows.
+    async fn record_profile(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        profile: &NewProfile,
+    ) -> Result<(), StoreError>;
+    /// A comparison's stored profiles, newest first.
+    async fn comparison_profiles(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredProfile>, StoreError>;
     /// The PR was closed: cancels its active comparisons; queued jobs are cancelled, running
     /// ones asked to stop. Returns how many jobs were affected.
     async fn cancel_pull_request(

@@ -145,6 +145,8 @@ pub struct Job {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// Set on a profile job: profiled runs of both sides, never samples.
+    pub profile: Option<benchgate_api::agent::ProfileRequest>,
 }
 
 /// A job just claimed: the holder fences every later write with `lease`.

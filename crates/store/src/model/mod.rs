@@ -8,6 +8,7 @@ mod ids;
 mod job;
 mod main;
 mod outbox;
+mod profile;
 mod repository;
 mod runner;
 mod sample;
@@ -29,6 +30,7 @@ pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
 pub use outbox::{
     MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT, comparison_key,
 };
+pub use profile::{NewProfile, NewProfileJob, StoredProfile};
 pub use repository::{Installation, NewRepository, Repository};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{

@@ -51,6 +51,8 @@ mod github_app;
 mod main_history;
 #[path = "../queries/outbox.rs"]
 mod outbox;
+#[path = "../queries/profiles.rs"]
+mod profiles;
 #[path = "../queries/queue.rs"]
 mod queue;
 #[path = "../queries/samples.rs"]

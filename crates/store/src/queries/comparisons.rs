@@ -294,7 +294,7 @@ async fn supersede(
 /// transaction that changed it: the check run (and, once rounds may have run, the
 /// comment) then follows every change, however many comparisons came after it and
 /// whichever server restarts. The keys coalesce them with the watcher's progress rows.
-async fn report_state_change(
+pub(super) async fn report_state_change(
     conn: &mut Conn,
     id: ComparisonId,
     state: ComparisonState,
@@ -490,7 +490,8 @@ pub(super) async fn cancel_installation(
     Ok(jobs)
 }
 
-/// Recomputes a comparison's state from its jobs (superseded and cancelled stay so).
+/// Recomputes a comparison's state from its measuring jobs (superseded and cancelled stay so);
+/// a profile job runs after the verdict and changes nothing here.
 pub(super) async fn refresh_state(
     conn: &mut Conn,
     comparison_id: ComparisonId,
@@ -510,12 +511,12 @@ pub(super) async fn refresh_state(
     let pr_number: Option<i64> = before.try_get("pr_number")?;
     let after: Option<String> = sqlx::query_scalar(
         "UPDATE comparisons SET updated_at = $2, state = CASE \
-         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND profile IS NULL \
            AND state IN ('queued', 'running')) THEN \
-           CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 \
+           CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND profile IS NULL \
              AND started_at IS NOT NULL) THEN 'running' ELSE 'queued' END \
-         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND state = 'done') \
-           THEN 'done' \
+         WHEN EXISTS (SELECT 1 FROM jobs WHERE comparison_id = $1 AND profile IS NULL \
+           AND state = 'done') THEN 'done' \
          ELSE 'failed' END \
          WHERE id = $1 AND state NOT IN ('superseded', 'cancelled') RETURNING state",
     )

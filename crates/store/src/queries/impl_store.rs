@@ -116,6 +116,30 @@ impl crate::Store for Backend {
         tx.commit().await?;
         Ok(ids)
     }
+    async fn request_profile(
+        &self,
+        comparison_id: ComparisonId,
+        job: &NewProfileJob,
+    ) -> Result<Option<JobId>, StoreError> {
+        let mut tx = begin(&self.pool).await?;
+        let id = profiles::request(&mut tx, comparison_id, job).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+    async fn record_profile(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        profile: &NewProfile,
+    ) -> Result<(), StoreError> {
+        profiles::record(&self.pool, job_id, lease, profile).await
+    }
+    async fn comparison_profiles(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredProfile>, StoreError> {
+        profiles::of_comparison(&self.pool, comparison_id).await
+    }
     async fn cancel_pull_request(
         &self,
         repository_id: RepositoryId,

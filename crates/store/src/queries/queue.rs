@@ -150,7 +150,7 @@ pub(super) async fn complete(
         "UPDATE jobs SET state = CASE WHEN cancel_requested THEN 'cancelled' ELSE $3 END, \
          last_error = $4, log_tail = $5, lease_expires_at = NULL, finished_at = $6, \
          updated_at = $6 WHERE id = $1 AND lease_token = $2 AND state = 'running' \
-         RETURNING comparison_id",
+         RETURNING comparison_id, profile IS NOT NULL AS profiled",
     )
     .bind(job_id)
     .bind(lease.as_str())
@@ -164,6 +164,10 @@ pub(super) async fn complete(
         Some(row) => {
             if let Some(c) = row.try_get::<Option<ComparisonId>, _>("comparison_id")? {
                 comparisons::refresh_state(&mut tx, c).await?;
+                // A failed profile job is said in the report; a done one was by its upload.
+                if row.try_get::<bool, _>("profiled")? && state == "failed" {
+                    super::profiles::report(&mut tx, c).await?;
+                }
             }
             tx.commit().await?;
             Ok(())

@@ -108,6 +108,23 @@ pub(super) fn job(row: &DbRow) -> Result<Job, StoreError> {
         created_at: row.try_get("created_at")?,
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
+        profile: row
+            .try_get::<Option<Json<benchgate_api::agent::ProfileRequest>>, _>("profile")?
+            .map(|j| j.0),
+    })
+}
+
+pub(super) fn profile(row: &DbRow) -> Result<StoredProfile, StoreError> {
+    Ok(StoredProfile {
+        job_id: row.try_get("job_id")?,
+        comparison_id: row.try_get("comparison_id")?,
+        runner_id: row.try_get("runner_id")?,
+        event: row.try_get("event")?,
+        unavailable: row.try_get("unavailable")?,
+        runs: row.try_get("runs")?,
+        base_folded: row.try_get("base_folded")?,
+        head_folded: row.try_get("head_folded")?,
+        created_at: row.try_get("created_at")?,
     })
 }
 

@@ -74,4 +74,5 @@ contract_tests!(
     reading_since_marks_returns_each_upload_once,
     a_large_round_is_stored_whole,
     a_pull_request_delivery_records_its_rows,
+    a_profile_job_leaves_the_comparison_alone,
 );

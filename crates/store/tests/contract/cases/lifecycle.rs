@@ -450,3 +450,146 @@ pub async fn comparisons_are_found_by_repository_pr_runner_and_verdict(store: Ar
         .unwrap();
     assert_eq!(limited.len(), 1);
 }
+
+fn profile_job(origin: &str) -> NewProfileJob {
+    NewProfileJob {
+        request: benchgate_api::agent::ProfileRequest {
+            runs: 3,
+            rows: vec!["parse wall_time".into()],
+            requested_by: "verdict".into(),
+        },
+        priority: Priority::NORMAL,
+        max_attempts: 2,
+        origin: origin.into(),
+    }
+}
+
+/// A profile job rides the queue and its lease like any job, but adds no round, never moves
+/// its comparison's state, and reports through the comparison's comment and check.
+pub async fn a_profile_job_leaves_the_comparison_alone(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let ok = JobOutcome::Succeeded { log_tail: None };
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 2)))
+        .await
+        .unwrap();
+    let measuring = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(measuring.job.profile, None);
+    // A measuring job has no profile to upload.
+    let stacks = NewProfile {
+        event: Some("cpu-clock".into()),
+        unavailable: None,
+        runs: 3,
+        base_folded: "main;work 10\n".into(),
+        head_folded: "main;work 10\nmain;slow_path 5\n".into(),
+    };
+    assert!(matches!(
+        store
+            .record_profile(measuring.job.id, &measuring.lease, &stacks)
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    store
+        .complete_job(measuring.job.id, &measuring.lease, &ok)
+        .await
+        .unwrap();
+    sent_keys(&store).await;
+
+    // Asked once per origin; the report says it is queued; the comparison stays done.
+    let id = store
+        .request_profile(c.id, &profile_job("profile:verdict"))
+        .await
+        .unwrap();
+    assert!(id.is_some());
+    assert_eq!(
+        store
+            .request_profile(c.id, &profile_job("profile:verdict"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+    let done = store.comparison(c.id).await.unwrap().unwrap();
+    assert_eq!(done.state, ComparisonState::Done);
+
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(Some(claim.job.id), id);
+    assert_eq!(claim.job.rounds, 0);
+    assert_eq!(claim.job.profile.as_ref().unwrap().runs, 3);
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Done,
+        "a running profile job does not reopen the comparison"
+    );
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+
+    // The upload is fenced by the lease and reports; completing changes nothing more.
+    let stale = LeaseToken("not-the-lease".into());
+    assert!(matches!(
+        store.record_profile(claim.job.id, &stale, &stacks).await,
+        Err(StoreError::LeaseLost)
+    ));
+    store
+        .record_profile(claim.job.id, &claim.lease, &stacks)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+    store
+        .complete_job(claim.job.id, &claim.lease, &ok)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, Vec::<String>::new());
+    let stored = store.comparison_profiles(c.id).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].job_id, claim.job.id);
+    assert_eq!(stored[0].runner_id, r1.id);
+    assert_eq!(stored[0].head_folded, stacks.head_folded);
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Done
+    );
+    assert!(
+        store
+            .comparison_samples(c.id)
+            .await
+            .unwrap()
+            .iter()
+            .all(|s| s.samples.is_empty()),
+        "profiled runs are never samples"
+    );
+
+    // A failed profile job is reported too (the comment says it failed), and only then.
+    store
+        .request_profile(c.id, &profile_job("profile:again"))
+        .await
+        .unwrap();
+    sent_keys(&store).await;
+    let claim = store
+        .claim_job(r1.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    let failed = JobOutcome::Failed {
+        reason: "perf died".into(),
+        log_tail: String::new(),
+    };
+    store
+        .complete_job(claim.job.id, &claim.lease, &failed)
+        .await
+        .unwrap();
+    assert_eq!(sent_keys(&store).await, reports(c.id));
+    assert_eq!(
+        store.comparison(c.id).await.unwrap().unwrap().state,
+        ComparisonState::Done,
+        "a failed profile does not fail the comparison"
+    );
+}

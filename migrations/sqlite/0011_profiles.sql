@@ -1,0 +1,18 @@
+-- Profiled runs after a verdict: a job with `profile` set runs both sides under a sampling
+-- profiler and uploads folded stacks, never samples; the comparison's state ignores it.
+ALTER TABLE jobs ADD COLUMN profile TEXT;
+
+-- What a profile job uploaded: one row per job, the newest attempt's.
+CREATE TABLE profiles (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id        INTEGER NOT NULL UNIQUE REFERENCES jobs (id),
+    comparison_id INTEGER NOT NULL REFERENCES comparisons (id),
+    runner_id     INTEGER NOT NULL REFERENCES runners (id),
+    event         TEXT,          -- the sampled event; NULL when no profiler could run
+    unavailable   TEXT,          -- why not, one line
+    runs          INTEGER NOT NULL,
+    base_folded   TEXT NOT NULL, -- inferno's folded stacks, capped by the agent
+    head_folded   TEXT NOT NULL,
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX profiles_by_comparison ON profiles (comparison_id);
