@@ -16,6 +16,7 @@ pub const USAGE: &str = "\
 `/rebench aa` — measure this runner's noise floor (A/A) first, then rebench
 `/benchgate accept REASON` — accept this commit's regressions (needs write permission; a new push needs a new acceptance)
 `/benchgate unaccept` — take the acceptance back
+`/benchgate profile [BENCHMARK]` — profile both sides (a few extra runs under perf, never samples) and show where the time went
 `/benchgate help` — show this list";
 
 /// A command found in a comment.
@@ -37,6 +38,11 @@ pub enum Command {
     },
     /// `/benchgate unaccept`: take this head's acceptance back.
     Unaccept,
+    /// `/benchgate profile [BENCHMARK]`: profiled runs of both sides, after the verdict.
+    Profile {
+        /// The row it is about; `None`: the failing rows (the run command is profiled whole).
+        benchmark: Option<String>,
+    },
 }
 
 /// The longest reason an acceptance keeps: a sentence, not an essay in a check-run title.
@@ -106,8 +112,8 @@ pub enum CommandError {
 }
 
 const REBENCH_VALID: &str = "`/rebench`, `/rebench N` (N from 1 to 200), `/rebench aa`";
-const BENCHGATE_VALID: &str =
-    "`/benchgate help`, `/benchgate accept REASON`, `/benchgate unaccept`";
+const BENCHGATE_VALID: &str = "`/benchgate help`, `/benchgate accept REASON`, `/benchgate unaccept`, \
+     `/benchgate profile [BENCHMARK]`";
 
 /// Finds the command in a comment body: `Ok(None)` when there is none.
 pub fn parse_command(body: &str) -> Result<Option<Command>, CommandError> {
@@ -198,6 +204,18 @@ fn parse_one(word: &str, rest: &str, line: usize) -> Result<Command, CommandErro
     match sub.map(str::to_ascii_lowercase).as_deref() {
         Some("help") if args.next().is_none() => Ok(Command::Help),
         Some("unaccept") if args.next().is_none() => Ok(Command::Unaccept),
+        Some("profile") => {
+            let benchmark = args.next().map(str::to_owned);
+            match args.next() {
+                None => Ok(Command::Profile { benchmark }),
+                Some(_) => Err(CommandError::UnknownArgument {
+                    command: "/benchgate",
+                    argument: rest.to_owned(),
+                    valid: BENCHGATE_VALID,
+                    line,
+                }),
+            }
+        }
         Some("accept") => {
             let reason = rest["accept".len()..].trim();
             if reason.is_empty() {

@@ -110,6 +110,7 @@ fn usage_lists_every_command() {
         "/rebench aa",
         "/benchgate accept REASON",
         "/benchgate unaccept",
+        "/benchgate profile [BENCHMARK]",
         "/benchgate help",
     ] {
         assert!(USAGE.contains(word), "{word}");
@@ -126,4 +127,22 @@ fn unaccept_takes_no_argument_and_a_reason_is_bounded() {
     let long = format!("/benchgate accept {}", "x".repeat(REASON_CHARS + 1));
     let err = parse_command(&long).unwrap_err().to_string();
     assert!(err.contains("keep it to 300"), "{err}");
+}
+
+#[test]
+fn profile_takes_at_most_one_benchmark() {
+    assert_eq!(
+        parse_command("/benchgate profile").unwrap(),
+        Some(Command::Profile { benchmark: None })
+    );
+    assert_eq!(
+        parse_command("/benchgate profile parse/large").unwrap(),
+        Some(Command::Profile {
+            benchmark: Some("parse/large".into())
+        })
+    );
+    let err = parse_command("/benchgate profile a b")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`/benchgate profile [BENCHMARK]`"), "{err}");
 }

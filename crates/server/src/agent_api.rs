@@ -11,7 +11,8 @@ use axum::routing::{post, put};
 use axum::{Json, Router};
 use benchgate_api::agent::{
     self as wire, ClaimRequest, CompleteRequest, FingerprintRequest, HeartbeatRequest,
-    HeartbeatResponse, ReleaseRequest, RoundUpload, UploadReceipt,
+    HeartbeatResponse, PROFILE_SIDE_LIMIT, ProfileUpload, ReleaseRequest, RoundUpload,
+    UploadReceipt,
 };
 use benchgate_store::{
     ClaimedJob, Job, JobId, JobKind, JobOutcome, LeaseToken, SampleInput, StoreError,
@@ -38,6 +39,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/jobs/claim", post(claim))
         .route("/api/v1/jobs/{id}/heartbeat", post(heartbeat))
         .route("/api/v1/jobs/{id}/rounds", post(upload_round))
+        .route("/api/v1/jobs/{id}/profile", post(upload_profile))
         .route("/api/v1/jobs/{id}/complete", post(complete))
         .route("/api/v1/jobs/{id}/release", post(release))
         .route("/api/v1/runners/me/fingerprint", put(fingerprint))
@@ -173,6 +175,7 @@ async fn describe_claim(
         head_sha: job.head_sha.clone(),
         benchmark,
         heartbeat_secs: (app.config.lease_secs / 3).max(1),
+        profile: job.profile.clone(),
     })
 }
 
@@ -257,6 +260,62 @@ async fn upload_round(
         inserted: receipt.inserted,
         duplicates: receipt.duplicates,
     }))
+}
+
+/// Stores a profile job's stacks (under the lease); the comparison's report then shows them.
+#[tracing::instrument(skip_all, fields(job = id, runner = %runner.0.name))]
+async fn upload_profile(
+    State(app): State<AppState>,
+    runner: RunnerAuth,
+    Path(id): Path<i64>,
+    Json(req): Json<ProfileUpload>,
+) -> Result<StatusCode, ApiError> {
+    let job = held_job(&app, id, &runner).await?;
+    if job.profile.is_none() {
+        return Err(ApiError::BadRequest(format!(
+            "job {id} measures rounds; upload them to /api/v1/jobs/{id}/rounds"
+        )));
+    }
+    for (side, text) in [("base", &req.base), ("head", &req.head)] {
+        if text.len() > PROFILE_SIDE_LIMIT {
+            return Err(ApiError::BadRequest(format!(
+                "{side} stacks are {} bytes; at most {PROFILE_SIDE_LIMIT} (cap them with benchgate_profile::Limits)",
+                text.len()
+            )));
+        }
+        if let Err(e) = benchgate_profile::Folded::parse(text) {
+            return Err(ApiError::BadRequest(format!("{side} stacks: {e}")));
+        }
+    }
+    let one_line = |s: Option<String>| {
+        s.map(|s| {
+            s.lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(300)
+                .collect::<String>()
+        })
+    };
+    let profile = benchgate_store::NewProfile {
+        event: one_line(req.event),
+        unavailable: one_line(req.unavailable),
+        runs: i64::from(req.runs),
+        base_folded: req.base,
+        head_folded: req.head,
+    };
+    app.store
+        .record_profile(job.id, &LeaseToken(req.lease_token), &profile)
+        .await
+        .map_err(fenced)?;
+    tracing::info!(
+        event = profile.event.as_deref().unwrap_or("none"),
+        unavailable = profile.unavailable.as_deref().unwrap_or(""),
+        base_bytes = profile.base_folded.len(),
+        head_bytes = profile.head_folded.len(),
+        "profile stored"
+    );
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Refuses a round the store could not keep faithfully: a NUL byte or an overlong name (names

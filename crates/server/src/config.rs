@@ -76,6 +76,11 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide_env_values = true)]
     pub dashboard_token: Option<String>,
 
+    /// Profiled runs per side after a PR comparison ends slower (perf on the runner; never
+    /// samples). 0 turns automatic profiles off; `/benchgate profile` still asks for them.
+    #[arg(long, env = "BENCHGATE_PROFILE_RUNS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub profile_runs: u32,
+
     #[command(flatten)]
     pub github: crate::github_args::GitHubArgs,
 }
@@ -97,6 +102,7 @@ impl fmt::Debug for ServeArgs {
             .field("max_attempts", &self.max_attempts)
             .field("calibration_interval", &self.calibration_interval)
             .field("claim_wait_secs", &self.claim_wait_secs)
+            .field("profile_runs", &self.profile_runs)
             .field(
                 "dashboard_token",
                 &self.dashboard_token.as_ref().map(|_| "***"),

@@ -266,6 +266,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         }
         Ok(Some(Command::Accept { reason })) => GuardedCommand::Accept { reason },
         Ok(Some(Command::Unaccept)) => GuardedCommand::Unaccept,
+        Ok(Some(Command::Profile { benchmark })) => GuardedCommand::Profile { benchmark },
         Ok(Some(Command::Rebench { rounds })) => GuardedCommand::Rebench { rounds },
         Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
     };

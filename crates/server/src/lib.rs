@@ -19,6 +19,7 @@ mod http;
 pub mod main_history;
 pub mod metrics;
 mod outbox;
+pub mod profile;
 mod reaper;
 pub mod report;
 mod report_watch;

@@ -46,6 +46,8 @@ struct BenchmarkView {
 /// One job (a batch of rounds, or a retry of it) with its log.
 struct JobView {
     id: i64,
+    /// A profile job: profiled runs after the verdict, no rounds.
+    profile: bool,
     state: &'static str,
     runner: String,
     rounds: i64,
@@ -81,7 +83,70 @@ struct ComparisonPage {
     /// Which rows this page shows, of how many, and the neighbouring pages.
     rows: PageOf,
     jobs: Vec<JobView>,
+    profile: Option<ProfileSection>,
 }
+
+/// The newest profile: the functions whose share changed most and the flame graph, or why
+/// there is none.
+struct ProfileSection {
+    /// What was profiled, where and how; or why nothing was.
+    caption: String,
+    /// `(self, total, function)`, largest change first.
+    functions: Vec<(String, String, String)>,
+    /// The differential flame graph.
+    svg: Option<String>,
+    lacks_symbols: bool,
+}
+
+/// The comparison's newest profile as the page shows it.
+async fn profile_section(
+    store: &dyn Store,
+    c: &Comparison,
+) -> Result<Option<ProfileSection>, ApiError> {
+    use crate::report::ProfileView;
+    let Some(profile) = store.comparison_profiles(c.id).await?.into_iter().next() else {
+        return Ok(None);
+    };
+    let runner = store
+        .runner(profile.runner_id)
+        .await?
+        .map_or_else(|| format!("runner {}", profile.runner_id), |r| r.name);
+    let url = format!("/comparisons/{}", c.id);
+    Ok(Some(
+        match crate::report::profile_view(profile, runner, &url) {
+            ProfileView::Ready(p) => ProfileSection {
+                caption: format!(
+                    "perf {} on {}, {} run(s) per side: {} base and {} head samples. Profiled runs are not samples of the verdict. Change in share of samples, head minus base.",
+                    p.event, p.runner, p.runs, p.base_samples, p.head_samples
+                ),
+                functions: p
+                    .functions
+                    .iter()
+                    .take(PROFILE_FUNCTIONS)
+                    .map(|f| {
+                        (
+                            words::percentage_points(f.self_pp),
+                            words::percentage_points(f.total_pp),
+                            f.function.clone(),
+                        )
+                    })
+                    .collect(),
+                svg: Some(p.svg_url),
+                lacks_symbols: p.lacks_symbols,
+            },
+            ProfileView::Unavailable { runner, reason } => ProfileSection {
+                caption: format!("Not profiled on {runner}: {reason}."),
+                functions: Vec::new(),
+                svg: None,
+                lacks_symbols: false,
+            },
+            ProfileView::Pending { .. } | ProfileView::Failed { .. } => return Ok(None),
+        },
+    ))
+}
+
+/// Functions listed on the page; the JSON has every one.
+const PROFILE_FUNCTIONS: usize = 20;
 
 /// Benchmarks per page: each brings two plots, so a suite of thousands is paged, and the page
 /// stays small whatever a PR's benchmark prints.
@@ -187,6 +252,7 @@ fn benchmark_view(
 fn job_view(job: &Job, runner_names: &HashMap<RunnerId, String>, now: DateTime<Utc>) -> JobView {
     JobView {
         id: job.id.0,
+        profile: job.profile.is_some(),
         state: job.state.as_str(),
         runner: job
             .claimed_by
@@ -401,6 +467,7 @@ pub async fn page(
         next: (at < pages).then(|| at + 1),
     };
     let summaries = summaries(&results, &runner_ids, &name_of);
+    let profile = profile_section(store, &c).await?;
 
     let page = ComparisonPage {
         base_short: short_sha(&c.base_sha).to_string(),
@@ -418,6 +485,7 @@ pub async fn page(
             .iter()
             .map(|j| job_view(j, &runner_names, now))
             .collect(),
+        profile,
         comparison: c,
     };
     render(&page)

@@ -32,6 +32,11 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/runners/{name}", get(runner_page::page))
         .route("/comparisons", get(comparison_list::page))
         .route("/comparisons/{id}", get(comparison_page::page))
+        .route("/comparisons/{id}/profile.svg", get(crate::profile::svg))
+        .route(
+            "/api/v1/comparisons/{id}/profile",
+            get(crate::profile::json),
+        )
         .route(
             "/repositories/{*name}",
             get(comparison_list::repository_page),

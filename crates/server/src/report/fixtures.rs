@@ -109,6 +109,7 @@ pub(crate) fn example() -> CommentInput {
         awaiting_approval: false,
         failure: None,
         acceptance: None,
+        profile: None,
         now,
     }
 }
@@ -239,6 +240,46 @@ pub(crate) fn failed() -> CommentInput {
     input
 }
 
+/// The regression profiled: `slow_path` took a third of head's samples; a frame of a stripped
+/// library has no symbol.
+pub(crate) fn profiled() -> CommentInput {
+    let mut input = done_with_a_regression();
+    let change =
+        |function: &str, base: f64, head: f64, total_pp: f64| benchgate_profile::FunctionChange {
+            function: function.to_owned(),
+            self_pp: head - base,
+            total_pp,
+            base_self_share: base,
+            head_self_share: head,
+        };
+    input.profile = Some(super::ProfileView::Ready(super::ProfileSummary {
+        runner: "quiet-1".to_owned(),
+        event: "cpu-clock".to_owned(),
+        runs: 3,
+        base_samples: 812,
+        head_samples: 1215,
+        functions: vec![
+            change("parse_header", 4.0, 33.1, 33.2),
+            change("tokenize", 61.5, 41.2, -20.3),
+            change("[libfoo.so+0x1f2a]", 20.0, 14.1, -5.9),
+            change("memcpy", 2.0, 2.04, 0.0),
+        ],
+        lacks_symbols: true,
+        svg_url: "https://bench.example/comparisons/42/profile.svg".to_owned(),
+    }));
+    input
+}
+
+/// The regression, on a runner without perf.
+pub(crate) fn profile_unavailable() -> CommentInput {
+    let mut input = done_with_a_regression();
+    input.profile = Some(super::ProfileView::Unavailable {
+        runner: "quiet-1".to_owned(),
+        reason: "perf is not on PATH (Debian: apt-get install linux-perf)".to_owned(),
+    });
+    input
+}
+
 /// Each fixture by the name its snapshots carry.
 pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
     vec![
@@ -249,5 +290,7 @@ pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
         ("accepted", accepted()),
         ("awaiting_approval", awaiting_approval()),
         ("failed", failed()),
+        ("profiled", profiled()),
+        ("profile_unavailable", profile_unavailable()),
     ]
 }

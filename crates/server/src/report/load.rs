@@ -41,7 +41,7 @@ pub async fn load(
     let failure = jobs
         .iter()
         .rev()
-        .find(|j| j.state == JobState::Failed)
+        .find(|j| j.state == JobState::Failed && j.profile.is_none())
         .and_then(|j| j.last_error.clone());
 
     // Samples of two runners are never pooled: the runner with the most pairs is the headline.
@@ -128,6 +128,7 @@ pub async fn load(
             at: a.created_at,
             rows: a.rows,
         });
+    let profile = profile_view(store, &comparison, &jobs, &comparison_url).await?;
     let input = CommentInput {
         comparison_id: comparison.id.0,
         comparison_url,
@@ -146,6 +147,7 @@ pub async fn load(
         awaiting_approval: context.fork,
         failure,
         acceptance,
+        profile,
         now: Utc::now(),
     };
     Ok(Some(LoadedReport {
@@ -224,4 +226,41 @@ fn fingerprint_line(f: &MachineFingerprint) -> String {
         parts.push(format!("sandbox {isolation}"));
     }
     parts.join(", ")
+}
+
+/// The newest profile job's state, or what its stored stacks say.
+async fn profile_view(
+    store: &dyn Store,
+    comparison: &Comparison,
+    jobs: &[benchgate_store::model::Job],
+    comparison_url: &str,
+) -> Result<Option<super::ProfileView>, StoreError> {
+    use super::ProfileView;
+    let Some(job) = jobs.iter().rev().find(|j| j.profile.is_some()) else {
+        return Ok(None);
+    };
+    let stored = store.comparison_profiles(comparison.id).await?;
+    let Some(profile) = stored.into_iter().find(|p| p.job_id == job.id) else {
+        return Ok(match job.state {
+            JobState::Failed => Some(ProfileView::Failed {
+                reason: job
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "no reason given".into()),
+            }),
+            JobState::Cancelled => None,
+            _ => Some(ProfileView::Pending {
+                requested_by: job
+                    .profile
+                    .as_ref()
+                    .map(|p| p.requested_by.clone())
+                    .unwrap_or_default(),
+            }),
+        });
+    };
+    let runner = store
+        .runner(profile.runner_id)
+        .await?
+        .map_or_else(|| format!("runner {}", profile.runner_id), |r| r.name);
+    Ok(Some(super::profile::view(profile, runner, comparison_url)))
 }

@@ -4,6 +4,7 @@
 
 mod format;
 mod load;
+mod profile;
 mod rules;
 
 use askama::Template;
@@ -16,6 +17,7 @@ use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
 pub use load::{LoadedReport, load};
+pub use profile::{ProfileSummary, ProfileView, view as profile_view};
 
 /// GitHub refuses comment bodies longer than 65,536 characters; counted in bytes here (never
 /// fewer than characters), so text full of `—·→±µ` stays under it too.
@@ -79,6 +81,8 @@ pub struct CommentInput {
     pub failure: Option<String>,
     /// A maintainer's `/benchgate accept` of this head, in force.
     pub acceptance: Option<AcceptanceInfo>,
+    /// Profiled runs after a verdict: where the time went.
+    pub profile: Option<ProfileView>,
     pub now: DateTime<Utc>,
 }
 
@@ -153,6 +157,7 @@ struct CommentTemplate<'a> {
     rows_cut: usize,
     geomean: Option<String>,
     notes: &'a [String],
+    profile: Vec<String>,
     rules: Vec<String>,
     benchmark_files_changed: String,
     bench_from_head: String,
@@ -330,6 +335,7 @@ fn render_rows(
         rows_cut: shown.cut,
         geomean: geomean_line(&input.results),
         notes,
+        profile: profile::lines(input.profile.as_ref()),
         rules: rule_lines.to_vec(),
         benchmark_files_changed: input
             .benchmark_files_changed

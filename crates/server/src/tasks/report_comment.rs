@@ -40,6 +40,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         tracing::debug!(comparison = id, "superseded; its comment is not edited");
         return Ok(());
     }
+    crate::profile::after_verdict(cx, &loaded).await?;
     let body = report::render_comment(&loaded.input);
     let upsert = cx
         .github

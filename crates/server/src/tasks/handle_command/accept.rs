@@ -76,7 +76,9 @@ pub async fn run(
             }
             tracing::info!(revoked, "acceptance revoked");
         }
-        GuardedCommand::Rebench { .. } | GuardedCommand::RebenchAa => {
+        GuardedCommand::Rebench { .. }
+        | GuardedCommand::RebenchAa
+        | GuardedCommand::Profile { .. } => {
             unreachable!("only accept and unaccept come here")
         }
     }

@@ -22,6 +22,8 @@ pub enum GuardedCommand {
     Accept { reason: String },
     /// `/benchgate unaccept`.
     Unaccept,
+    /// `/benchgate profile [BENCHMARK]`.
+    Profile { benchmark: Option<String> },
 }
 
 /// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
@@ -127,6 +129,12 @@ impl HandleCommand {
             comment_id: t.comment_id,
         }))
         .await?;
+        if let GuardedCommand::Profile { benchmark } = &t.command {
+            let rows = benchmark.iter().cloned().collect();
+            let asked = crate::profile::request(cx, &comparison, rows, &t.commenter, row).await?;
+            tracing::info!(comparison = %comparison.id, asked, "profile asked");
+            return Ok(());
+        }
         let config = &stored.config;
         let rounds = match &t.command {
             GuardedCommand::Rebench { rounds } => rounds.unwrap_or(config.benchmark.rounds),
@@ -135,7 +143,9 @@ impl HandleCommand {
                 tracing::info!(comparison = %comparison.id, jobs = jobs.len(), "A/A sessions enqueued");
                 config.benchmark.rounds
             }
-            GuardedCommand::Accept { .. } | GuardedCommand::Unaccept => {
+            GuardedCommand::Accept { .. }
+            | GuardedCommand::Unaccept
+            | GuardedCommand::Profile { .. } => {
                 unreachable!("handled above")
             }
         };
