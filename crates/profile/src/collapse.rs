@@ -27,11 +27,20 @@ pub fn collapse_perf_script(script: &str) -> Result<Folded, ProfileError> {
     Folded::parse(&text)
 }
 
-/// Whether any frame is an unresolved address / [unknown] (so the caller can say "no symbols").
+/// Share of samples, at or above which unresolved leaves make a profile "without symbols".
+pub const UNRESOLVED_SHARE: f64 = 0.05;
+
+/// Whether at least [`UNRESOLVED_SHARE`] of the samples end in a frame without a symbol (an
+/// address or `[unknown]`), so the caller can say "no symbols". A few such samples in the
+/// loader or the kernel are normal and say nothing about the benchmark's binary.
 pub fn lacks_symbols(folded: &Folded) -> bool {
-    folded
+    let total = folded.total();
+    let unresolved_leaves: u64 = folded
         .stacks()
-        .any(|(stack, _)| stack.split(';').any(unresolved))
+        .filter(|(stack, _)| stack.rsplit(';').next().is_some_and(unresolved))
+        .map(|(_, count)| count)
+        .sum();
+    total > 0 && unresolved_leaves as f64 >= UNRESOLVED_SHARE * total as f64
 }
 
 /// `[unknown]`, inferno's `[module <address>]` for an address without a symbol, or a bare
@@ -72,5 +81,17 @@ mod tests {
         ] {
             assert!(!unresolved(frame), "{frame}");
         }
+    }
+
+    #[test]
+    fn a_few_unresolved_samples_in_the_loader_do_not_make_a_binary_stripped() {
+        let few = Folded::parse("main;work 97\n_start;[unknown] 3\n").unwrap();
+        assert!(!lacks_symbols(&few));
+        let many = Folded::parse("main;work 90\nmain;[prog <1187>] 10\n").unwrap();
+        assert!(lacks_symbols(&many));
+        // Only the leaf counts: an unresolved caller does not hide where the time went.
+        let caller = Folded::parse("[unknown];work 100\n").unwrap();
+        assert!(!lacks_symbols(&caller));
+        assert!(!lacks_symbols(&Folded::default()));
     }
 }
