@@ -212,8 +212,19 @@ async fn every_page_renders_in_chromium_with_its_numbers_and_plots() {
                 "no change beyond ±1.0%",
                 "bench-suite exited with status 101",
                 "github.com/acme/widgets/pull/42",
+                "Where the time went",
+                "+27.3 pp",
+                "slow_path",
+                "(profile)",
             ],
             4,
+        ),
+        (
+            // The differential flame graph, loaded and laid out as an SVG document.
+            "profile-svg",
+            format!("/comparisons/{}/profile.svg", seeded.comparison_id),
+            vec!["<svg", "slow_path", "parse_json", "cpu-clock"],
+            0,
         ),
         (
             // Stored in file order, shown in report order: summary, regressions, the rest folded.

@@ -4,6 +4,7 @@
 //! received writes we check. The server runs as a GitHub App, as users run it.
 
 mod merge_queue;
+mod profile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -95,8 +96,20 @@ async fn setup_with(
     auth: &[(&str, &str)],
     postgres: Option<FreshPostgres>,
 ) -> Setup {
+    // Profiles are off here: their own tests turn them on (tests/github_e2e/profile.rs).
+    let env = [auth, &[("BENCHGATE_PROFILE_RUNS", "0")]].concat();
+    setup_project(github, &env, postgres, Project::create).await
+}
+
+/// The same with the project `create` makes in the test's directory, and the server's `env`.
+async fn setup_project(
+    github: FakeGitHub,
+    auth: &[(&str, &str)],
+    postgres: Option<FreshPostgres>,
+    create: fn(&Path) -> Project,
+) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project::create(dir.path());
+    let project = create(dir.path());
     // GitHub holds the project's commits, and refuses a check run or status on any other.
     github.serve_repository(&project.path);
     let database_url = match &postgres {
@@ -137,17 +150,27 @@ impl Setup {
 
     /// The same for a runner with `labels` (comma-separated): one agent serves them all.
     async fn start_agent_for(&mut self, labels: &str) {
+        self.start_agent_with(labels, &[]).await;
+    }
+
+    /// The same with more environment for the agent.
+    async fn start_agent_with(&mut self, labels: &str, env: &[(&str, &std::ffi::OsStr)]) {
         self._turn = Some(measuring_turn().await);
         let token = add_runner_with_labels(&self.database_url, "gh-e2e-1", labels);
         let child = Command::new(BIN)
             .args(["agent", "--server", &self.server.url(""), "--work-dir"])
             .arg(self.dir.path().join("agent"))
             .args(["--max-backoff", "1"])
+            .envs(env.iter().copied())
             .env("BENCHGATE_TOKEN", token)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // BENCHGATE_E2E_AGENT_LOG=1 shows the agent's log when a test needs explaining.
+            .stderr(match std::env::var_os("BENCHGATE_E2E_AGENT_LOG") {
+                Some(_) => Stdio::inherit(),
+                None => Stdio::null(),
+            })
             .spawn()
             .unwrap();
         self.agent = Some(child);

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use benchgate_api::{AppliedRule, BenchmarkResult, Measurement, Side, VerdictKind};
 use benchgate_store::{
-    ClaimedJob, FloorKey, JobOutcome, NewCalibration, NewComparison, NewJob, NewRepository,
-    NoiseFloor, Priority, RepositoryId, RoundUpload, RunnerId, SampleInput, Store,
+    ClaimedJob, ComparisonId, FloorKey, JobOutcome, NewCalibration, NewComparison, NewJob,
+    NewProfile, NewProfileJob, NewRepository, NoiseFloor, Priority, RepositoryId, RoundUpload,
+    RunnerId, SampleInput, Store,
 };
 use chrono::{Duration as Age, Utc};
 use serde_json::json;
@@ -270,6 +271,7 @@ pub async fn seed_small(store: &dyn Store) -> Seeded {
         .complete_job(second.job.id, &second.lease, &failed)
         .await
         .unwrap();
+    seed_profile(store, created.id).await;
     let results = [
         result(
             "parse/json",
@@ -577,4 +579,45 @@ pub async fn seed_main_history(store: &dyn Store) -> &'static str {
             .unwrap();
     }
     "acme/widgets"
+}
+
+/// A profile of comparison `id` with made-up stacks (for rendering; the format's real inputs
+/// are tested in crates/profile): head spends a third of its samples in `slow_path`.
+async fn seed_profile(store: &dyn Store, id: ComparisonId) {
+    let job = NewProfileJob {
+        request: benchgate_api::agent::ProfileRequest {
+            runs: 3,
+            rows: vec!["parse/json time".into()],
+            requested_by: "verdict".into(),
+        },
+        priority: Priority::NORMAL,
+        max_attempts: 2,
+        origin: format!("seed:profile:{id}"),
+    };
+    store.request_profile(id, &job).await.unwrap().unwrap();
+    let busy = store.runner_by_name("quiet-1").await.unwrap().unwrap();
+    let claimed = claim(store, busy.id).await;
+    assert!(
+        claimed.job.profile.is_some(),
+        "the profile job is the one queued"
+    );
+    let stacks = NewProfile {
+        event: Some("cpu-clock".into()),
+        unavailable: None,
+        runs: 3,
+        base_folded: "bench;main;parse_json 600\nbench;main;render_html 200\n".into(),
+        head_folded: "bench;main;parse_json 600\nbench;main;parse_json;slow_path 300\nbench;main;render_html 200\n".into(),
+    };
+    store
+        .record_profile(claimed.job.id, &claimed.lease, &stacks)
+        .await
+        .unwrap();
+    store
+        .complete_job(
+            claimed.job.id,
+            &claimed.lease,
+            &JobOutcome::Succeeded { log_tail: None },
+        )
+        .await
+        .unwrap();
 }

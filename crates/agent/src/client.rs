@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use benchgate_api::agent::{
     ClaimRequest, ClaimedJob, CompleteRequest, FingerprintRequest, HeartbeatRequest,
-    HeartbeatResponse, ReleaseRequest, RoundUpload, UploadReceipt,
+    HeartbeatResponse, ProfileUpload, ReleaseRequest, RoundUpload, UploadReceipt,
 };
 use reqwest::StatusCode;
 use serde::Serialize;
@@ -108,6 +108,13 @@ impl Client {
     /// Ends the job.
     pub async fn complete(&self, job: i64, req: &CompleteRequest) -> Result<(), ClientError> {
         self.post::<_, serde_json::Value>(&format!("/api/v1/jobs/{job}/complete"), req)
+            .await
+            .map(drop)
+    }
+
+    /// Stores a profile job's stacks.
+    pub async fn upload_profile(&self, job: i64, req: &ProfileUpload) -> Result<(), ClientError> {
+        self.post::<_, serde_json::Value>(&format!("/api/v1/jobs/{job}/profile"), req)
             .await
             .map(drop)
     }

@@ -112,6 +112,9 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
     if let Some(stop) = interruption(ctx, signals) {
         return stop;
     }
+    if let Some(request) = &claim.profile {
+        return profile(ctx, claim, settings, prepared, request.clone()).await;
+    }
 
     let mut runner = RoundRunner::new(
         settings.run.clone().in_dir(&prepared.base),
@@ -217,6 +220,54 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             );
             Stop::Shutdown
         }
+    }
+}
+
+/// A profile job: both sides under the profiler, then one upload; no rounds.
+async fn profile(
+    ctx: &AgentContext,
+    claim: &ClaimedJob,
+    settings: settings::JobSettings,
+    prepared: Prepared,
+    request: benchgate_api::agent::ProfileRequest,
+) -> Stop {
+    tracing::info!(runs = request.runs, by = %request.requested_by, "profiling both sides");
+    let sandbox = ctx.sandbox.clone();
+    let lease = claim.lease_token.clone();
+    let span = tracing::Span::current();
+    let profiling = tokio::task::spawn_blocking(move || {
+        span.in_scope(|| {
+            crate::profile::profile_both(
+                &settings,
+                sandbox.as_ref(),
+                &prepared.base,
+                &prepared.head,
+                &request,
+                &lease,
+            )
+        })
+    });
+    let upload = match within_drain(ctx, ctx.drain().uploads, profiling).await {
+        None => return Stop::Shutdown,
+        Some(Ok(Ok(upload))) => upload,
+        Some(Ok(Err(_))) if ctx.shutdown.requested() => return stopped_run(),
+        Some(Ok(Err(message))) => return measurement_failed(&message),
+        Some(Err(e)) => return failed(format!("profile task: {e}")),
+    };
+    let max = ctx.args.max_backoff();
+    let sent = within_drain(
+        ctx,
+        ctx.drain().uploads,
+        with_retry("profile upload", max, || {
+            ctx.client.upload_profile(claim.job_id, &upload)
+        }),
+    )
+    .await;
+    match sent {
+        None => Stop::Shutdown,
+        Some(Ok(())) => Stop::Done { rounds: 0 },
+        Some(Err(ClientError::LeaseLost | ClientError::Unauthorized)) => Stop::LeaseLost,
+        Some(Err(e)) => failed(format!("the server refused the profile: {e}")),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod config;
 pub mod heartbeat;
 pub mod isolation;
 mod job;
+mod profile;
 pub mod round_upload;
 pub mod settings;
 pub mod shutdown;

@@ -1,0 +1,75 @@
+//! A profile job: after a verdict, each side's run command runs a few times under perf (outside
+//! the sandbox, which still holds the benchmark) and the folded stacks are uploaded. These runs
+//! are never samples; a runner without a usable profiler uploads the one-line reason instead.
+
+use std::path::Path;
+
+use benchgate_api::agent::{ProfileRequest, ProfileUpload};
+use benchgate_harness::profile::{Profiler, profile_side, profiler};
+use benchgate_harness::rounds::RunnerConfig;
+use benchgate_harness::sandbox::Sandbox;
+
+use crate::settings::JobSettings;
+
+/// Profiles base then head, `request.runs` runs each; `Err` with what failed.
+pub fn profile_both(
+    settings: &JobSettings,
+    sandbox: Option<&Sandbox>,
+    base: &Path,
+    head: &Path,
+    request: &ProfileRequest,
+    lease_token: &str,
+) -> Result<ProfileUpload, String> {
+    let event = match profiler() {
+        Profiler::Perf { event } => event.clone(),
+        Profiler::Unavailable { reason } => {
+            tracing::warn!(%reason, "no profiler on this runner; the report says so");
+            return Ok(ProfileUpload {
+                lease_token: lease_token.to_owned(),
+                event: None,
+                unavailable: Some(reason.clone()),
+                runs: 0,
+                base: String::new(),
+                head: String::new(),
+            });
+        }
+    };
+    let config = RunnerConfig {
+        format: settings.format,
+        env: settings.run_env.clone(),
+        timeout: Some(settings.timeout),
+        quieting: settings.quieting.clone(),
+        sandbox: sandbox.cloned(),
+        ..RunnerConfig::default()
+    };
+    let mut sides = Vec::with_capacity(2);
+    for (name, dir) in [("base", base), ("head", head)] {
+        let command = settings.run.clone().in_dir(dir);
+        let side = profile_side(
+            &command,
+            &config,
+            &event,
+            request.runs,
+            benchgate_profile::Limits::default(),
+        )
+        .map_err(|e| format!("profiling {name}: {e}"))?;
+        tracing::info!(
+            side = name,
+            runs = side.runs,
+            samples = side.folded.total(),
+            %event,
+            "side profiled"
+        );
+        sides.push(side.folded.to_text());
+    }
+    let head = sides.pop().unwrap_or_default();
+    let base = sides.pop().unwrap_or_default();
+    Ok(ProfileUpload {
+        lease_token: lease_token.to_owned(),
+        event: Some(event),
+        unavailable: None,
+        runs: request.runs,
+        base,
+        head,
+    })
+}
