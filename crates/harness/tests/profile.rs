@@ -1,6 +1,6 @@
 //! Profiling real processes with perf: a C program built here with gcc (the profile crate's
 //! fixture workload), profiled base against head, through the sandbox, cut when it recurses
-//! deep. The probe is tested with perf missing or
+//! deep, and `benchgate compare --profile` on it. The probe is tested with perf missing or
 //! broken.
 //!
 //! Without a working perf the tests that need it skip with the reason printed; in CI (`CI` set)
@@ -9,6 +9,10 @@
 use std::path::Path;
 use std::process::Command;
 
+use benchgate_harness::cli::CompareArgs;
+use benchgate_harness::cli::compare::compare;
+use benchgate_harness::cli::profile::{ProfileOutcome, profile_comparison, render};
+use benchgate_harness::cli::progress::Display;
 use benchgate_harness::command::BenchCommand;
 use benchgate_harness::profile::{
     ProfileRunError, Profiler, probe, probe_on_path, profile_side, profiler,
@@ -16,6 +20,7 @@ use benchgate_harness::profile::{
 use benchgate_harness::rounds::RunnerConfig;
 use benchgate_harness::sandbox::Sandbox;
 use benchgate_profile::{DEEPER_FRAMES, Limits, changes};
+use clap::Parser;
 
 /// The workload the profile crate's fixtures were recorded from: `base_work()` always,
 /// `slow_path()` too with `slow` or `BENCHGATE_SLOW_PATH`, `recurse()` with `deep N`.
@@ -245,5 +250,85 @@ fn a_perf_that_cannot_record_is_unavailable_with_its_own_words() {
     assert_eq!(
         probe_on_path(dir.path().as_os_str()),
         Profiler::Unavailable { reason: expected }
+    );
+}
+
+#[test]
+fn compare_with_profile_prints_the_top_functions_and_writes_the_flame_graph() {
+    let _turn = profiling();
+    let Some(event) = perf_event() else { return };
+    let dir = built_workload();
+    let svg = dir.path().join("why.svg");
+    let svg_arg = svg.to_str().unwrap();
+    let program = dir.path().join("workload");
+    let base = program.to_str().unwrap().to_owned();
+    let head = format!("{base} slow");
+    let args = CompareArgs::try_parse_from([
+        "compare",
+        "--no-progress",
+        "--base",
+        &base,
+        "--head",
+        &head,
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--profile",
+        "--profile-runs",
+        "1",
+        "--profile-svg",
+        svg_arg,
+    ])
+    .unwrap();
+    assert!(args.profile.profile);
+    let outcome = compare(&args, Display::Hidden, None).unwrap();
+    let profiled = profile_comparison(&outcome, &args.profile, profiler()).unwrap();
+    let text = render(&profiled);
+    let ProfileOutcome::Profiled(report) = profiled else {
+        panic!("{text}")
+    };
+    assert_eq!(report.event, event);
+    assert_eq!(report.runs, 1);
+    let first = text.lines().nth(2).unwrap();
+    assert!(
+        first.trim_start().starts_with('+') && first.ends_with("  slow_path"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("perf record -e {event} -g")),
+        "{text}"
+    );
+    assert!(text.contains(svg_arg), "{text}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<?xml") && drawn.contains("slow_path"));
+
+    // The defaults, and the profiler's absence as the flag reports it.
+    let defaults = CompareArgs::try_parse_from(["compare", "--base", "a", "--head", "b"]).unwrap();
+    assert!(!defaults.profile.profile);
+    assert_eq!(defaults.profile.profile_runs, 3);
+    assert_eq!(
+        defaults.profile.profile_svg,
+        Path::new("benchgate-profile.svg")
+    );
+    let missing = Profiler::Unavailable {
+        reason: "perf is not on PATH (Debian: apt-get install linux-perf)".into(),
+    };
+    assert_eq!(
+        render(&profile_comparison(&outcome, &args.profile, &missing).unwrap()),
+        "Profile: not taken: perf is not on PATH (Debian: apt-get install linux-perf)\n"
+    );
+    assert!(
+        CompareArgs::try_parse_from([
+            "compare",
+            "--base",
+            "a",
+            "--head",
+            "b",
+            "--profile-runs",
+            "2"
+        ])
+        .is_err(),
+        "--profile-runs without --profile"
     );
 }

@@ -125,6 +125,38 @@ pub struct CompareArgs {
     /// Show no progress on stderr (by default a bar on a terminal, plain lines in a log).
     #[arg(long)]
     pub no_progress: bool,
+    /// Last: its help heading applies to every argument after it.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// `compare --profile`: where the time went, after the report.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Profile (why it is slower)")]
+pub struct ProfileArgs {
+    /// After the report, profile both sides with perf: the functions whose share of samples
+    /// changed most, and a differential flame graph.
+    ///
+    /// Runs each side --profile-runs more times under `perf record -g` (these runs are never
+    /// samples), prints the functions whose share of samples changed most (self: as the running
+    /// function; total: anywhere on the stack; in percentage points, head minus base) and writes
+    /// the differential flame graph to --profile-svg. Where perf cannot profile (not installed,
+    /// a kernel that forbids it), says why in one line and exits as without --profile. With
+    /// --json the profile goes to stderr, keeping stdout JSON.
+    #[arg(long)]
+    pub profile: bool,
+    /// Profiled runs per side; their stacks are added up.
+    #[arg(long, default_value_t = 3, value_name = "N", requires = "profile", value_parser = clap::value_parser!(u32).range(1..))]
+    pub profile_runs: u32,
+    /// Where to write the differential flame graph (SVG: widths are head's samples; red frames
+    /// grew, blue ones shrank against base).
+    #[arg(
+        long,
+        default_value = "benchgate-profile.svg",
+        value_name = "FILE",
+        requires = "profile"
+    )]
+    pub profile_svg: PathBuf,
 }
 
 /// Compare two recordings of benchmark results, anytime-valid (benchstat, but honest about

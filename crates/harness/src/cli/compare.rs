@@ -219,6 +219,8 @@ pub struct CompareOutcome {
     pub session: SessionRecord,
     /// What fails the gate: the flag, else the suite's `[gate]`, else `regression`.
     pub fail_on: FailOn,
+    /// How the session's runs were made, for further runs of the same commands (`--profile`).
+    pub runner: RunnerConfig,
 }
 
 /// The suite `--config` named, as the harness runs it, with its gate and rules.
@@ -389,7 +391,7 @@ pub fn compare(
             benchgate_stats::AnalysisOptions::default().rounds_cap,
         );
     }
-    let mut runner = RoundRunner::new(base.clone(), head.clone(), config, schedule);
+    let mut runner = RoundRunner::new(base.clone(), head.clone(), config.clone(), schedule);
     display.phase("warming up");
     runner.warm_up(warmup)?;
     let mut samples = PairedSamples::default();
@@ -461,6 +463,7 @@ pub fn compare(
         evaluation,
         session,
         fail_on,
+        runner: config,
     })
 }
 

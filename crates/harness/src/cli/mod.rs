@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod args;
 pub mod compare;
+pub mod profile;
 pub mod progress;
 pub mod render;
 
@@ -37,6 +38,8 @@ pub enum CliError {
     Measurement(Box<MeasurementError>),
     #[error(transparent)]
     Worktree(#[from] WorktreeError),
+    #[error("profiling failed: {0}")]
+    Profile(Box<crate::profile::ProfileRunError>),
 }
 
 impl From<MeasurementError> for CliError {
@@ -59,9 +62,27 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
         Ok(outcome) => {
             let context = outcome.session.context();
             print_report(&outcome.evaluation, &args.output, &context);
+            if args.profile.profile {
+                print_profile(&outcome, &args);
+            }
             exit_for(&outcome.evaluation, outcome.fail_on)
         }
         Err(e) => fail(&e),
+    }
+}
+
+/// `--profile` after the report: on stdout below the table, on stderr when stdout is JSON. A
+/// profile that cannot be taken is said so and leaves the exit status to the comparison.
+fn print_profile(outcome: &compare::CompareOutcome, args: &CompareArgs) {
+    let text = match profile::profile_comparison(outcome, &args.profile, crate::profile::profiler())
+    {
+        Ok(profiled) => profile::render(&profiled),
+        Err(e) => format!("Profile: not taken: {e}\n"),
+    };
+    if args.output.json {
+        eprint!("{text}");
+    } else {
+        print!("\n{text}");
     }
 }
 
