@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
+use benchgate_api::Format;
 use benchgate_api::agent::{ProfileRequest, ProfileUpload};
-use benchgate_harness::profile::{Profiler, profile_side, profiler};
+use benchgate_harness::profile::{
+    CALLGRIND_EVENT, Profiler, SideProfile, callgrind_side, profile_side, profiler,
+};
 use benchgate_harness::rounds::RunnerConfig;
 use benchgate_harness::sandbox::Sandbox;
 
@@ -20,6 +23,9 @@ pub fn profile_both(
     request: &ProfileRequest,
     lease_token: &str,
 ) -> Result<ProfileUpload, String> {
+    if settings.format == Format::Gungraun {
+        return callgrind_both(settings, sandbox, base, head, lease_token);
+    }
     let event = match profiler() {
         Profiler::Perf { event } => event.clone(),
         Profiler::Unavailable { reason } => {
@@ -34,14 +40,7 @@ pub fn profile_both(
             });
         }
     };
-    let config = RunnerConfig {
-        format: settings.format,
-        env: settings.run_env.clone(),
-        timeout: Some(settings.timeout),
-        quieting: settings.quieting.clone(),
-        sandbox: sandbox.cloned(),
-        ..RunnerConfig::default()
-    };
+    let config = runner_config(settings, sandbox);
     let mut sides = Vec::with_capacity(2);
     for (name, dir) in [("base", base), ("head", head)] {
         let command = settings.run.clone().in_dir(dir);
@@ -72,4 +71,46 @@ pub fn profile_both(
         base,
         head,
     })
+}
+
+/// A gungraun suite: its own callgrind output, exact, from one more run of each side.
+fn callgrind_both(
+    settings: &JobSettings,
+    sandbox: Option<&Sandbox>,
+    base: &Path,
+    head: &Path,
+    lease_token: &str,
+) -> Result<ProfileUpload, String> {
+    let config = runner_config(settings, sandbox);
+    let side = |name: &str, dir: &Path| -> Result<SideProfile, String> {
+        let command = settings.run.clone().in_dir(dir);
+        callgrind_side(&command, &config, benchgate_profile::Limits::default())
+            .map_err(|e| format!("profiling {name}: {e}"))
+    };
+    let (base, head) = (side("base", base)?, side("head", head)?);
+    tracing::info!(
+        base = base.folded.total(),
+        head = head.folded.total(),
+        "both sides' callgrind output folded"
+    );
+    Ok(ProfileUpload {
+        lease_token: lease_token.to_owned(),
+        event: Some(CALLGRIND_EVENT.to_owned()),
+        unavailable: None,
+        runs: 1,
+        base: base.folded.to_text(),
+        head: head.folded.to_text(),
+    })
+}
+
+/// How the profiled runs are made: as the job's rounds are.
+fn runner_config(settings: &JobSettings, sandbox: Option<&Sandbox>) -> RunnerConfig {
+    RunnerConfig {
+        format: settings.format,
+        env: settings.run_env.clone(),
+        timeout: Some(settings.timeout),
+        quieting: settings.quieting.clone(),
+        sandbox: sandbox.cloned(),
+        ..RunnerConfig::default()
+    }
 }

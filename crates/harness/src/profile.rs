@@ -135,7 +135,7 @@ pub enum ProfileRunError {
         command: String,
         source: NoSandboxDir,
     },
-    #[error("`{command}` under perf: {source}")]
+    #[error("cannot run `{command}` to profile it: {source}")]
     Start { command: String, source: RunError },
     #[error("`{command}` failed under perf ({exit}); last lines of its stderr:\n{stderr_tail}")]
     RunFailed {
@@ -153,6 +153,8 @@ pub enum ProfileRunError {
     },
     #[error("perf script could not read the profile of `{command}`: {reason}")]
     ScriptFailed { command: String, reason: String },
+    #[error("no callgrind profile of `{command}`: {reason}")]
+    Callgrind { command: String, reason: String },
     #[error("the profile of `{command}`: {source}")]
     Collapse {
         command: String,
@@ -229,6 +231,111 @@ pub fn profile_side(
         dropped_frames: capped.dropped_frames,
         merged_stacks: capped.merged_stacks,
     })
+}
+
+/// Where gungraun (and iai-callgrind before it) leave callgrind output, under a side's directory.
+pub const CALLGRIND_DIRS: [&str; 2] = ["target/gungraun", "target/iai"];
+
+/// What a callgrind-based profile is called in the report: exact counts, not samples.
+pub const CALLGRIND_EVENT: &str = "callgrind Ir (exact)";
+
+/// A gungraun side's profile from the callgrind output its own run leaves: the command runs
+/// once (as in a round, sandboxed), and every `callgrind.*.out` written under
+/// [`CALLGRIND_DIRS`] since is folded under its benchmark's directory, exactly.
+pub fn callgrind_side(
+    command: &BenchCommand,
+    config: &RunnerConfig,
+    limits: Limits,
+) -> Result<SideProfile, ProfileRunError> {
+    let display = command.display();
+    let argv = config
+        .sandboxed_argv(command)
+        .map_err(|source| ProfileRunError::Unsandboxable {
+            command: display.clone(),
+            source,
+        })?;
+    // File times may be coarse: anything written from a second before the run counts.
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+    let spec = crate::process::RunSpec {
+        capture_stdout: false,
+        ..config.run_spec(command, argv)
+    };
+    let run = run_process(&spec).map_err(|source| ProfileRunError::Start {
+        command: display.clone(),
+        source,
+    })?;
+    if !run.exit.success() {
+        return Err(ProfileRunError::RunFailed {
+            command: display,
+            exit: run.exit,
+            stderr_tail: run.stderr.tail_lines(20),
+        });
+    }
+    let dir = command.cwd.clone().unwrap_or_default();
+    let mut folded = Folded::default();
+    let mut files = 0;
+    for base in CALLGRIND_DIRS.map(|d| dir.join(d)) {
+        for file in callgrind_files(&base, started) {
+            let text = std::fs::read_to_string(&file).map_err(|e| ProfileRunError::Callgrind {
+                command: display.clone(),
+                reason: format!("{}: {e}", file.display()),
+            })?;
+            let root = file
+                .parent()
+                .and_then(|p| p.strip_prefix(&base).ok())
+                .map(|p| p.to_string_lossy().into_owned())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "benchmark".to_owned());
+            let stacks = benchgate_profile::collapse_callgrind(&text, &root).map_err(|source| {
+                ProfileRunError::Collapse {
+                    command: display.clone(),
+                    source,
+                }
+            })?;
+            folded.merge(&stacks);
+            files += 1;
+        }
+    }
+    if files == 0 {
+        return Err(ProfileRunError::Callgrind {
+            command: display,
+            reason: format!(
+                "it wrote no callgrind output under {}",
+                CALLGRIND_DIRS.join(" or ")
+            ),
+        });
+    }
+    let capped = folded.capped(limits);
+    Ok(SideProfile {
+        folded: capped.folded,
+        runs: 1,
+        dropped_frames: capped.dropped_frames,
+        merged_stacks: capped.merged_stacks,
+    })
+}
+
+/// `callgrind*.out` files under `dir` (recursively) modified at or after `since`; `.old` copies
+/// of earlier runs are not theirs.
+fn callgrind_files(dir: &Path, since: std::time::SystemTime) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_dir() {
+            out.extend(callgrind_files(&path, since));
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let fresh = meta.modified().is_ok_and(|m| m >= since);
+        if fresh && name.starts_with("callgrind.") && name.ends_with(".out") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `perf script`'s text of the recording at `data`, or perf's last error line.

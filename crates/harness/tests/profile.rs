@@ -332,3 +332,91 @@ fn compare_with_profile_prints_the_top_functions_and_writes_the_flame_graph() {
         "--profile-runs without --profile"
     );
 }
+
+/// The e2e program with small loops (fast under valgrind): `slow_path` only when `SLOW` is
+/// defined.
+const CALLGRIND_WORKLOAD: &str = "volatile unsigned long sink;\n\
+__attribute__((noinline)) static void base_work(long n) { unsigned long x = 0; \
+for (long i = 0; i < n; i++) x += (i * i) ^ (x >> 3); sink += x; }\n\
+__attribute__((noinline)) static void slow_path(long n) { unsigned long x = 1; \
+for (long i = 0; i < n; i++) x = x * 6364136223846793005UL + (unsigned long)i; sink += x; }\n\
+int main(void) { base_work(4000000);\n#ifdef SLOW\nslow_path(2000000);\n#endif\nreturn 0; }\n";
+
+/// A side as a gungraun suite leaves it: its run writes callgrind output under
+/// `target/gungraun/<bench>/<function>/` (here valgrind itself, as gungraun runs it).
+fn callgrind_side_dir(slow: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::write(dir.path().join("prog.c"), CALLGRIND_WORKLOAD).unwrap();
+    let mut gcc = Command::new("gcc");
+    gcc.args(["-O1", "-g", "-o", "prog", "prog.c"]);
+    if slow {
+        gcc.arg("-DSLOW");
+    }
+    assert!(gcc.current_dir(dir.path()).status().unwrap().success());
+    dir
+}
+
+fn valgrind_available() -> bool {
+    let found = Command::new("valgrind").arg("--version").output().is_ok();
+    if !found && std::env::var_os("CI").is_some() {
+        panic!("valgrind must be installed in CI (.ci/run installs it)");
+    }
+    found
+}
+
+#[test]
+fn a_gungraun_side_is_profiled_from_its_own_callgrind_output_exactly() {
+    if !valgrind_available() {
+        eprintln!("skipped: valgrind is not installed");
+        return;
+    }
+    let _turn = profiling();
+    let run = "mkdir -p target/gungraun/suite/fast && valgrind -q --tool=callgrind \
+               --callgrind-out-file=target/gungraun/suite/fast/callgrind.fast.out ./prog";
+    let side = |dir: &Path| {
+        let command = BenchCommand::from_argv(vec!["sh".into(), "-c".into(), run.into()])
+            .unwrap()
+            .in_dir(dir);
+        benchgate_harness::profile::callgrind_side(
+            &command,
+            &RunnerConfig::default(),
+            Limits::default(),
+        )
+        .unwrap()
+    };
+    let (base_dir, head_dir) = (callgrind_side_dir(false), callgrind_side_dir(true));
+    let (base, head) = (side(base_dir.path()), side(head_dir.path()));
+    let slow = head
+        .folded
+        .stacks()
+        .find(|(s, _)| *s == "suite/fast;slow_path")
+        .map(|(_, c)| c);
+    // Counted, not sampled: the loop's instructions, the same every run.
+    assert!(
+        slow.is_some_and(|c| c > 2_000_000),
+        "{:?}",
+        head.folded.to_text()
+    );
+    let ranked = changes(&base.folded, &head.folded);
+    assert_eq!(ranked[0].function, "slow_path", "{ranked:?}");
+    assert!(ranked[0].self_pp > 0.0);
+    assert_eq!(
+        side(base_dir.path()).folded,
+        base.folded,
+        "exact: the same again"
+    );
+
+    // A run that leaves no callgrind output says so.
+    let empty = callgrind_side_dir(false);
+    let command = BenchCommand::from_argv(vec!["sh".into(), "-c".into(), "true".into()])
+        .unwrap()
+        .in_dir(empty.path());
+    let err = benchgate_harness::profile::callgrind_side(
+        &command,
+        &RunnerConfig::default(),
+        Limits::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("wrote no callgrind output"), "{err}");
+}

@@ -1,8 +1,9 @@
 //! benchgate-profile: folded stacks from `perf script`, capped to a size a server can keep,
 //! ranked by each function's change in share of samples, and drawn as a differential flame graph.
 //!
-//! Pure code: running perf is the harness's job (`benchgate_harness::profile`).
+//! Callgrind output (gungraun's) folds too, exactly. Pure code: running perf is the harness's job (`benchgate_harness::profile`).
 
+mod callgrind;
 mod cap;
 mod changes;
 mod collapse;
@@ -10,6 +11,7 @@ mod error;
 mod folded;
 mod svg;
 
+pub use callgrind::collapse_callgrind;
 pub use cap::{Capped, DEEPER_FRAMES, Limits, OTHER_STACKS};
 pub use changes::{FunctionChange, changes};
 pub use collapse::{collapse_perf_script, lacks_symbols};

@@ -135,8 +135,10 @@ pub async fn svg(State(app): State<AppState>, Path(id): Path<i64>) -> Result<Res
         )));
     };
     let parse = |text: &str| benchgate_profile::Folded::parse(text).unwrap_or_default();
+    let (how, _) = report::profile_source(event);
     let title = format!(
-        "comparison #{id}: head vs base, perf {event} on {runner}, {} run(s) per side",
+        "comparison #{id}: head vs base, {} on {runner}, {} run(s) per side",
+        how.replace('`', ""),
         profile.runs
     );
     let svg = benchgate_profile::differential_svg(

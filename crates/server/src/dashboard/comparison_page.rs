@@ -115,10 +115,17 @@ async fn profile_section(
     Ok(Some(
         match crate::report::profile_view(profile, runner, &url) {
             ProfileView::Ready(p) => ProfileSection {
-                caption: format!(
-                    "perf {} on {}, {} run(s) per side: {} base and {} head samples. Profiled runs are not samples of the verdict. Change in share of samples, head minus base.",
-                    p.event, p.runner, p.runs, p.base_samples, p.head_samples
-                ),
+                caption: {
+                    let (how, unit) = crate::report::profile_source(&p.event);
+                    format!(
+                        "{} on {}, {} run(s) per side: {} base and {} head {unit}. Profiled runs are not samples of the verdict. Change in share of {unit}, head minus base.",
+                        how.replace('`', ""),
+                        p.runner,
+                        p.runs,
+                        p.base_samples,
+                        p.head_samples
+                    )
+                },
                 functions: p
                     .functions
                     .iter()

@@ -17,7 +17,7 @@ use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
 pub use load::{LoadedReport, load};
-pub use profile::{ProfileSummary, ProfileView, view as profile_view};
+pub use profile::{ProfileSummary, ProfileView, source as profile_source, view as profile_view};
 
 /// GitHub refuses comment bodies longer than 65,536 characters; counted in bytes here (never
 /// fewer than characters), so text full of `—·→±µ` stays under it too.

@@ -68,6 +68,19 @@ pub fn view(
     })
 }
 
+/// How a profile was taken and what it counts: perf's samples of `event`, or callgrind's exact
+/// instruction counts (a gungraun suite's own output).
+pub fn source(event: &str) -> (String, &'static str) {
+    if event.starts_with("callgrind") {
+        (
+            "callgrind's exact instruction counts".to_owned(),
+            "instructions",
+        )
+    } else {
+        (format!("perf `{}`", format::cell(event)), "samples")
+    }
+}
+
 /// The section's lines (Markdown), empty when there is no profile.
 pub fn lines(view: Option<&ProfileView>) -> Vec<String> {
     let Some(view) = view else {
@@ -99,9 +112,10 @@ fn asked_by(requested_by: &str) -> String {
 }
 
 fn ready(p: &ProfileSummary) -> Vec<String> {
+    let (how, unit) = source(&p.event);
     let mut out = vec![format!(
-        "**Where the time went** — perf `{}` on {}, {} run(s) per side ({} base and {} head samples; profiled runs are not samples of the verdict). Change in share of samples, head minus base ([differential flame graph]({})):",
-        format::cell(&p.event),
+        "**Where the time went** — {} on {}, {} run(s) per side ({} base and {} head {unit}; profiled runs are not samples of the verdict). Change in share of {unit}, head minus base ([differential flame graph]({})):",
+        how,
         format::code(&p.runner),
         p.runs,
         p.base_samples,
