@@ -43,6 +43,21 @@ pub fn lacks_symbols(folded: &Folded) -> bool {
     total > 0 && unresolved_leaves as f64 >= UNRESOLVED_SHARE * total as f64
 }
 
+/// The percentage of samples whose running function (the leaf) has no symbol: near 100 for a
+/// stripped binary, 0 for one with symbols even though the dynamic loader's start-up leaves an
+/// `[unknown]` frame in a few stacks (which makes [`lacks_symbols`] true for most real profiles).
+pub fn unresolved_share(folded: &Folded) -> f64 {
+    let unresolved: u64 = folded
+        .stacks()
+        .filter(|(stack, _)| stack.rsplit(';').next().is_some_and(unresolved))
+        .map(|(_, count)| count)
+        .sum();
+    match folded.total() {
+        0 => 0.0,
+        total => 100.0 * unresolved as f64 / total as f64,
+    }
+}
+
 /// `[unknown]`, inferno's `[module <address>]` for an address without a symbol, or a bare
 /// `0x…` address.
 fn unresolved(frame: &str) -> bool {

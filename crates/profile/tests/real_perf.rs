@@ -3,6 +3,7 @@
 
 use benchgate_profile::{
     DEEPER_FRAMES, Folded, Limits, changes, collapse_perf_script, differential_svg, lacks_symbols,
+    unresolved_share,
 };
 
 fn fixture(name: &str) -> Folded {
@@ -26,6 +27,7 @@ fn collapsing_real_perf_script_names_the_programs_functions() {
         assert!(count.is_some_and(|c| c >= 25), "{stack}: {count:?}");
     }
     assert!(!lacks_symbols(&base));
+    assert_eq!(unresolved_share(&base), 0.0);
     assert_eq!(Folded::parse(&base.to_text()).unwrap(), base);
 }
 
@@ -35,6 +37,11 @@ fn a_stripped_binary_shows_addresses_and_lacks_symbols() {
     let text = stripped.to_text();
     assert!(text.contains("[prog-stripped <"), "{text}");
     assert!(lacks_symbols(&stripped));
+    assert!(
+        unresolved_share(&stripped) > 95.0,
+        "{}",
+        unresolved_share(&stripped)
+    );
 }
 
 #[test]

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use benchgate_profile::{FunctionChange, Limits, changes, differential_svg, lacks_symbols};
-use benchgate_stats::words::percentage_points;
+use benchgate_profile::{FunctionChange, Limits, changes, differential_svg, unresolved_share};
+use benchgate_stats::words::{count, percentage_points, unsigned_percent};
 
 use crate::cli::CliError;
 use crate::cli::args::ProfileArgs;
@@ -92,10 +92,14 @@ fn side_notes(name: &str, side: &SideProfile) -> Vec<String> {
             "{name}: perf recorded no samples (a run too short to sample?)"
         ));
     }
-    if lacks_symbols(&side.folded) {
+    // The leaf, not any frame: the dynamic loader leaves an [unknown] frame in a few stacks of
+    // every program, which is not what a reader must fix.
+    let unresolved = unresolved_share(&side.folded);
+    if unresolved > 0.0 {
         notes.push(format!(
-            "{name}: some frames have no symbol and show as addresses (build with debug info, \
-             do not strip, keep frame pointers)"
+            "{name}: {} of samples run in code without symbols, shown as addresses (build with \
+             debug info, do not strip, keep frame pointers)",
+            unsigned_percent(unresolved)
         ));
     }
     if side.dropped_frames {
@@ -122,9 +126,10 @@ pub fn render(outcome: &ProfileOutcome) -> String {
         ProfileOutcome::Profiled(report) => report,
     };
     let mut out = format!(
-        "Profile ({} runs per side under perf record -e {} -g, never counted as samples); \
+        "Profile ({} per side under perf record -e {} -g, never counted as samples); \
          change in share of samples, head minus base:\n",
-        report.runs, report.event
+        count(report.runs as usize, "run"),
+        report.event
     );
     out.push_str(&format!("  {:>9}  {:>9}  function\n", "self", "total"));
     for change in report.changes.iter().take(TOP_FUNCTIONS) {
