@@ -27,25 +27,18 @@ pub fn collapse_perf_script(script: &str) -> Result<Folded, ProfileError> {
     Folded::parse(&text)
 }
 
-/// Share of samples, at or above which unresolved leaves make a profile "without symbols".
-pub const UNRESOLVED_SHARE: f64 = 0.05;
+/// Percentage of samples at or above which unresolved leaves make a profile "without symbols".
+pub const UNRESOLVED_PERCENT: f64 = 5.0;
 
-/// Whether at least [`UNRESOLVED_SHARE`] of the samples end in a frame without a symbol (an
-/// address or `[unknown]`), so the caller can say "no symbols". A few such samples in the
-/// loader or the kernel are normal and say nothing about the benchmark's binary.
+/// Whether at least [`UNRESOLVED_PERCENT`] of the samples end in a frame without a symbol, so
+/// the caller can say "no symbols". A few such samples in the loader or the kernel are normal
+/// and say nothing about the benchmark's binary.
 pub fn lacks_symbols(folded: &Folded) -> bool {
-    let total = folded.total();
-    let unresolved_leaves: u64 = folded
-        .stacks()
-        .filter(|(stack, _)| stack.rsplit(';').next().is_some_and(unresolved))
-        .map(|(_, count)| count)
-        .sum();
-    total > 0 && unresolved_leaves as f64 >= UNRESOLVED_SHARE * total as f64
+    unresolved_share(folded) >= UNRESOLVED_PERCENT
 }
 
 /// The percentage of samples whose running function (the leaf) has no symbol: near 100 for a
-/// stripped binary, 0 for one with symbols even though the dynamic loader's start-up leaves an
-/// `[unknown]` frame in a few stacks (which makes [`lacks_symbols`] true for most real profiles).
+/// stripped binary, near 0 for one with symbols (the loader's start-up leaves a few `[unknown]`).
 pub fn unresolved_share(folded: &Folded) -> f64 {
     let unresolved: u64 = folded
         .stacks()
