@@ -191,14 +191,7 @@ pub fn profile_side(
         wrapped.push(data.path.to_string_lossy().into_owned());
         wrapped.push("--".into());
         wrapped.extend(argv.iter().cloned());
-        let spec = crate::process::RunSpec {
-            capture_stdout: false,
-            ..config.run_spec(command, wrapped)
-        };
-        let run = run_process(&spec).map_err(|source| ProfileRunError::Start {
-            command: display.clone(),
-            source,
-        })?;
+        let run = run_quietly(command, config, wrapped)?;
         // perf exits with its workload's status, so only a missing data file says perf failed.
         if !data.path.is_file() {
             return Err(ProfileRunError::PerfFailed {
@@ -256,14 +249,7 @@ pub fn callgrind_side(
         })?;
     // File times may be coarse: anything written from a second before the run counts.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
-    let spec = crate::process::RunSpec {
-        capture_stdout: false,
-        ..config.run_spec(command, argv)
-    };
-    let run = run_process(&spec).map_err(|source| ProfileRunError::Start {
-        command: display.clone(),
-        source,
-    })?;
+    let run = run_quietly(command, config, argv)?;
     if !run.exit.success() {
         return Err(ProfileRunError::RunFailed {
             command: display,
@@ -311,6 +297,23 @@ pub fn callgrind_side(
         runs: 1,
         dropped_frames: capped.dropped_frames,
         merged_stacks: capped.merged_stacks,
+    })
+}
+
+/// Runs `argv` (the side's, perhaps wrapped) as the session runs `command`, its stdout not
+/// kept: a profiled run is never parsed for samples.
+fn run_quietly(
+    command: &BenchCommand,
+    config: &RunnerConfig,
+    argv: Vec<String>,
+) -> Result<crate::process::ProcessMeasurement, ProfileRunError> {
+    let spec = crate::process::RunSpec {
+        capture_stdout: false,
+        ..config.run_spec(command, argv)
+    };
+    run_process(&spec).map_err(|source| ProfileRunError::Start {
+        command: command.display(),
+        source,
     })
 }
 

@@ -346,24 +346,31 @@ pub(super) async fn insert_jobs(
     Ok(ids)
 }
 
-pub(super) async fn add_rounds(
+/// `NotFound` for an unknown comparison, `Conflict` for one superseded or cancelled: no job may
+/// be added to it.
+pub(super) async fn still_open(
     conn: &mut Conn,
     comparison_id: ComparisonId,
-    jobs: &[NewJob],
-) -> Result<Vec<JobId>, StoreError> {
+) -> Result<(), StoreError> {
     let state: Option<String> = sqlx::query_scalar("SELECT state FROM comparisons WHERE id = $1")
         .bind(comparison_id)
         .fetch_optional(&mut *conn)
         .await?;
     match state.as_deref() {
-        None => return Err(StoreError::NotFound(format!("comparison {comparison_id}"))),
-        Some(s @ ("superseded" | "cancelled")) => {
-            return Err(StoreError::Conflict(format!(
-                "comparison {comparison_id} is {s}"
-            )));
-        }
-        Some(_) => {}
+        None => Err(StoreError::NotFound(format!("comparison {comparison_id}"))),
+        Some(s @ ("superseded" | "cancelled")) => Err(StoreError::Conflict(format!(
+            "comparison {comparison_id} is {s}"
+        ))),
+        Some(_) => Ok(()),
     }
+}
+
+pub(super) async fn add_rounds(
+    conn: &mut Conn,
+    comparison_id: ComparisonId,
+    jobs: &[NewJob],
+) -> Result<Vec<JobId>, StoreError> {
+    still_open(conn, comparison_id).await?;
     // Carried out before (a retry whose answer was lost): nothing more to add.
     for origin in jobs.iter().filter_map(|j| j.origin.as_deref()) {
         let seen: Option<i64> = sqlx::query_scalar("SELECT id FROM jobs WHERE origin = $1")

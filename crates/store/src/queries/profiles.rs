@@ -23,19 +23,7 @@ pub(super) async fn request(
     if seen.is_some() {
         return Ok(None);
     }
-    let state: Option<String> = sqlx::query_scalar("SELECT state FROM comparisons WHERE id = $1")
-        .bind(comparison_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    match state.as_deref() {
-        None => return Err(StoreError::NotFound(format!("comparison {comparison_id}"))),
-        Some(s @ ("superseded" | "cancelled")) => {
-            return Err(StoreError::Conflict(format!(
-                "comparison {comparison_id} is {s}"
-            )));
-        }
-        Some(_) => {}
-    }
+    comparisons::still_open(conn, comparison_id).await?;
     let now = crate::shared::now();
     let id: JobId = sqlx::query_scalar(
         "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, config, \
