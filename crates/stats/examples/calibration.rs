@@ -12,6 +12,10 @@ use benchgate_stats::fixed_interval::t_quantile;
 use benchgate_stats::{ChainStep, ConfidenceSequence, MixtureBoundary, chain};
 use std::time::Instant;
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Xoshiro256;
+
 const ALPHA: f64 = 0.05;
 const N_STAR: f64 = 20.0;
 /// Spread of one run on the log scale (2.5%); a pair's log-ratio has √2 times that.
@@ -19,65 +23,6 @@ const RUN_SPREAD: f64 = 0.025;
 const MAX_PAIRS: usize = 200;
 const SPARSE_LOOKS: [usize; 5] = [10, 20, 30, 40, 50];
 const POWER_LOOKS: [usize; 3] = [10, 20, 30];
-
-/// xoshiro256++ seeded through SplitMix64: small, fast and reproducible across platforms.
-struct Xoshiro256 {
-    s: [u64; 4],
-    spare_normal: Option<f64>,
-}
-
-impl Xoshiro256 {
-    fn new(seed: u64) -> Self {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Self {
-            s: [next(), next(), next(), next()],
-            spare_normal: None,
-        }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = (s[0].wrapping_add(s[3])).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform on (0, 1), never exactly 0 so the log below is finite.
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal by the Box–Muller transform, using both outputs.
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.spare_normal.take() {
-            return z;
-        }
-        let r = (-2.0 * self.uniform().ln()).sqrt();
-        let theta = std::f64::consts::TAU * self.uniform();
-        self.spare_normal = Some(r * theta.sin());
-        r * theta.cos()
-    }
-
-    /// One pair's log-ratio: two runs, each with log-normal noise of `RUN_SPREAD`.
-    fn pair(&mut self, effect: f64) -> f64 {
-        let base = RUN_SPREAD * self.normal();
-        let head = effect + RUN_SPREAD * self.normal();
-        head - base
-    }
-}
 
 /// The naive fixed-n t interval recomputed after each pair, from running sums.
 struct NaiveT {
@@ -354,7 +299,7 @@ fn main() {
         let (mut cs_sparse_hit, mut cs_hit, mut t_sparse_hit, mut t_hit) =
             (false, false, false, false);
         for n in 1..=MAX_PAIRS {
-            let d = rng.pair(0.0);
+            let d = rng.pair(0.0, RUN_SPREAD);
             cs.push(d).unwrap();
             naive.push(d);
             if n < 2 {
@@ -392,7 +337,7 @@ fn main() {
             sum_sq: 0.0,
         };
         for n in 1..=POWER_LOOKS[POWER_LOOKS.len() - 1] {
-            let d = rng.pair(effect);
+            let d = rng.pair(effect, RUN_SPREAD);
             cs.push(d).unwrap();
             naive.push(d);
             if let Some(i) = POWER_LOOKS.iter().position(|&k| k == n) {
@@ -575,7 +520,9 @@ fn main() {
     let chain_runs = (runs / 10).max(1);
     const STEP_PAIRS: usize = 30;
     let pairs_of = |rng: &mut Xoshiro256, effect: f64| -> Vec<f64> {
-        (0..STEP_PAIRS).map(|_| rng.pair(effect)).collect()
+        (0..STEP_PAIRS)
+            .map(|_| rng.pair(effect, RUN_SPREAD))
+            .collect()
     };
     let mut band_missed = 0;
     for _ in 0..chain_runs {

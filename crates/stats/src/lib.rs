@@ -7,6 +7,7 @@
 //! method to users.
 
 pub mod analysis;
+pub mod bisect;
 pub mod chain;
 pub mod confidence_sequence;
 pub mod drift;
