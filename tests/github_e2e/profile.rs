@@ -221,8 +221,9 @@ fn path_without_perf(dir: &Path) -> PathBuf {
 
 #[tokio::test]
 async fn without_perf_the_comment_says_so_in_one_line_and_the_verdict_stands() {
-    // Not under /tmp: the sandbox gives PR code a private /tmp, and PATH must resolve inside it.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Not under /tmp (nor a target dir there, as in a CI clone): the sandbox gives PR code a
+    // private /tmp, and PATH must resolve inside it.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let path = path_without_perf(dir.path());
     let s = profiled(&[("PATH", path.as_os_str())]).await;
     let body = comment_with(&s, "the profile's note", |b| {
