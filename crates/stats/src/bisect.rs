@@ -359,10 +359,14 @@ mod tests {
             },
             10,
         );
-        let Next::Run(split) = b.next_step() else { panic!() };
+        let Next::Run(split) = b.next_step() else {
+            panic!()
+        };
         assert_eq!(split.newer, 2);
         b.skip();
-        let Next::Run(split) = b.next_step() else { panic!() };
+        let Next::Run(split) = b.next_step() else {
+            panic!()
+        };
         assert_eq!(split.newer, 1, "the nearest commit not skipped");
         // Commit 1 is good; 2 is skipped, 3 is next.
         b.record(
@@ -372,7 +376,9 @@ mod tests {
             },
             10,
         );
-        let Next::Run(split) = b.next_step() else { panic!() };
+        let Next::Run(split) = b.next_step() else {
+            panic!()
+        };
         assert_eq!(split.newer, 3);
         b.record(
             Interval {
