@@ -12,12 +12,7 @@ use benchgate_harness::formats::command::WALL_TIME;
 use benchgate_harness::schedule::Schedule;
 use clap::Parser;
 
-/// Measuring tests take turns: run side by side on a small machine they would load each other
-/// and measure that instead of the commands.
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use crate::measuring;
 
 fn args(extra: &[&str]) -> CompareArgs {
     let argv = ["compare", "--no-progress"].iter().chain(extra);

@@ -13,3 +13,10 @@ mod profile;
 mod runs_properties;
 mod sandbox;
 mod verdicts_real;
+
+/// Tests that measure, and tests that load both cores (perf, valgrind), take turns: side by side
+/// on a small machine a measurement would measure the other test instead of its commands.
+pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

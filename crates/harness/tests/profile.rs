@@ -26,11 +26,10 @@ use clap::Parser;
 /// `slow_path()` too with `slow` or `BENCHGATE_SLOW_PATH`, `recurse()` with `deep N`.
 const WORKLOAD: &str = include_str!("../../profile/tests/fixtures/workload.c");
 
-/// Profiling tests take turns: on two cores they would slow each other down, and one checks that
-/// no perf data file is left behind.
+/// Profiling tests take the measuring turn: perf and valgrind load both cores, which a timing
+/// test beside them would measure; one also checks that no perf data file is left behind.
 fn profiling() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::measuring()
 }
 
 /// The perf event to sample, or `None` with the reason printed (a failure in CI).
