@@ -15,7 +15,8 @@ use crate::support::{git, http, wait_until};
 /// `bench.c` as the base commit has it; head's commit calls `slow_path` too.
 const BENCH_C: &str = include_str!("../fixtures/profile/bench.c");
 
-/// A repository whose head commit adds about half again the work, all of it in `slow_path`.
+/// A repository whose head commit about quadruples the work, all of it added in `slow_path`: a
+/// slowdown that wall time decides in 8 rounds even on a loaded machine (+50% once did not).
 fn c_project(dir: &Path) -> Project {
     let path = dir.join("project");
     std::fs::create_dir_all(&path).unwrap();
@@ -24,7 +25,7 @@ fn c_project(dir: &Path) -> Project {
     git(&path, &["add", "."]);
     git(&path, &["commit", "-qm", "base"]);
     let base = git(&path, &["rev-parse", "HEAD"]);
-    let head_c = BENCH_C.replace("/* HEAD: slow_path(20000000); */", "slow_path(20000000);");
+    let head_c = BENCH_C.replace("/* HEAD: slow_path(120000000); */", "slow_path(120000000);");
     assert_ne!(head_c, BENCH_C);
     std::fs::write(path.join("bench.c"), head_c).unwrap();
     git(&path, &["commit", "-qam", "head: more work in slow_path"]);
