@@ -628,3 +628,113 @@ fn two_servers_on_one_postgres_store_results_from_every_round() {
         assert_eq!(fib.verdict, benchgate_api::VerdictKind::Slower, "{fib:?}");
     });
 }
+
+/// A profile upload the server cannot keep is refused with a 400 that says why, and nothing is
+/// stored: to a measuring job, with unreadable stacks, or over the size a side may have; a
+/// writer without the lease gets 409. A good one is served back as function changes.
+#[tokio::test]
+async fn profile_uploads_are_checked_and_served_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    let agent = Agent::new(&server, &add_runner_with_labels(&url, "prof", "linux"));
+    let created = create_comparison(&server, &comparison_request(2)).await;
+    let measuring = agent.claim(5).await.expect("a job");
+    let upload = |job: &ClaimedJob, base: &str, head: &str| {
+        serde_json::json!({
+            "lease_token": job.lease_token, "event": "cpu-clock", "runs": 3,
+            "base": base, "head": head,
+        })
+    };
+    let path = |job: &ClaimedJob| format!("/api/v1/jobs/{}/profile", job.job_id);
+    let resp = agent
+        .post(
+            &path(&measuring),
+            upload(&measuring, "main 1\n", "main 1\n"),
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("measures rounds"));
+
+    let store = benchgate_store::connect(&url).await.unwrap();
+    let job = benchgate_store::NewProfileJob {
+        request: benchgate_api::agent::ProfileRequest {
+            runs: 3,
+            rows: Vec::new(),
+            requested_by: "octocat".into(),
+        },
+        priority: benchgate_store::Priority::INTERACTIVE,
+        max_attempts: 2,
+        origin: "test:profile".into(),
+    };
+    let comparison = benchgate_store::ComparisonId(created.id);
+    store
+        .request_profile(comparison, &job)
+        .await
+        .unwrap()
+        .unwrap();
+    // The comparison's other measuring jobs may come first; they are left running.
+    let mut profiling = agent.claim(5).await.expect("a job");
+    for _ in 0..5 {
+        if profiling.profile.is_some() {
+            break;
+        }
+        profiling = agent.claim(5).await.expect("the profile job");
+    }
+    assert_eq!(profiling.profile.as_ref().map(|p| p.runs), Some(3));
+
+    let resp = agent
+        .post(
+            &path(&profiling),
+            upload(&profiling, "main;work twelve\n", ""),
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body = resp.text().await.unwrap();
+    assert!(
+        body.contains("base stacks") && body.contains("line 1"),
+        "{body}"
+    );
+    let huge = "main;work 1\n".repeat(60_000);
+    let resp = agent
+        .post(&path(&profiling), upload(&profiling, "main 1\n", &huge))
+        .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("head stacks are"));
+    let mut stolen = upload(&profiling, "main 1\n", "main 1\n");
+    stolen["lease_token"] = "not-the-lease".into();
+    assert_eq!(
+        agent.post(&path(&profiling), stolen).await.status(),
+        StatusCode::CONFLICT
+    );
+    assert!(
+        store
+            .comparison_profiles(comparison)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let resp = agent
+        .post(
+            &path(&profiling),
+            upload(
+                &profiling,
+                "main;work 90\nmain;io 10\n",
+                "main;work 90\nmain;slow_path 60\nmain;io 10\n",
+            ),
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    let json: serde_json::Value = http()
+        .get(server.url(&format!("/api/v1/comparisons/{}/profile", created.id)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(json["functions"][0]["function"], "slow_path", "{json:#}");
+    assert_eq!(json["runner"], "prof");
+    assert_eq!(json["base_samples"], 100);
+}

@@ -176,12 +176,7 @@ pub fn profile_side(
     limits: Limits,
 ) -> Result<SideProfile, ProfileRunError> {
     let display = command.display();
-    let argv = config
-        .sandboxed_argv(command)
-        .map_err(|source| ProfileRunError::Unsandboxable {
-            command: display.clone(),
-            source,
-        })?;
+    let argv = sandboxed(command, config)?;
     let mut folded = Folded::default();
     for _ in 0..runs {
         let data = PerfData::new(&std::env::temp_dir(), "record");
@@ -241,12 +236,7 @@ pub fn callgrind_side(
     limits: Limits,
 ) -> Result<SideProfile, ProfileRunError> {
     let display = command.display();
-    let argv = config
-        .sandboxed_argv(command)
-        .map_err(|source| ProfileRunError::Unsandboxable {
-            command: display.clone(),
-            source,
-        })?;
+    let argv = sandboxed(command, config)?;
     // File times may be coarse: anything written from a second before the run counts.
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
     let run = run_quietly(command, config, argv)?;
@@ -298,6 +288,19 @@ pub fn callgrind_side(
         dropped_frames: capped.dropped_frames,
         merged_stacks: capped.merged_stacks,
     })
+}
+
+/// The side's argv inside the sandbox (when there is one), or why it cannot be sandboxed.
+fn sandboxed(
+    command: &BenchCommand,
+    config: &RunnerConfig,
+) -> Result<Vec<String>, ProfileRunError> {
+    config
+        .sandboxed_argv(command)
+        .map_err(|source| ProfileRunError::Unsandboxable {
+            command: command.display(),
+            source,
+        })
 }
 
 /// Runs `argv` (the side's, perhaps wrapped) as the session runs `command`, its stdout not
