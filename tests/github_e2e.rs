@@ -3,6 +3,7 @@
 //! payloads signed by the test, and a fake GitHub as strict as GitHub (tests/github) whose
 //! received writes we check. The server runs as a GitHub App, as users run it.
 
+mod bisect;
 mod merge_queue;
 mod profile;
 
@@ -1073,6 +1074,8 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
     let repo = s.dir.path().join("main-repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
+    // GitHub holds main's commits: the creep's culprit search reads its range from them.
+    s.github.serve_repository(&repo);
     let work = |n: u64| std::fs::write(repo.join("iterations"), n.to_string()).unwrap();
     let commit = |message: &str| {
         git(&repo, &["add", "."]);
@@ -1348,6 +1351,20 @@ async fn main_history_finds_a_step_and_a_creep_folds_a_burst_and_closes_what_is_
         csv.lines().any(|l| l.contains(",time,") && l.contains(&c9)),
         "{csv}"
     );
+    // The creep's culprit search: four commits of +4.5% each, none of which alone explains
+    // the +19%, so none is named.
+    wait_for_count(
+        &s,
+        "SELECT COUNT(*) FROM bisections WHERE state <> 'running'",
+        1,
+        300,
+    )
+    .await;
+    let searched = history(&s).await;
+    let search = &searched["bisections"][0];
+    assert_eq!(search["good"], c2.as_str(), "{search:#}");
+    assert_ne!(search["outcome"]["kind"], "culprit", "{search:#}");
+    eprintln!("creep search: {}", search["summary"]);
     nothing_refused(&s.github);
 }
 

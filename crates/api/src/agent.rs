@@ -201,6 +201,13 @@ pub struct MainSettings {
     pub issues: bool,
     /// Labels of those issues.
     pub issue_labels: Vec<String>,
+    /// Search an episode's range of commits for the one that did it.
+    #[serde(default = "yes")]
+    pub bisect: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for MainSettings {
@@ -211,6 +218,7 @@ impl Default for MainSettings {
             schedule_hours: Some(24),
             issues: false,
             issue_labels: Vec::new(),
+            bisect: true,
         }
     }
 }

@@ -21,6 +21,176 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/comparisons", post(create_comparison))
         .route("/api/v1/comparisons/{id}", get(show_comparison))
         .route("/api/v1/history/anchor", post(anchor_now))
+        .route("/api/v1/history/bisect", post(bisect_now))
+        .route("/api/v1/history/bisections/{id}", get(show_bisection))
+}
+
+/// `POST /api/v1/history/bisect`: search a range of the default branch for the commit that made
+/// one benchmark slower.
+#[derive(Debug, serde::Deserialize)]
+struct BisectRequest {
+    repository: String,
+    /// Defaults to the one branch with a history.
+    branch: Option<String>,
+    /// Defaults to the one label of the branch.
+    runner_label: Option<String>,
+    /// The `[[suite]]` name; defaults to the lone `[benchmark]`.
+    suite: Option<String>,
+    benchmark: String,
+    /// Defaults to the metric of the benchmark's open regression.
+    metric: Option<String>,
+    /// The last commit without the slowdown, and the first with it (a compared commit's short
+    /// sha, or any full sha).
+    good: String,
+    bad: String,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct BisectAnswer {
+    bisection: i64,
+    /// False when the same search was already running.
+    new: bool,
+    url: String,
+}
+
+#[tracing::instrument(skip_all, fields(repository = %req.repository, benchmark = %req.benchmark))]
+async fn bisect_now(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Json(req): Json<BisectRequest>,
+) -> Result<(StatusCode, Json<BisectAnswer>), ApiError> {
+    if app.config.bisect_max_rounds == 0 {
+        return Err(ApiError::Conflict(
+            "culprit searches are off on this server (--bisect-max-rounds 0)".into(),
+        ));
+    }
+    let suite = req.suite.clone().unwrap_or_default();
+    let (repository, series) = histories(
+        &app,
+        &req.repository,
+        req.branch.as_deref(),
+        req.runner_label.as_deref(),
+    )
+    .await?;
+    let series: Vec<_> = series.into_iter().filter(|s| s.suite == suite).collect();
+    let series = match series.as_slice() {
+        [one] => one.clone(),
+        [] => {
+            return Err(ApiError::NotFound(format!(
+                "no history of {} has the suite {suite:?}",
+                req.repository
+            )));
+        }
+        many => {
+            return Err(ApiError::BadRequest(format!(
+                "{} histories match; give branch and runner_label: {}",
+                many.len(),
+                many.iter()
+                    .map(|s| format!("{} on {}", s.branch, s.runner_label))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    };
+    let all = app
+        .store
+        .main_comparisons(repository.id, &series.branch)
+        .await?;
+    let known =
+        crate::main_history::commit_sequence(&crate::main_history::ordered_steps(&all, &series));
+    let good = resolve_commit(&known, &req.good)?;
+    let bad = resolve_commit(&known, &req.bad)?;
+    if good == bad {
+        return Err(ApiError::BadRequest(
+            "good and bad are the same commit".into(),
+        ));
+    }
+    let episodes: Vec<_> = app
+        .store
+        .regressions(repository.id)
+        .await?
+        .into_iter()
+        .filter(|r| r.series == series && r.benchmark == req.benchmark)
+        .collect();
+    let metric = match &req.metric {
+        Some(m) => m.clone(),
+        None => episodes
+            .iter()
+            .find(|r| r.open)
+            .map(|r| r.metric.clone())
+            .ok_or_else(|| {
+                ApiError::BadRequest(format!(
+                    "{} has no open regression to take the metric from; give metric",
+                    req.benchmark
+                ))
+            })?,
+    };
+    let regression_id = episodes
+        .iter()
+        .find(|r| r.metric == metric && r.base_sha == good && r.head_sha == bad)
+        .map(|r| r.id);
+    let (search, new) = app
+        .store
+        .create_bisection(&benchgate_store::model::NewBisection {
+            series,
+            benchmark: req.benchmark.clone(),
+            metric,
+            regression_id,
+            good_sha: good,
+            bad_sha: bad,
+            requested_by: Some("api".into()),
+        })
+        .await?;
+    tracing::info!(search = search.id, new, "culprit search requested");
+    Ok((
+        if new {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        },
+        Json(BisectAnswer {
+            bisection: search.id,
+            new,
+            url: format!("/api/v1/history/bisections/{}", search.id),
+        }),
+    ))
+}
+
+/// A compared commit named by a prefix of its sha, or a full sha as given.
+fn resolve_commit(known: &[String], name: &str) -> Result<String, ApiError> {
+    let name = name.trim().to_ascii_lowercase();
+    if name.len() == 40 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(name);
+    }
+    let found: Vec<&String> = known
+        .iter()
+        .filter(|c| name.len() >= 4 && c.starts_with(&name))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ApiError::BadRequest(format!(
+            "{name:?} is no compared commit of the branch; give its full sha"
+        ))),
+        _ => Err(ApiError::BadRequest(format!(
+            "{name:?} names {} compared commits; give more of the sha",
+            found.len()
+        ))),
+    }
+}
+
+/// `GET /api/v1/history/bisections/{id}`: a search with its probes and outcome.
+async fn show_bisection(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Path(id): Path<i64>,
+) -> Result<Json<crate::tasks::SearchView>, ApiError> {
+    let search = app
+        .store
+        .bisection(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("culprit search {id}")))?;
+    let probes = app.store.bisection_probes(id).await?;
+    Ok(Json(crate::tasks::SearchView::new(&search, probes)))
 }
 
 /// `POST /api/v1/history/anchor`: compare the default branch now with its anchor (or `base`).
@@ -48,30 +218,13 @@ async fn anchor_now(
     _admin: AdminAuth,
     Json(req): Json<AnchorRequest>,
 ) -> Result<(StatusCode, Json<AnchorAnswer>), ApiError> {
-    let repository = app
-        .store
-        .repository_by_name(&req.repository)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("repository {}", req.repository)))?;
-    let series: Vec<_> = app
-        .store
-        .main_series()
-        .await?
-        .into_iter()
-        .filter(|s| s.repository_id == repository.id)
-        .filter(|s| req.branch.as_ref().is_none_or(|b| *b == s.branch))
-        .filter(|s| {
-            req.runner_label
-                .as_ref()
-                .is_none_or(|l| *l == s.runner_label)
-        })
-        .collect();
-    if series.is_empty() {
-        return Err(ApiError::NotFound(format!(
-            "no history of {} matches: no push to its default branch was compared yet",
-            req.repository
-        )));
-    }
+    let (_, series) = histories(
+        &app,
+        &req.repository,
+        req.branch.as_deref(),
+        req.runner_label.as_deref(),
+    )
+    .await?;
     let mut comparisons = Vec::new();
     for s in &series {
         if let Some(id) = crate::main_history::schedule_anchor(
@@ -92,6 +245,42 @@ async fn anchor_now(
         "anchor comparisons requested"
     );
     Ok((StatusCode::CREATED, Json(AnchorAnswer { comparisons })))
+}
+
+/// A repository's histories on `branch` and `runner_label` (each when given); not found when
+/// none matches.
+async fn histories(
+    app: &AppState,
+    repository: &str,
+    branch: Option<&str>,
+    runner_label: Option<&str>,
+) -> Result<
+    (
+        benchgate_store::model::Repository,
+        Vec<benchgate_store::model::MainSeries>,
+    ),
+    ApiError,
+> {
+    let found = app
+        .store
+        .repository_by_name(repository)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("repository {repository}")))?;
+    let series: Vec<_> = app
+        .store
+        .main_series()
+        .await?
+        .into_iter()
+        .filter(|s| s.repository_id == found.id)
+        .filter(|s| branch.is_none_or(|b| b == s.branch))
+        .filter(|s| runner_label.is_none_or(|l| l == s.runner_label))
+        .collect();
+    if series.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "no history of {repository} matches: no push to its default branch was compared yet"
+        )));
+    }
+    Ok((found, series))
 }
 
 /// Creates a comparison and its jobs, with `n*` planned from the runners' current floors.

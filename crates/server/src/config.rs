@@ -81,6 +81,12 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_PROFILE_RUNS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub profile_runs: u32,
 
+    /// Most rounds one probe of a culprit search runs before it is called undecided (a probe
+    /// stops as soon as its interval answers; Pinpoint runs 20 to 160 per probe). 0 turns
+    /// searches off.
+    #[arg(long, env = "BENCHGATE_BISECT_MAX_ROUNDS", default_value_t = 160, value_parser = clap::value_parser!(u32).range(0..=2000))]
+    pub bisect_max_rounds: u32,
+
     #[command(flatten)]
     pub github: crate::github_args::GitHubArgs,
 }
@@ -103,6 +109,7 @@ impl fmt::Debug for ServeArgs {
             .field("calibration_interval", &self.calibration_interval)
             .field("claim_wait_secs", &self.claim_wait_secs)
             .field("profile_runs", &self.profile_runs)
+            .field("bisect_max_rounds", &self.bisect_max_rounds)
             .field(
                 "dashboard_token",
                 &self.dashboard_token.as_ref().map(|_| "***"),

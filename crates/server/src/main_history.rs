@@ -278,11 +278,27 @@ pub async fn run(state: crate::AppState, cancel: tokio_util::sync::CancellationT
                 tracing::warn!(error = %e, "anchor schedule: store error; trying again next tick")
             }
         }
+        if let Err(e) = wake_searches(&state.store).await {
+            tracing::warn!(error = %e, "culprit searches: store error; trying again next tick");
+        }
         tokio::select! {
             _ = cancel.cancelled() => return,
             _ = tokio::time::sleep(ANCHOR_TICK) => {}
         }
     }
+}
+
+/// Asks every running culprit search for its next step. The store wakes a search when a
+/// comparison it waits on ends; this covers one that ended before the search noted the wait.
+async fn wake_searches(store: &Arc<dyn Store>) -> Result<(), StoreError> {
+    for id in store.running_bisections().await? {
+        store
+            .enqueue_outbox(&benchgate_store::model::NewOutboxMessage::bisection_step(
+                id,
+            ))
+            .await?;
+    }
+    Ok(())
 }
 
 /// The chain's value at one step, as the API and the dashboard show it.

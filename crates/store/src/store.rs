@@ -366,4 +366,56 @@ pub trait Store: Send + Sync + 'static {
     /// A repository's regression episodes, newest first.
     async fn regressions(&self, repository_id: RepositoryId)
     -> Result<Vec<Regression>, StoreError>;
+
+    // --- culprit searches ---
+
+    /// Starts a search (with the outbox row that takes its first step), or returns the one of
+    /// the same benchmark and range already running; `true` when new.
+    async fn create_bisection(&self, new: &NewBisection) -> Result<(Bisection, bool), StoreError>;
+    async fn bisection(&self, id: i64) -> Result<Option<Bisection>, StoreError>;
+    /// A repository's searches, newest first.
+    async fn bisections(&self, repository_id: RepositoryId) -> Result<Vec<Bisection>, StoreError>;
+    /// Ids of the searches still running.
+    async fn running_bisections(&self) -> Result<Vec<i64>, StoreError>;
+    /// Records the range a search read.
+    async fn set_bisection_commits(
+        &self,
+        id: i64,
+        commits: &[RangeCommit],
+    ) -> Result<(), StoreError>;
+    /// Ends a running search; `false` when it had ended.
+    async fn finish_bisection(
+        &self,
+        id: i64,
+        state: BisectionState,
+        outcome: &serde_json::Value,
+    ) -> Result<bool, StoreError>;
+    /// A search's probes in order.
+    async fn bisection_probes(&self, id: i64) -> Result<Vec<BisectionProbe>, StoreError>;
+    /// Adds probe `seq` (`Conflict` when it exists).
+    async fn add_bisection_probe(
+        &self,
+        id: i64,
+        seq: i64,
+        older: &str,
+        newer: &str,
+    ) -> Result<(), StoreError>;
+    /// Ends a running probe; `false` when it had ended.
+    async fn end_bisection_probe(
+        &self,
+        id: i64,
+        seq: i64,
+        end: &ProbeEnd,
+    ) -> Result<bool, StoreError>;
+    /// Comparisons without a PR of `head` against `base` on `runner_label`, oldest first.
+    async fn comparisons_of_pair(
+        &self,
+        repository_id: RepositoryId,
+        runner_label: &str,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// Search `id` waits on `comparison`: when it ends, the store writes the search's next row.
+    async fn bisection_waits_on(&self, id: i64, comparison: ComparisonId)
+    -> Result<(), StoreError>;
 }

@@ -87,6 +87,10 @@ pub struct MainConfig {
     pub issues: bool,
     #[serde(default)]
     pub issue_labels: Vec<NonEmpty>,
+    /// Search a regression's range of commits (a folded burst, a creep) for the one that did
+    /// it, by interleaved probes.
+    #[serde(default = "yes")]
+    pub bisect: bool,
 }
 
 impl Default for MainConfig {
@@ -97,6 +101,7 @@ impl Default for MainConfig {
             schedule: default_schedule(),
             issues: false,
             issue_labels: Vec::new(),
+            bisect: true,
         }
     }
 }
@@ -114,6 +119,7 @@ impl MainConfig {
                 .iter()
                 .map(|l| l.as_str().to_owned())
                 .collect(),
+            bisect: self.bisect,
         }
     }
 }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::plot::{self, ChainDot};
 use super::render;
 use crate::main_history::{SeriesHistory, branch_history, history_csv};
+use crate::tasks::SearchView;
 use crate::{ApiError, AppState};
 use benchgate_stats::words::{self, short_sha};
 
@@ -32,6 +33,8 @@ pub struct HistoryView {
     pub branch: String,
     pub series: Vec<SeriesHistory>,
     pub regressions: Vec<Regression>,
+    /// Culprit searches of the branch, newest first.
+    pub bisections: Vec<SearchView>,
 }
 
 async fn history_view(app: &AppState, q: &HistoryQuery) -> Result<HistoryView, ApiError> {
@@ -70,11 +73,19 @@ async fn history_view(app: &AppState, q: &HistoryQuery) -> Result<HistoryView, A
         .into_iter()
         .filter(|r| r.series.branch == branch)
         .collect();
+    let mut bisections = Vec::new();
+    for b in app.store.bisections(repository.id).await? {
+        if b.series.branch == branch {
+            let probes = app.store.bisection_probes(b.id).await?;
+            bisections.push(SearchView::new(&b, probes));
+        }
+    }
     Ok(HistoryView {
         repository: repository.full_name,
         branch,
         series,
         regressions,
+        bisections,
     })
 }
 
@@ -116,6 +127,16 @@ struct HistoryPage {
     branch: String,
     series: Vec<SeriesBlock>,
     regressions: Vec<RegressionRow>,
+    searches: Vec<SearchRow>,
+}
+
+struct SearchRow {
+    id: i64,
+    benchmark: String,
+    good: String,
+    bad: String,
+    commits: usize,
+    summary: String,
 }
 
 struct SeriesBlock {
@@ -157,6 +178,8 @@ struct RegressionRow {
     opened_by: i64,
     status: String,
     issue: String,
+    /// What its culprit search found, if one ran.
+    culprit: String,
 }
 
 /// The page.
@@ -258,6 +281,24 @@ pub async fn page(
                 (false, None) => "closed".to_owned(),
             },
             issue: r.issue_number.map(|n| format!("#{n}")).unwrap_or_default(),
+            culprit: view
+                .bisections
+                .iter()
+                .find(|b| b.regression_id == Some(r.id))
+                .map(|b| b.summary.clone())
+                .unwrap_or_default(),
+        })
+        .collect();
+    let searches = view
+        .bisections
+        .iter()
+        .map(|b| SearchRow {
+            id: b.id,
+            benchmark: format!("{} ({})", b.benchmark, b.metric),
+            good: short_sha(&b.good).to_owned(),
+            bad: short_sha(&b.bad).to_owned(),
+            commits: b.commits.len().saturating_sub(1),
+            summary: b.summary.clone(),
         })
         .collect();
     render(&HistoryPage {
@@ -265,5 +306,6 @@ pub async fn page(
         branch: view.branch,
         series,
         regressions,
+        searches,
     })
 }

@@ -2,7 +2,9 @@
 //! its marker if an earlier attempt's answer was lost), rewritten as later comparisons confirm
 //! it, closed when one shows it gone.
 
-use benchgate_store::model::{ComparisonId, Priority, Regression, RegressionKind};
+use benchgate_store::model::{
+    Bisection, BisectionProbe, ComparisonId, Priority, Regression, RegressionKind,
+};
 use serde::{Deserialize, Serialize};
 
 use super::{Context, OutboxTask, TaskError};
@@ -43,7 +45,21 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         None => Vec::new(),
     };
     let marker = marker(&episode);
-    let (title, body) = issue(&cx.args, &episode, &repository.full_name);
+    let search = match cx
+        .store
+        .bisections(episode.series.repository_id)
+        .await?
+        .into_iter()
+        .find(|b| b.regression_id == Some(episode.id))
+    {
+        Some(b) => {
+            let probes = cx.store.bisection_probes(b.id).await?;
+            Some((b, probes))
+        }
+        None => None,
+    };
+    let search = search.as_ref().map(|(b, p)| (b, p.as_slice()));
+    let (title, body) = issue(&cx.args, &episode, &repository.full_name, search);
     // An issue for this episode can only have been opened after the episode was.
     let since = episode
         .created_at
@@ -95,18 +111,33 @@ fn marker(e: &Regression) -> String {
     format!("<!-- benchgate:main-regression:{} -->", e.id)
 }
 
+/// A culprit search of the episode and its probes.
+type Search<'a> = Option<(&'a Bisection, &'a [BisectionProbe])>;
+
 /// The issue's title and body as GitHub receives them.
-fn issue(args: &GitHubArgs, e: &Regression, repository: &str) -> (String, String) {
+fn issue(args: &GitHubArgs, e: &Regression, repository: &str, search: Search) -> (String, String) {
     // GitHub refuses a title over 256 characters and a body over 65,536.
-    let title = crate::report::fit_bytes(title(e), 256);
-    let body = crate::report::fit_bytes(
-        format!("{}\n{}", marker(e), body(args, e, repository)),
-        crate::report::COMMENT_LIMIT,
-    );
+    let title = crate::report::fit_bytes(title(e, search.map(|s| s.0)), 256);
+    let mut text = format!("{}\n{}", marker(e), body(args, e, repository));
+    if let Some((b, probes)) = search {
+        text.push_str("\n\n");
+        text.push_str(&super::describe_search(b, probes));
+    }
+    let body = crate::report::fit_bytes(text, crate::report::COMMENT_LIMIT);
     (title, body)
 }
 
-fn title(e: &Regression) -> String {
+fn title(e: &Regression, search: Option<&Bisection>) -> String {
+    let culprit = search
+        .and_then(|b| b.outcome.clone())
+        .and_then(|o| serde_json::from_value::<super::SearchOutcome>(o).ok())
+        .filter(|o| o.kind == super::main_bisect::OutcomeKind::Culprit)
+        .and_then(|o| o.commit)
+        .map(|c| match c.pr {
+            Some(pr) => format!(": culprit {} (#{pr})", short_sha(&c.sha)),
+            None => format!(": culprit {}", short_sha(&c.sha)),
+        })
+        .unwrap_or_default();
     let change = words::percent(e.change * 100.0);
     let what = match e.kind {
         RegressionKind::Step => format!("{change} slower at {}", short_sha(&e.head_sha)),
@@ -118,7 +149,7 @@ fn title(e: &Regression) -> String {
     };
     let fixed = if e.open { "" } else { " (gone)" };
     format!(
-        "benchgate: `{}` ({}) {what} on `{}`{fixed}",
+        "benchgate: `{}` ({}) {what} on `{}`{culprit}{fixed}",
         e.benchmark, e.metric, e.series.branch
     )
 }
@@ -214,7 +245,7 @@ mod tests {
 
     fn shown(e: &Regression) -> String {
         let args = super::super::test_args();
-        let (title, body) = issue(&args, e, "acme/widgets");
+        let (title, body) = issue(&args, e, "acme/widgets", None);
         format!("title: {title}\n\n{body}\n")
     }
 

@@ -5,8 +5,8 @@
 
 use benchgate_api::VerdictKind;
 use benchgate_store::model::{
-    Comparison, ComparisonId, ComparisonState, MAIN_REPORT, MainKind, NewRegression, Priority,
-    Regression, RegressionKind, comparison_key,
+    Comparison, ComparisonId, ComparisonState, MAIN_REPORT, MainKind, NewBisection, NewRegression,
+    Priority, Regression, RegressionKind, comparison_key,
 };
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +88,33 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             tracing::info!(benchmark = %row.name, metric = %row.metric, episode = episode.id, new = episode.opened_by == c.id, kind = kind.as_str(), "regression on the default branch");
             if episode.opened_by == c.id && kind == RegressionKind::Step {
                 slower_rows.push((row.clone(), episode.id));
+            }
+            // A step of several commits (a folded burst) or a creep: which commit did it?
+            if episode.opened_by == c.id
+                && main.commits.len() > 1
+                && settings.bisect
+                && cx.app.config.bisect_max_rounds > 0
+            {
+                let (search, new) = cx
+                    .store
+                    .create_bisection(&NewBisection {
+                        series: series.clone(),
+                        benchmark: row.name.clone(),
+                        metric: row.metric.clone(),
+                        regression_id: Some(episode.id),
+                        good_sha: c.base_sha.clone(),
+                        bad_sha: c.head_sha.clone(),
+                        requested_by: None,
+                    })
+                    .await?;
+                if new {
+                    tracing::info!(
+                        search = search.id,
+                        episode = episode.id,
+                        commits = main.commits.len(),
+                        "culprit search started"
+                    );
+                }
             }
             raised.push(episode.id);
             continue;

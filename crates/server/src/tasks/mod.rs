@@ -6,6 +6,7 @@
 mod add_reaction;
 mod cancel_pull_request;
 mod handle_command;
+pub(crate) mod main_bisect;
 mod main_issue;
 mod main_report;
 mod merge_group;
@@ -33,6 +34,9 @@ use crate::report::{self, LoadedReport};
 pub use add_reaction::Reaction;
 pub use cancel_pull_request::CancelPullRequest;
 pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
+pub use main_bisect::{
+    CULPRIT_LABEL, MainBisect, SearchOutcome, SearchView, describe as describe_search,
+};
 pub use main_issue::MainIssue;
 pub use main_report::{MERGED_PR_LABEL, MainReport, merged_pr};
 pub use merge_group::{
@@ -129,6 +133,7 @@ impl Context {
             Task::ScheduleMain(t) => t.run(self).await,
             Task::MainReport(c) => main_report::run(self, c.comparison_id).await,
             Task::MainIssue(r) => main_issue::run(self, r.regression_id).await,
+            Task::MainBisect(b) => main_bisect::run(self, b.bisection_id).await,
             Task::ScheduleMergeGroup(t) => t.run(self).await,
             Task::CancelMergeGroup(t) => t.run(self).await,
         }
@@ -254,13 +259,15 @@ pub enum Task {
     /// Written by the store when a comparison of the default branch finishes.
     MainReport(MainReport),
     MainIssue(MainIssue),
+    /// Written by the store with a culprit search, and when a comparison it waits on ends.
+    MainBisect(MainBisect),
     ScheduleMergeGroup(ScheduleMergeGroup),
     CancelMergeGroup(CancelMergeGroup),
 }
 
 impl Task {
     /// Every kind of row with its priority: what [`Task::from_row`] reads back.
-    pub const KINDS: [(&'static str, Priority); 14] = [
+    pub const KINDS: [(&'static str, Priority); 15] = [
         (SchedulePullRequest::KIND, SchedulePullRequest::PRIORITY),
         (CancelPullRequest::KIND, CancelPullRequest::PRIORITY),
         (HandleCommand::KIND, HandleCommand::PRIORITY),
@@ -273,6 +280,7 @@ impl Task {
         (ScheduleMain::KIND, ScheduleMain::PRIORITY),
         (MainReport::KIND, MainReport::PRIORITY),
         (MainIssue::KIND, MainIssue::PRIORITY),
+        (MainBisect::KIND, MainBisect::PRIORITY),
         (ScheduleMergeGroup::KIND, ScheduleMergeGroup::PRIORITY),
         (CancelMergeGroup::KIND, CancelMergeGroup::PRIORITY),
     ];
@@ -292,6 +300,7 @@ impl Task {
             Task::ScheduleMain(t) => t.message(),
             Task::MainReport(t) => t.message(),
             Task::MainIssue(t) => t.message(),
+            Task::MainBisect(t) => t.message(),
             Task::ScheduleMergeGroup(t) => t.message(),
             Task::CancelMergeGroup(t) => t.message(),
         }
@@ -315,6 +324,7 @@ impl Task {
             ScheduleMain::KIND => Task::ScheduleMain(read(payload)?),
             MainReport::KIND => Task::MainReport(read(payload)?),
             MainIssue::KIND => Task::MainIssue(read(payload)?),
+            MainBisect::KIND => Task::MainBisect(read(payload)?),
             ScheduleMergeGroup::KIND => Task::ScheduleMergeGroup(read(payload)?),
             CancelMergeGroup::KIND => Task::CancelMergeGroup(read(payload)?),
             other => {
@@ -371,6 +381,10 @@ mod tests {
                 NewOutboxMessage::comparison_report(MainReport::KIND, Priority::HISTORY, id),
                 Task::MainReport(MainReport { comparison_id: 7 }),
             ),
+            (
+                NewOutboxMessage::bisection_step(7),
+                Task::MainBisect(MainBisect { bisection_id: 7 }),
+            ),
         ] {
             assert_eq!(stored, task.message());
             assert_eq!(Task::from_row(&stored.kind, &stored.payload).unwrap(), task);
@@ -395,7 +409,12 @@ mod tests {
     #[test]
     fn the_default_branch_never_goes_ahead_of_a_pull_request() {
         let of = |kind: &str| Task::KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
-        for history in [ScheduleMain::KIND, MainReport::KIND, MainIssue::KIND] {
+        for history in [
+            ScheduleMain::KIND,
+            MainReport::KIND,
+            MainIssue::KIND,
+            MainBisect::KIND,
+        ] {
             for pr in [
                 SchedulePullRequest::KIND,
                 ReportCheck::KIND,

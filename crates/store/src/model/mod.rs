@@ -1,6 +1,7 @@
 //! The domain types the store reads and writes.
 
 mod acceptance;
+mod bisect;
 mod comparison;
 mod floor;
 mod github_app;
@@ -15,6 +16,9 @@ mod sample;
 mod webhook;
 
 pub use acceptance::{Acceptance, NewAcceptance, acceptance_row};
+pub use bisect::{
+    Bisection, BisectionProbe, BisectionState, NewBisection, ProbeEnd, ProbeState, RangeCommit,
+};
 pub use comparison::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,
     MainKind, NewComparison, PullRequestHead, StoredResult,
@@ -28,7 +32,8 @@ pub use job::{
 };
 pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
 pub use outbox::{
-    MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT, comparison_key,
+    MAIN_BISECT, MAIN_REPORT, NewOutboxMessage, OutboxMessage, REPORT_CHECK, REPORT_COMMENT,
+    comparison_key,
 };
 pub use profile::{NewProfile, NewProfileJob, StoredProfile};
 pub use repository::{Installation, NewRepository, Repository};

@@ -24,6 +24,9 @@ pub const REPORT_COMMENT: &str = "report.comment";
 /// The row that judges a finished comparison of the default branch: its regressions' episodes
 /// and GitHub issues.
 pub const MAIN_REPORT: &str = "main.report";
+/// The row that takes a culprit search's next step: written with the search, and when a
+/// comparison it waits on ends.
+pub const MAIN_BISECT: &str = "main.bisect";
 
 impl NewOutboxMessage {
     /// The row that renders comparison `id` and writes its check run ([`REPORT_CHECK`]) or PR
@@ -36,6 +39,19 @@ impl NewOutboxMessage {
             dedupe_key: Some(comparison_key(kind, id)),
             payload: serde_json::json!({ "comparison_id": id.0 }),
             priority,
+        }
+    }
+}
+
+impl NewOutboxMessage {
+    /// The row that takes culprit search `id`'s next step ([`MAIN_BISECT`]); pending rows of
+    /// one search coalesce.
+    pub fn bisection_step(id: i64) -> Self {
+        NewOutboxMessage {
+            kind: MAIN_BISECT.to_owned(),
+            dedupe_key: Some(format!("{MAIN_BISECT}:{id}")),
+            payload: serde_json::json!({ "bisection_id": id }),
+            priority: Priority::HISTORY,
         }
     }
 }

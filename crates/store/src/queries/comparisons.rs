@@ -537,6 +537,9 @@ pub(super) async fn refresh_state(
     {
         let state = ComparisonState::parse(&after)
             .ok_or_else(|| StoreError::Corrupt(format!("comparison state {after:?}")))?;
+        if state.is_finished() {
+            super::bisections::wake(conn, comparison_id).await?;
+        }
         if pr_number.is_some() {
             report_state_change(conn, comparison_id, state).await?;
         } else if branch.is_some() && state.is_finished() {

@@ -460,4 +460,68 @@ impl crate::Store for Backend {
     ) -> Result<Vec<Regression>, StoreError> {
         main_history::of_repository(&self.pool, repository_id).await
     }
+
+    async fn create_bisection(&self, new: &NewBisection) -> Result<(Bisection, bool), StoreError> {
+        bisections::create(&self.pool, new).await
+    }
+    async fn bisection(&self, id: i64) -> Result<Option<Bisection>, StoreError> {
+        bisections::by_id(&self.pool, id).await
+    }
+    async fn bisections(&self, repository_id: RepositoryId) -> Result<Vec<Bisection>, StoreError> {
+        bisections::of_repository(&self.pool, repository_id).await
+    }
+    async fn running_bisections(&self) -> Result<Vec<i64>, StoreError> {
+        bisections::running(&self.pool).await
+    }
+    async fn set_bisection_commits(
+        &self,
+        id: i64,
+        commits: &[RangeCommit],
+    ) -> Result<(), StoreError> {
+        bisections::set_commits(&self.pool, id, commits).await
+    }
+    async fn finish_bisection(
+        &self,
+        id: i64,
+        state: BisectionState,
+        outcome: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        bisections::finish(&self.pool, id, state, outcome).await
+    }
+    async fn bisection_probes(&self, id: i64) -> Result<Vec<BisectionProbe>, StoreError> {
+        bisections::probes(&self.pool, id).await
+    }
+    async fn add_bisection_probe(
+        &self,
+        id: i64,
+        seq: i64,
+        older: &str,
+        newer: &str,
+    ) -> Result<(), StoreError> {
+        bisections::add_probe(&self.pool, id, seq, older, newer).await
+    }
+    async fn end_bisection_probe(
+        &self,
+        id: i64,
+        seq: i64,
+        end: &ProbeEnd,
+    ) -> Result<bool, StoreError> {
+        bisections::end_probe(&self.pool, id, seq, end).await
+    }
+    async fn comparisons_of_pair(
+        &self,
+        repository_id: RepositoryId,
+        runner_label: &str,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<Comparison>, StoreError> {
+        bisections::of_pair(&self.pool, repository_id, runner_label, base, head).await
+    }
+    async fn bisection_waits_on(
+        &self,
+        id: i64,
+        comparison: ComparisonId,
+    ) -> Result<(), StoreError> {
+        bisections::wait_on(&self.pool, id, comparison).await
+    }
 }

@@ -75,4 +75,5 @@ contract_tests!(
     a_large_round_is_stored_whole,
     a_pull_request_delivery_records_its_rows,
     a_profile_job_leaves_the_comparison_alone,
+    a_culprit_search_is_started_once_and_woken_by_its_comparisons,
 );

@@ -241,3 +241,158 @@ pub async fn one_active_anchor_comparison_per_pair_of_commits(store: Arc<dyn Sto
         .unwrap();
     store.create_comparison(&anchor()).await.unwrap();
 }
+
+/// A culprit search: started once per benchmark and range while running (with the row that
+/// takes its first step), its probes added once and ended once, and a comparison it waits on
+/// wakes it when it ends, in the same transaction.
+pub async fn a_culprit_search_is_started_once_and_woken_by_its_comparisons(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r = runner(&store, "r1", &["x"]).await.runner;
+    let series = MainSeries {
+        repository_id: repo.id,
+        branch: "main".into(),
+        runner_label: "x".into(),
+        suite: String::new(),
+    };
+    let new = NewBisection {
+        series: series.clone(),
+        benchmark: "parse".into(),
+        metric: "wall_time".into(),
+        regression_id: None,
+        good_sha: "c0".into(),
+        bad_sha: "c5".into(),
+        requested_by: Some("api".into()),
+    };
+    let (search, created) = store.create_bisection(&new).await.unwrap();
+    assert!(created);
+    assert_eq!(search.state, BisectionState::Running);
+    let (again, created) = store.create_bisection(&new).await.unwrap();
+    assert_eq!(
+        (again.id, created),
+        (search.id, false),
+        "one running search"
+    );
+    let rows = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].kind, MAIN_BISECT);
+    assert_eq!(rows[0].payload["bisection_id"], search.id);
+    store
+        .outbox_delivered(rows[0].id, &rows[0].lease)
+        .await
+        .unwrap();
+
+    let commits: Vec<RangeCommit> = ["c0", "c1", "c5"]
+        .iter()
+        .map(|sha| RangeCommit {
+            sha: (*sha).into(),
+            pr: Some(3),
+            title: "Faster (#3)".into(),
+        })
+        .collect();
+    store
+        .set_bisection_commits(search.id, &commits)
+        .await
+        .unwrap();
+    store
+        .add_bisection_probe(search.id, 0, "c0", "c5")
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.add_bisection_probe(search.id, 0, "c0", "c5").await,
+        Err(StoreError::Conflict(_))
+    ));
+    // The probe's comparison (no PR, no branch) ends: the search gets its next row.
+    let probe = store
+        .create_comparison(&NewComparison {
+            base_sha: "c0".into(),
+            ..comparison(&repo, None, "c5", "x", jobs(1, 3))
+        })
+        .await
+        .unwrap();
+    store.bisection_waits_on(search.id, probe.id).await.unwrap();
+    store.bisection_waits_on(search.id, probe.id).await.unwrap();
+    let pair = store
+        .comparisons_of_pair(repo.id, "x", "c0", "c5")
+        .await
+        .unwrap();
+    assert_eq!(pair.iter().map(|c| c.id).collect::<Vec<_>>(), [probe.id]);
+    let claim = store
+        .claim_job(r.id, &labels(&["x"]), LEASE)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store.claim_outbox(10, LEASE).await.unwrap().is_empty());
+    store
+        .complete_job(
+            claim.job.id,
+            &claim.lease,
+            &JobOutcome::Succeeded { log_tail: None },
+        )
+        .await
+        .unwrap();
+    let rows = store.claim_outbox(10, LEASE).await.unwrap();
+    assert_eq!(
+        rows.iter().map(|m| m.kind.as_str()).collect::<Vec<_>>(),
+        [MAIN_BISECT],
+        "{rows:?}"
+    );
+    store
+        .outbox_delivered(rows[0].id, &rows[0].lease)
+        .await
+        .unwrap();
+
+    let end = ProbeEnd {
+        state: ProbeState::Decided,
+        lower: Some(0.1),
+        upper: Some(0.2),
+        rounds: 3,
+        comparisons: vec![probe.id],
+        note: None,
+    };
+    assert!(store.end_bisection_probe(search.id, 0, &end).await.unwrap());
+    assert!(
+        !store.end_bisection_probe(search.id, 0, &end).await.unwrap(),
+        "ended once"
+    );
+    let probes = store.bisection_probes(search.id).await.unwrap();
+    assert_eq!(probes.len(), 1);
+    assert_eq!(
+        (
+            probes[0].state,
+            probes[0].lower,
+            probes[0].rounds,
+            probes[0].comparisons.clone()
+        ),
+        (ProbeState::Decided, Some(0.1), 3, vec![probe.id])
+    );
+    let outcome = serde_json::json!({"kind": "culprit"});
+    assert!(
+        store
+            .finish_bisection(search.id, BisectionState::Done, &outcome)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .finish_bisection(search.id, BisectionState::Failed, &outcome)
+            .await
+            .unwrap()
+    );
+    let done = store.bisection(search.id).await.unwrap().unwrap();
+    assert_eq!(done.state, BisectionState::Done);
+    assert_eq!(done.commits, Some(commits));
+    assert_eq!(done.outcome, Some(outcome));
+    assert!(store.running_bisections().await.unwrap().is_empty());
+    // Ended, the same range may be searched again.
+    let (third, created) = store.create_bisection(&new).await.unwrap();
+    assert!(created);
+    assert_ne!(third.id, search.id);
+    let listed: Vec<i64> = store
+        .bisections(repo.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| b.id)
+        .collect();
+    assert_eq!(listed, [third.id, search.id]);
+}
