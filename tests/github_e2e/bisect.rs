@@ -294,5 +294,38 @@ async fn a_folded_burst_names_the_slower_commit_and_skips_one_that_does_not_buil
         assert!(text.contains(says), "{body}: {text}");
     }
     assert_eq!(s.count("SELECT COUNT(*) FROM bisections").await, 2);
+
+    // In the episode's issue, the owner asks again: a third search, on the comment's word.
+    let comment_id = 77_001;
+    s.github
+        .add_comment_with_id(comment_id, issue.number, "Codertocat", "/benchgate bisect");
+    let mut c = fixture("webhooks/issue_comment.created.on-issue.with-installation.json");
+    c["repository"]["full_name"] = json!(REPO);
+    c["installation"] = json!({"id": 1});
+    c["issue"]["number"] = json!(issue.number);
+    c["comment"]["id"] = json!(comment_id);
+    c["comment"]["body"] = json!("/benchgate bisect");
+    c["comment"]["created_at"] = json!(chrono::Utc::now().to_rfc3339());
+    let (status, body) = s.deliver("issue_comment", "d-bisect-1", &c).await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (202, Some("command")),
+        "{body}"
+    );
+    wait_for_count(
+        &s,
+        "SELECT COUNT(*) FROM bisections WHERE state <> 'running' AND requested_by = 'Codertocat'",
+        1,
+        120,
+    )
+    .await;
+    s.outbox_drained().await;
+    assert_eq!(
+        s.github.reactions(),
+        [(comment_id, "eyes".to_owned())],
+        "the command is acknowledged"
+    );
+    let issue_now = &s.github.issues()[0];
+    assert!(issue_now.body.contains(&named), "{}", issue_now.body);
     nothing_refused(&s.github);
 }

@@ -17,6 +17,7 @@ pub const USAGE: &str = "\
 `/benchgate accept REASON` — accept this commit's regressions (needs write permission; a new push needs a new acceptance)
 `/benchgate unaccept` — take the acceptance back
 `/benchgate profile [BENCHMARK]` — profile both sides (a few extra runs under perf, never samples) and show where the time went
+`/benchgate bisect` — in a regression issue benchgate opened: search its commits for the one that did it
 `/benchgate help` — show this list";
 
 /// A command found in a comment.
@@ -43,6 +44,8 @@ pub enum Command {
         /// The row it is about; `None`: the failing rows (the run command is profiled whole).
         benchmark: Option<String>,
     },
+    /// `/benchgate bisect`: in a regression issue, search its range for the commit that did it.
+    Bisect,
 }
 
 /// The longest reason an acceptance keeps: a sentence, not an essay in a check-run title.
@@ -113,7 +116,7 @@ pub enum CommandError {
 
 const REBENCH_VALID: &str = "`/rebench`, `/rebench N` (N from 1 to 200), `/rebench aa`";
 const BENCHGATE_VALID: &str = "`/benchgate help`, `/benchgate accept REASON`, `/benchgate unaccept`, \
-     `/benchgate profile [BENCHMARK]`";
+     `/benchgate profile [BENCHMARK]`, `/benchgate bisect`";
 
 /// Finds the command in a comment body: `Ok(None)` when there is none.
 pub fn parse_command(body: &str) -> Result<Option<Command>, CommandError> {
@@ -204,6 +207,7 @@ fn parse_one(word: &str, rest: &str, line: usize) -> Result<Command, CommandErro
     match sub.map(str::to_ascii_lowercase).as_deref() {
         Some("help") if args.next().is_none() => Ok(Command::Help),
         Some("unaccept") if args.next().is_none() => Ok(Command::Unaccept),
+        Some("bisect") if args.next().is_none() => Ok(Command::Bisect),
         Some("profile") => {
             let benchmark = args.next().map(str::to_owned);
             match args.next() {

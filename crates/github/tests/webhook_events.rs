@@ -35,6 +35,9 @@ enum Want {
         body_starts: &'static str,
         commenter: &'static str,
         association: AuthorAssociation,
+        /// False on a plain issue.
+        on_pull_request: bool,
+        bot: bool,
     },
     CheckRun {
         id: u64,
@@ -166,15 +169,29 @@ const TABLE: &[(&str, &str, Want)] = &[
     (
         "issue_comment.created.on-issue.json",
         "issue_comment",
-        Want::Ignored {
-            action: Some("created"),
+        Want::PrComment {
+            repo: "Codertocat/Hello-World",
+            pr: 1,
+            comment_id: 492700400,
+            body_starts: "You are totally right!",
+            commenter: "Codertocat",
+            association: AuthorAssociation::Owner,
+            on_pull_request: false,
+            bot: false,
         },
     ),
     (
         "issue_comment.created.on-issue.with-installation.json",
         "issue_comment",
-        Want::Ignored {
-            action: Some("created"),
+        Want::PrComment {
+            repo: "Codertocat/Hello-World",
+            pr: 1,
+            comment_id: 492700400,
+            body_starts: "You are totally right!",
+            commenter: "Codertocat",
+            association: AuthorAssociation::Owner,
+            on_pull_request: false,
+            bot: false,
         },
     ),
     (
@@ -344,8 +361,15 @@ const TABLE: &[(&str, &str, Want)] = &[
     (
         "real/issue_comment.created.on-issue.octocrab.json",
         "issue_comment",
-        Want::Ignored {
-            action: Some("created"),
+        Want::PrComment {
+            repo: "gagbo/ouro-closures",
+            pr: 1,
+            comment_id: 1633968123,
+            body_starts: "Just received an event",
+            commenter: "gagbo-test-app[bot]",
+            association: AuthorAssociation::None,
+            on_pull_request: false,
+            bot: true,
         },
     ),
     (
@@ -358,6 +382,8 @@ const TABLE: &[(&str, &str, Want)] = &[
             body_starts: "/build",
             commenter: "chhsia0",
             association: AuthorAssociation::Owner,
+            on_pull_request: true,
+            bot: false,
         },
     ),
     (
@@ -514,14 +540,17 @@ fn check(file: &str, got: &WebhookEvent, want: &Want) {
                 body_starts,
                 commenter,
                 association,
+                on_pull_request,
+                bot,
             },
         ) => {
+            assert_eq!(c.on_pull_request, *on_pull_request, "{file}");
             assert_eq!(c.repo.full_name, *repo, "{file}");
             assert_eq!((c.pr_number, c.comment_id), (*pr, *comment_id), "{file}");
             assert!(c.body.starts_with(body_starts), "{file}: {:?}", c.body);
             assert_eq!(c.commenter, *commenter, "{file}");
             assert_eq!(c.author_association, *association, "{file}");
-            assert!(!c.commenter_is_bot, "{file}");
+            assert_eq!(c.commenter_is_bot, *bot, "{file}");
         }
         (WebhookEvent::CheckRunRerequested(r), Want::CheckRun { id, head_sha, prs }) => {
             assert_eq!(

@@ -255,8 +255,35 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
             body,
         })
     };
+    if !e.on_pull_request {
+        // On a plain issue only `/benchgate bisect` means anything (in a regression issue);
+        // anything else is someone's text, not a command to answer.
+        return match parse_command(&e.body) {
+            Ok(Some(Command::Bisect)) => {
+                Plan::new("command").with_task(Task::HandleCommand(HandleCommand {
+                    repo,
+                    pr: e.pr_number,
+                    comment_id: e.comment_id,
+                    commenter: e.commenter.clone(),
+                    association: e.author_association.as_str().to_owned(),
+                    command: GuardedCommand::Bisect,
+                    commented_at: e.created_at,
+                }))
+            }
+            _ => Plan::new("ignored"),
+        };
+    }
     let guarded = match parse_command(&e.body) {
         Ok(None) => return Plan::new("no_command"),
+        Ok(Some(Command::Bisect)) => {
+            let body = format!(
+                "@{} `/benchgate bisect` works in a regression issue benchgate opened for the \
+                 default branch; on a pull request, `/benchgate profile` shows where the time \
+                 went.",
+                e.commenter
+            );
+            return Plan::new("command_error").with_task(reply(body));
+        }
         Err(error) => {
             let body = format!("@{} {error}\n\nValid commands:\n\n{USAGE}", e.commenter);
             return Plan::new("command_error").with_task(reply(body));
@@ -361,6 +388,7 @@ mod tests {
     #[test]
     fn help_and_a_mistyped_command_read_as_pinned() {
         let comment = |body: &str| PrCommentEvent {
+            on_pull_request: true,
             repo: RepoRef {
                 full_name: "acme/widgets".into(),
                 clone_url: "https://github.com/acme/widgets.git".into(),
@@ -388,6 +416,43 @@ mod tests {
             "reply_unknown_command",
             reply(pr_comment(&comment("/rebench lots")))
         );
+    }
+
+    /// On a plain issue only `/benchgate bisect` is a command: a `/rebench` or a help there is
+    /// someone's text and gets no answer; `/benchgate bisect` on a PR gets one saying where it
+    /// works.
+    #[test]
+    fn a_plain_issue_takes_only_bisect() {
+        let comment = |body: &str, on_pull_request| PrCommentEvent {
+            on_pull_request,
+            repo: RepoRef {
+                full_name: "acme/widgets".into(),
+                clone_url: "https://github.com/acme/widgets.git".into(),
+            },
+            installation_id: Some(7),
+            pr_number: 42,
+            comment_id: 9001,
+            body: body.into(),
+            commenter: "octocat".into(),
+            commenter_is_bot: false,
+            author_association: benchgate_github::events::AuthorAssociation::Member,
+            created_at: None,
+        };
+        for text in ["/rebench", "/benchgate help", "/rebench lots", "thanks!"] {
+            let plan = pr_comment(&comment(text, false));
+            assert_eq!((plan.outcome, plan.effects.len()), ("ignored", 0), "{text}");
+        }
+        let plan = pr_comment(&comment("/benchgate bisect", false));
+        assert_eq!(plan.outcome, "command");
+        match &plan.effects[..] {
+            [DeliveryEffect::Outbox(m)] => {
+                assert_eq!(m.kind, "command.handle");
+                assert_eq!(m.payload["command"]["command"], "bisect");
+            }
+            other => panic!("{other:?}"),
+        }
+        let plan = pr_comment(&comment("/benchgate bisect", true));
+        assert_eq!(plan.outcome, "command_error");
     }
 
     fn outbox_kinds(plan: &Plan) -> Vec<(&str, Option<&str>)> {

@@ -99,11 +99,8 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
                 return ignored(action);
             }
             let p: wire::IssueComment = decode(event, body)?;
-            if p.issue.pull_request.is_none() {
-                // A comment on a plain issue: commands only make sense on PRs.
-                return ignored(Some(p.action));
-            }
             Ok(WebhookEvent::PrComment(PrCommentEvent {
+                on_pull_request: p.issue.pull_request.is_some(),
                 repo: repo_ref(p.repository),
                 installation_id: p.installation.map(|i| i.id),
                 pr_number: p.issue.number,

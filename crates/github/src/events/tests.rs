@@ -339,3 +339,28 @@ fn the_queued_pr_is_read_from_the_groups_ref_or_not_at_all() {
         assert_eq!(group(head_ref).queued_pr(), *want, "{head_ref}");
     }
 }
+
+/// GitHub's own payload of a comment on a plain issue: read as a comment that is not on a pull
+/// request, so only `/benchgate bisect` there means anything (the server decides).
+#[test]
+fn a_comment_on_a_plain_issue_is_read_as_not_on_a_pull_request() {
+    let body = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/webhooks/issue_comment.created.on-issue.with-installation.json"
+    ))
+    .unwrap();
+    match parse_event("issue_comment", &body).unwrap() {
+        WebhookEvent::PrComment(c) => {
+            assert!(!c.on_pull_request);
+            assert_eq!((c.pr_number, c.installation_id), (1, Some(1)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let on_pr = br#"{"action":"created","repository":{"full_name":"o/r","clone_url":"u"},
+        "issue":{"number":4,"pull_request":{"url":"x"}},
+        "comment":{"id":9,"body":"/rebench","user":{"login":"o","type":"User"},"author_association":"OWNER"}}"#;
+    match parse_event("issue_comment", on_pr).unwrap() {
+        WebhookEvent::PrComment(c) => assert!(c.on_pull_request),
+        other => panic!("{other:?}"),
+    }
+}

@@ -297,9 +297,12 @@ impl PullRequestEvent {
     }
 }
 
-/// `issue_comment` `created` on a pull request.
+/// `issue_comment` `created`, on a pull request or a plain issue (where only `/benchgate bisect`
+/// means anything).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrCommentEvent {
+    /// False for a comment on a plain issue.
+    pub on_pull_request: bool,
     /// The repository.
     pub repo: RepoRef,
     /// Absent for plain repository webhooks.

@@ -24,6 +24,10 @@ pub(super) struct Hook {
 
 #[derive(Deserialize)]
 pub(super) struct Installation {
+    #[allow(
+        dead_code,
+        reason = "GitHub sends it; the action was read before the body"
+    )]
     pub action: String,
     pub installation: InstallationBody,
     #[serde(default)]
@@ -33,6 +37,10 @@ pub(super) struct Installation {
 
 #[derive(Deserialize)]
 pub(super) struct InstallationRepositories {
+    #[allow(
+        dead_code,
+        reason = "GitHub sends it; the action was read before the body"
+    )]
     pub action: String,
     pub installation: InstallationBody,
     #[serde(default)]
@@ -119,6 +127,10 @@ pub(super) struct HeadBranch {
 
 #[derive(Deserialize)]
 pub(super) struct IssueComment {
+    #[allow(
+        dead_code,
+        reason = "GitHub sends it; the action was read before the body"
+    )]
     pub action: String,
     pub repository: Repository,
     pub installation: Option<InstallationId>,

@@ -78,6 +78,7 @@ pub async fn run(
         }
         GuardedCommand::Rebench { .. }
         | GuardedCommand::RebenchAa
+        | GuardedCommand::Bisect
         | GuardedCommand::Profile { .. } => {
             unreachable!("only accept and unaccept come here")
         }

@@ -24,6 +24,8 @@ pub enum GuardedCommand {
     Unaccept,
     /// `/benchgate profile [BENCHMARK]`.
     Profile { benchmark: Option<String> },
+    /// `/benchgate bisect`, in a regression issue (`pr` is the issue's number).
+    Bisect,
 }
 
 /// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
@@ -86,6 +88,9 @@ impl HandleCommand {
                 ))
                 .await;
         };
+        if t.command == GuardedCommand::Bisect {
+            return bisect_from_issue(cx, &t, &repository).await;
+        }
         let comparisons = cx
             .store
             .pull_request_comparisons(repository.id, t.pr as i64)
@@ -145,7 +150,8 @@ impl HandleCommand {
             }
             GuardedCommand::Accept { .. }
             | GuardedCommand::Unaccept
-            | GuardedCommand::Profile { .. } => {
+            | GuardedCommand::Profile { .. }
+            | GuardedCommand::Bisect => {
                 unreachable!("handled above")
             }
         };
@@ -154,6 +160,75 @@ impl HandleCommand {
         tracing::info!(comparison = %comparison.id, rounds, jobs = jobs.len(), "rounds added");
         Ok(())
     }
+}
+
+/// `/benchgate bisect` in issue `t.pr`: the culprit search of the episode the issue was opened
+/// for, over the episode's range.
+async fn bisect_from_issue(
+    cx: &Context,
+    t: &HandleCommand,
+    repository: &benchgate_store::model::Repository,
+) -> Result<(), TaskError> {
+    let episode = cx
+        .store
+        .regressions(repository.id)
+        .await?
+        .into_iter()
+        .find(|e| e.issue_number == Some(t.pr as i64));
+    let Some(episode) = episode else {
+        return cx
+            .enqueue(
+                t.reply(
+                    "`/benchgate bisect` works in a regression issue benchgate opened; this issue \
+                 is not one."
+                        .into(),
+                ),
+            )
+            .await;
+    };
+    if cx.app.config.bisect_max_rounds == 0 {
+        return cx
+            .enqueue(
+                t.reply(
+                    "culprit searches are off on this benchgate server (`--bisect-max-rounds 0`)."
+                        .into(),
+                ),
+            )
+            .await;
+    }
+    let (search, new) = cx
+        .store
+        .create_bisection(&benchgate_store::model::NewBisection {
+            series: episode.series.clone(),
+            benchmark: episode.benchmark.clone(),
+            metric: episode.metric.clone(),
+            regression_id: Some(episode.id),
+            good_sha: episode.base_sha.clone(),
+            bad_sha: episode.head_sha.clone(),
+            requested_by: Some(t.commenter.clone()),
+        })
+        .await?;
+    tracing::info!(
+        search = search.id,
+        new,
+        episode = episode.id,
+        "culprit search asked for"
+    );
+    cx.enqueue(Task::AddReaction(Reaction {
+        repo: t.repo.clone(),
+        comment_id: t.comment_id,
+    }))
+    .await?;
+    if !new {
+        return cx
+            .enqueue(t.reply(format!(
+                "a search of this range is already running (search {}); this issue will name \
+                 the commit when it ends.",
+                search.id
+            )))
+            .await;
+    }
+    Ok(())
 }
 
 /// Why a maintainer's command does not approve the fork head it would run, if it does not: a
