@@ -10,6 +10,9 @@ CREATE TABLE bisections (
     metric        TEXT NOT NULL,
     -- The episode it explains; NULL when asked for by hand without one.
     regression_id INTEGER REFERENCES main_regressions (id),
+    -- A merge group's comparison whose workload and priority the probes take; NULL for the
+    -- default branch (the series' newest step's).
+    source_comparison INTEGER REFERENCES comparisons (id),
     good_sha      TEXT NOT NULL,
     bad_sha       TEXT NOT NULL,
     -- JSON: the range read from GitHub, good first, bad last; NULL until read.

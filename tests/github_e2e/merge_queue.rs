@@ -18,7 +18,8 @@ fn commit_on(path: &Path, from: &str, iterations: Option<u64>, message: &str) ->
     git(path, &["checkout", "-q", "--detach", from]);
     match iterations {
         Some(n) => std::fs::write(path.join("iterations"), n.to_string()).unwrap(),
-        None => std::fs::write(path.join("NOTES"), message).unwrap(),
+        // A file of its own per message: PRs of one group merge without conflicts.
+        None => std::fs::write(path.join(message.replace(' ', "-")), message).unwrap(),
     }
     git(path, &["add", "."]);
     git(path, &["commit", "-qm", message]);
@@ -194,6 +195,82 @@ async fn a_group_destroyed_while_measuring_cancels_its_jobs_and_ends_neutral() {
         check.title
     );
     assert_eq!(check.name, "benchgate");
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
+/// (4) A group of four PRs, the third 1.5× slower: no PR is measured on its own up front; once
+/// the group is slower a culprit search names #23, its first probe the group's own comparison.
+#[tokio::test]
+async fn a_slower_group_of_four_is_searched_for_the_pr_that_made_it_slower() {
+    let mut s = setup(Some(&repo_config(16)), None).await;
+    let path = s.project.path.clone();
+    let base = commit_on(
+        &path,
+        &s.project.base,
+        Some(20_000_000),
+        "a heavier benchmark",
+    );
+    let prs = [
+        (21, commit_on(&path, &base, None, "docs only")),
+        (22, commit_on(&path, &base, None, "more docs")),
+        (
+            23,
+            commit_on(&path, &base, Some(30_000_000), "1.5 times the work"),
+        ),
+        (24, commit_on(&path, &base, None, "notes")),
+    ];
+    let mut tip = base.clone();
+    let mut merges = Vec::new();
+    for (pr, head) in &prs {
+        tip = merge_commit(&path, &tip, head, *pr);
+        merges.push(tip.clone());
+    }
+    let group = tip;
+    s.github.refuse_checks_except(&[&group]);
+
+    let body = merge_group(&s, "checks_requested", &base, &group, 24);
+    assert_eq!(s.deliver("merge_group", "d-mq-5", &body).await.0, 202);
+    s.start_agent().await;
+    let check = completed_check(&s, &group, 480).await;
+    assert_eq!(
+        (check.conclusion.as_deref(), check.title.as_str()),
+        (Some("failure"), "#23 made it slower"),
+        "{}",
+        check.summary
+    );
+    assert!(
+        check.summary.contains("### Which commit"),
+        "{}",
+        check.summary
+    );
+    assert!(
+        check
+            .summary
+            .contains(&format!("**Culprit: `{}` (#23)", &merges[2][..7])),
+        "{}",
+        check.summary
+    );
+    // No per-PR comparison was made up front: the group's own comparison was the first probe.
+    let group_id = s
+        .count(&format!(
+            "SELECT MIN(id) FROM comparisons WHERE head_sha = '{group}'"
+        ))
+        .await;
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM bisections WHERE state = 'done'")
+            .await,
+        1
+    );
+    assert_eq!(
+        s.count(&format!(
+            "SELECT COUNT(*) FROM bisection_probes WHERE seq = 0 AND comparisons = '[{group_id}]'"
+        ))
+        .await,
+        1,
+        "the confirmation reused the group's comparison"
+    );
+    assert_eq!(s.github.checks().len(), 1, "{:#?}", s.github.checks());
     s.outbox_drained().await;
     nothing_refused(&s.github);
 }

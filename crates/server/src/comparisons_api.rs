@@ -136,6 +136,7 @@ async fn bisect_now(
             benchmark: req.benchmark.clone(),
             metric,
             regression_id,
+            source_comparison: None,
             good_sha: good,
             bad_sha: bad,
             requested_by: Some("api".into()),

@@ -456,22 +456,14 @@ async fn add_rounds(
     known: usize,
 ) -> Result<Added, TaskError> {
     let series = &search.series;
-    let all = cx
-        .store
-        .main_comparisons(series.repository_id, &series.branch)
-        .await?;
-    let newest = ordered_steps(&all, series)
-        .into_iter()
-        .flatten()
-        .max_by_key(|c| c.id)
-        .or_else(|| {
-            all.iter()
-                .filter(|c| series_of(c).as_ref() == Some(series))
-                .filter(|c| c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor))
-                .max_by_key(|c| c.id)
-        });
-    let Some(newest) = newest else {
+    let Some(newest) = workload(cx, search).await? else {
         return Ok(Added::NoWorkload);
+    };
+    // A merge group's probes keep the queue's priority: the group's check waits for them.
+    let priority = if newest.config.merge_group.is_some() {
+        Priority::MERGE_QUEUE
+    } else {
+        Priority::HISTORY
     };
     let stored = newest.config.clone();
     let each = i64::from(stored.config.benchmark.rounds).max(1);
@@ -495,7 +487,7 @@ async fn add_rounds(
             planned_rounds: newest.planned_rounds,
             jobs: vec![NewJob {
                 rounds,
-                priority: Priority::HISTORY,
+                priority,
                 max_attempts: cx.app.config.max_attempts,
                 // One comparison per probe and turn: a retried row adds none.
                 origin: Some(format!("bisect:{}:{}:{known}", search.id, row.seq)),
@@ -512,6 +504,31 @@ async fn add_rounds(
         Err(StoreError::Conflict(_)) => Ok(Added::AskedAlready),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The comparison whose workload a search's probes run: the merge group's it was started for,
+/// else the series' newest step (or anchor comparison).
+async fn workload(cx: &Context, search: &Bisection) -> Result<Option<Comparison>, TaskError> {
+    if let Some(id) = search.source_comparison {
+        return Ok(cx.store.comparison(id).await?);
+    }
+    let series = &search.series;
+    let all = cx
+        .store
+        .main_comparisons(series.repository_id, &series.branch)
+        .await?;
+    let newest = ordered_steps(&all, series)
+        .into_iter()
+        .flatten()
+        .max_by_key(|c| c.id)
+        .or_else(|| {
+            all.iter()
+                .filter(|c| series_of(c).as_ref() == Some(series))
+                .filter(|c| c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor))
+                .max_by_key(|c| c.id)
+        })
+        .cloned();
+    Ok(newest)
 }
 
 /// Writes how the search ended and tells the episode's issue and the culprit's PR.
@@ -535,9 +552,9 @@ async fn finish(
     tell(cx, search, &view).await
 }
 
-async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), TaskError> {
-    tracing::warn!(reason = %reason, "culprit search failed");
-    let view = SearchOutcome {
+/// The outcome of a search that could not run, and why.
+fn failed(search: &Bisection, reason: String) -> SearchOutcome {
+    SearchOutcome {
         kind: OutcomeKind::Failed,
         commit: None,
         change: None,
@@ -554,7 +571,12 @@ async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), Ta
         rounds: 0,
         alpha: ALPHA,
         reason: Some(reason),
-    };
+    }
+}
+
+async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), TaskError> {
+    tracing::warn!(reason = %reason, "culprit search failed");
+    let view = failed(search, reason);
     let json = serde_json::to_value(&view).expect("outcomes serialize");
     if cx
         .store
@@ -566,8 +588,54 @@ async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), Ta
     Ok(())
 }
 
-/// The episode's issue is rewritten; a named culprit's PR gets a comment.
+/// Ends running search `id` as failed with `reason` (its merge group left the queue, say) and
+/// cancels the probe comparisons it still waits on.
+pub async fn abandon(cx: &Context, id: i64, reason: &str) -> Result<(), TaskError> {
+    let Some(search) = cx.store.bisection(id).await? else {
+        return Ok(());
+    };
+    if search.state != BisectionState::Running {
+        return Ok(());
+    }
+    for probe in cx.store.bisection_probes(id).await? {
+        if probe.state != ProbeState::Running {
+            continue;
+        }
+        let pair = cx
+            .store
+            .comparisons_of_pair(
+                search.series.repository_id,
+                &search.series.runner_label,
+                &probe.older_sha,
+                &probe.newer_sha,
+            )
+            .await?;
+        // Only the search's own probe comparisons: a branch's step or a group's stays.
+        for c in pair.iter().filter(|c| {
+            !c.state.is_finished() && c.main.is_none() && c.config.merge_group.is_none()
+        }) {
+            cx.store.cancel_comparison(c.id).await?;
+        }
+    }
+    let json =
+        serde_json::to_value(failed(&search, reason.to_owned())).expect("outcomes serialize");
+    cx.store
+        .finish_bisection(id, BisectionState::Failed, &json)
+        .await?;
+    tracing::info!(search = id, reason, "culprit search abandoned");
+    Ok(())
+}
+
+/// The episode's issue is rewritten; a named culprit's PR gets a comment. A merge group's search
+/// rewrites the group's check instead, which names the PR.
 async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<(), TaskError> {
+    if let Some(group) = search.source_comparison {
+        return cx
+            .enqueue(Task::ReportCheck(super::ReportCheck {
+                comparison_id: group.0,
+            }))
+            .await;
+    }
     if let Some(regression_id) = search.regression_id {
         let issues = match cx.store.regression(regression_id).await? {
             Some(e) => match cx.store.comparison(e.opened_by).await? {
@@ -667,8 +735,12 @@ fn outcome_view(
     view
 }
 
-/// A squash commit's title without the ` (#N)` its PR number already says.
+/// A squash commit's title without the ` (#N)` its PR number already says; nothing of a merge
+/// commit's "Merge pull request #N from …".
 fn title_without_pr(title: &str) -> &str {
+    if title.starts_with("Merge pull request #") {
+        return "";
+    }
     match title.rfind(" (#") {
         Some(at) if title.ends_with(')') => &title[..at],
         _ => title,
@@ -1018,6 +1090,7 @@ mod tests {
             benchmark: "parse/large".into(),
             metric: "wall_time".into(),
             regression_id: Some(2),
+            source_comparison: None,
             good_sha: sha(10),
             bad_sha: sha(15),
             commits: Some(commits),

@@ -102,6 +102,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
                         benchmark: row.name.clone(),
                         metric: row.metric.clone(),
                         regression_id: Some(episode.id),
+                        source_comparison: None,
                         good_sha: c.base_sha.clone(),
                         bad_sha: c.head_sha.clone(),
                         requested_by: None,

@@ -12,6 +12,8 @@ pub struct NewBisection {
     pub benchmark: String,
     pub metric: String,
     pub regression_id: Option<i64>,
+    /// A merge group's comparison: the probes run its workload at its priority.
+    pub source_comparison: Option<ComparisonId>,
     /// The last commit without the regression, and the first with it.
     pub good_sha: String,
     pub bad_sha: String,
@@ -67,6 +69,7 @@ pub struct Bisection {
     pub benchmark: String,
     pub metric: String,
     pub regression_id: Option<i64>,
+    pub source_comparison: Option<ComparisonId>,
     pub good_sha: String,
     pub bad_sha: String,
     /// The range, good first, bad last; `None` until read.

@@ -13,7 +13,7 @@ use sqlx::types::Json;
 type DbRow = <super::Db as sqlx::Database>::Row;
 
 const BISECTION_COLUMNS: &str = "id, repository_id, branch, runner_label, main_suite, benchmark, \
-     metric, regression_id, good_sha, bad_sha, commits, state, outcome, requested_by, \
+     metric, regression_id, source_comparison, good_sha, bad_sha, commits, state, outcome, requested_by, \
      created_at, updated_at";
 
 const PROBE_COLUMNS: &str = "bisection_id, seq, older_sha, newer_sha, state, lower, upper, \
@@ -38,6 +38,7 @@ fn bisection(row: &DbRow) -> Result<Bisection, StoreError> {
         benchmark: row.try_get("benchmark")?,
         metric: row.try_get("metric")?,
         regression_id: row.try_get("regression_id")?,
+        source_comparison: row.try_get("source_comparison")?,
         good_sha: row.try_get("good_sha")?,
         bad_sha: row.try_get("bad_sha")?,
         commits: commits.map(|c| c.0),
@@ -78,8 +79,9 @@ pub(super) async fn create(
     let mut tx = begin(pool).await?;
     let inserted = sqlx::query(concatcp!(
         "INSERT INTO bisections (repository_id, branch, runner_label, main_suite, benchmark, \
-         metric, regression_id, good_sha, bad_sha, state, requested_by, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running', $10, $11, $11) \
+         metric, regression_id, good_sha, bad_sha, state, requested_by, created_at, updated_at, \
+         source_comparison) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running', $10, $11, $11, $12) \
          ON CONFLICT (repository_id, branch, runner_label, main_suite, benchmark, metric, \
          good_sha, bad_sha) WHERE state = 'running' DO NOTHING RETURNING ",
         BISECTION_COLUMNS
@@ -95,6 +97,7 @@ pub(super) async fn create(
     .bind(&new.bad_sha)
     .bind(&new.requested_by)
     .bind(now)
+    .bind(new.source_comparison)
     .fetch_optional(&mut *tx)
     .await?;
     let (found, created) = match inserted {

@@ -203,6 +203,7 @@ async fn bisect_from_issue(
             benchmark: episode.benchmark.clone(),
             metric: episode.metric.clone(),
             regression_id: Some(episode.id),
+            source_comparison: None,
             good_sha: episode.base_sha.clone(),
             bad_sha: episode.head_sha.clone(),
             requested_by: Some(t.commenter.clone()),

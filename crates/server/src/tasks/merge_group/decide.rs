@@ -1,7 +1,8 @@
 //! The check of a merge group (GitHub's merge queue): the group's head compared with its base
-//! decides, a group of several PRs names the PR whose commit made it slower (each commit is
-//! compared with its parent), a group that leaves the queue ends neutral, and a deadline
-//! concludes what is still undecided so a slow runner never stalls the queue.
+//! decides, a group of several PRs names the PR whose commit made it slower (each commit
+//! compared with its parent, or a culprit search for four PRs or more), a group that leaves the
+//! queue ends neutral, and a deadline concludes what is still undecided so a slow runner never
+//! stalls the queue.
 
 use benchgate_api::agent::{DeadlineConclusion, GroupPullRequest, MergeGroupContext};
 use benchgate_github::client::{CheckConclusion, CheckStatus};
@@ -51,9 +52,24 @@ pub struct GroupView<'a> {
     pub created_at: DateTime<Utc>,
     /// The group head against its base, as a PR's check would read.
     pub outcome: CheckOutcome,
-    /// One per PR of a group of several, in merge order: its commit against its parent.
+    /// One per PR of a group of several (fewer than [`super::SEARCH_FROM`]), in merge order:
+    /// its commit against its parent.
     pub steps: Vec<StepView>,
+    /// A larger group's culprit search, once the group is slower.
+    pub search: Option<GroupSearch>,
     pub now: DateTime<Utc>,
+}
+
+/// The culprit search of a slower group of many PRs (docs/statistics.md §7d).
+#[derive(Debug, Clone)]
+pub struct GroupSearch {
+    pub running: bool,
+    /// The PR whose commit it named.
+    pub culprit: Option<GroupPullRequest>,
+    /// One line: what it found, or where it stands.
+    pub summary: String,
+    /// Its section with every probe, under the group's report.
+    pub text: String,
 }
 
 /// One PR's commit of a group against its parent.
@@ -153,6 +169,30 @@ pub fn decide(v: &GroupView<'_>) -> GroupCheck {
             preface: scope(v),
             concluded: false,
         };
+    }
+    if let (Some(search), Some(CheckConclusion::Failure)) = (&v.search, v.outcome.conclusion) {
+        let preface = format!("{}\n\n{}", scope(v), search.text);
+        if search.running && !v.past_deadline() {
+            return GroupCheck {
+                status: CheckStatus::InProgress,
+                conclusion: None,
+                title: format!(
+                    "slower than the base; searching for the PR that did it: {}",
+                    v.outcome.title
+                ),
+                preface,
+                concluded: false,
+            };
+        }
+        let title = match (&search.culprit, search.running) {
+            (Some(pr), _) => format!("{} made it slower", pr_name(pr)),
+            (None, true) => format!(
+                "slower as a group; the search for the PR did not end within the {minutes} min \
+                 deadline"
+            ),
+            (None, false) => format!("slower as a group; {}", search.summary),
+        };
+        return done(CheckConclusion::Failure, title, preface);
     }
     if v.outcome.conclusion != Some(CheckConclusion::Failure) || v.steps.is_empty() {
         let title = match (v.group.prs.as_slice(), v.outcome.conclusion) {
@@ -317,6 +357,7 @@ mod tests {
             created_at: now,
             outcome: o,
             steps,
+            search: None,
             now,
         }
     }
@@ -411,5 +452,53 @@ mod tests {
             "work ±0%",
         );
         assert_eq!(decide(&view(&g, ok, Vec::new())).title, "work ±0%");
+    }
+
+    /// A group of many PRs: in progress while its search runs, then the PR it named, or the
+    /// group alone when it named none or ran out of time.
+    #[test]
+    fn a_large_slower_group_waits_for_its_search_then_names_what_it_found() {
+        let g = group(4);
+        let failed = outcome(CheckStatus::Completed, SLOWER, "work +50%");
+        let search = |running, culprit: Option<usize>| GroupSearch {
+            running,
+            culprit: culprit.map(|i| g.prs[i].clone()),
+            summary: "undecided between 1111111 and 3333333 (3 probes, 48 rounds)".into(),
+            text: "### Which commit".into(),
+        };
+        let mut v = view(&g, failed, Vec::new());
+        v.search = Some(search(true, None));
+        let running = decide(&v);
+        assert_eq!(running.status, CheckStatus::InProgress);
+        assert_eq!(
+            running.title,
+            "slower than the base; searching for the PR that did it: work +50%"
+        );
+        assert!(
+            running.preface.contains("### Which commit"),
+            "{}",
+            running.preface
+        );
+        v.search = Some(search(false, Some(2)));
+        let named = decide(&v);
+        assert_eq!(
+            (named.conclusion, named.title.as_str()),
+            (SLOWER, "#13 made it slower")
+        );
+        v.search = Some(search(false, None));
+        assert_eq!(
+            decide(&v).title,
+            "slower as a group; undecided between 1111111 and 3333333 (3 probes, 48 rounds)"
+        );
+        v.search = Some(search(true, None));
+        v.now = v.created_at + chrono::TimeDelta::minutes(45);
+        let late = decide(&v);
+        assert_eq!(late.conclusion, SLOWER);
+        assert!(
+            late.title
+                .contains("did not end within the 45 min deadline"),
+            "{}",
+            late.title
+        );
     }
 }

@@ -14,7 +14,12 @@ use super::{Context, OutboxTask, RepoName, TaskError};
 use crate::commit_check::{self, CheckWrite};
 use crate::report::{self, CheckOutcome, LoadedReport};
 
-pub use decide::{GroupView, StepView, decide, pr_name};
+pub use decide::{GroupSearch, GroupView, StepView, decide, pr_name};
+
+/// A group of this many PRs or more is not measured PR by PR: when it is slower, a culprit
+/// search names the PR in about `log2(n) + 2` probes, the first of them the group's own
+/// comparison, instead of `n` comparisons.
+pub const SEARCH_FROM: usize = 4;
 pub use schedule::ScheduleMergeGroup;
 
 /// One key per group: its schedule and its cancel replace each other while pending.
@@ -47,10 +52,18 @@ impl CancelMergeGroup {
             return Ok(());
         };
         let mut jobs = 0;
+        let searches = cx.store.bisections(repository.id).await?;
         for group in groups_of(cx, repository.id, &self.head_sha).await? {
             // Each cancel records the check's report row in its transaction.
             for step in steps_of(cx, &group).await? {
                 jobs += cx.store.cancel_comparison(step.id).await?;
+            }
+            for search in searches
+                .iter()
+                .filter(|b| b.source_comparison == Some(group.id))
+            {
+                let reason = format!("the merge group left the queue ({})", self.reason);
+                super::main_bisect::abandon(cx, search.id, &reason).await?;
             }
             jobs += cx.store.cancel_comparison(group.id).await?;
         }
@@ -84,7 +97,7 @@ async fn steps_of(cx: &Context, group: &Comparison) -> Result<Vec<Comparison>, T
     let Some(context) = &group.config.merge_group else {
         return Ok(Vec::new());
     };
-    if context.prs.len() < 2 {
+    if context.prs.len() < 2 || context.prs.len() >= SEARCH_FROM {
         return Ok(Vec::new());
     }
     let mut steps = Vec::new();
@@ -170,12 +183,20 @@ pub(super) async fn report(
             comparison_url: row.map(|s| cx.args.comparison_url(s.id)),
         });
     }
+    let search = if context.prs.len() >= SEARCH_FROM
+        && group_outcome.conclusion == Some(CheckConclusion::Failure)
+    {
+        group_search(cx, c, &context, &loaded).await?
+    } else {
+        None
+    };
     let view = GroupView {
         group: &context,
         state: c.state,
         created_at: c.created_at,
         outcome: group_outcome,
         steps,
+        search,
         now,
     };
     let decided = decide(&view);
@@ -201,11 +222,82 @@ pub(super) async fn report(
         for step in step_rows.iter().filter(|s| !s.state.is_finished()) {
             cx.store.cancel_comparison(step.id).await?;
         }
+        if view.search.as_ref().is_some_and(|s| s.running) {
+            for search in cx.store.bisections(c.repository_id).await? {
+                if search.source_comparison == Some(c.id) {
+                    let reason = "the group's check concluded at its deadline";
+                    super::main_bisect::abandon(cx, search.id, reason).await?;
+                }
+            }
+        }
         if !c.state.is_finished() && view.now >= deadline(c) {
             cx.store.cancel_comparison(c.id).await?;
         }
     }
     Ok(())
+}
+
+/// The culprit search of slower group `c`, started on its first failing row when there is none.
+async fn group_search(
+    cx: &Context,
+    c: &Comparison,
+    context: &benchgate_api::agent::MergeGroupContext,
+    loaded: &LoadedReport,
+) -> Result<Option<GroupSearch>, TaskError> {
+    let found = cx
+        .store
+        .bisections(c.repository_id)
+        .await?
+        .into_iter()
+        .find(|b| b.source_comparison == Some(c.id));
+    let search = match found {
+        Some(b) => b,
+        None => {
+            let input = &loaded.input;
+            let Some(row) = input
+                .results
+                .iter()
+                .find(|r| benchgate_stats::is_regression(r, input.config.gate.fail_on))
+            else {
+                return Ok(None);
+            };
+            let (search, _) = cx
+                .store
+                .create_bisection(&benchgate_store::model::NewBisection {
+                    series: benchgate_store::model::MainSeries {
+                        repository_id: c.repository_id,
+                        branch: context.head_ref.clone(),
+                        runner_label: c.runner_label.clone(),
+                        suite: c.config.config.suite.clone().unwrap_or_default(),
+                    },
+                    benchmark: row.name.clone(),
+                    metric: row.metric.clone(),
+                    regression_id: None,
+                    source_comparison: Some(c.id),
+                    good_sha: c.base_sha.clone(),
+                    bad_sha: c.head_sha.clone(),
+                    requested_by: None,
+                })
+                .await?;
+            tracing::info!(search = search.id, group = %c.id, prs = context.prs.len(), benchmark = %row.name, "merge group slower; culprit search started");
+            search
+        }
+    };
+    let probes = cx.store.bisection_probes(search.id).await?;
+    let view = super::SearchView::new(&search, probes);
+    let culprit = view
+        .outcome
+        .as_ref()
+        .filter(|o| o.kind == super::main_bisect::OutcomeKind::Culprit)
+        .and_then(|o| o.commit.as_ref())
+        .and_then(|commit| context.prs.iter().find(|pr| pr.sha == commit.sha))
+        .cloned();
+    Ok(Some(GroupSearch {
+        running: view.state == benchgate_store::model::BisectionState::Running,
+        culprit,
+        summary: view.summary,
+        text: view.text,
+    }))
 }
 
 /// A step that finished undecided while its group is slower gets its rounds again, up to

@@ -219,7 +219,8 @@ impl ScheduleMergeGroup {
                 true,
             )
             .await?;
-        if prs.len() > 1 {
+        // A larger group is searched only if it turns out slower (`super::SEARCH_FROM`).
+        if prs.len() > 1 && prs.len() < super::SEARCH_FROM {
             for pr in prs {
                 let step = MergeGroupContext {
                     step_of: Some(self.head_sha.clone()),

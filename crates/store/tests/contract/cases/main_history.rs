@@ -259,6 +259,7 @@ pub async fn a_culprit_search_is_started_once_and_woken_by_its_comparisons(store
         benchmark: "parse".into(),
         metric: "wall_time".into(),
         regression_id: None,
+        source_comparison: None,
         good_sha: "c0".into(),
         bad_sha: "c5".into(),
         requested_by: Some("api".into()),
