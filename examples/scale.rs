@@ -430,6 +430,7 @@ async fn create_comparison(
                 timeout_secs: None,
                 env: vec![],
                 bench_from_head: Vec::new(),
+                network: false,
             },
             gate: GateSpec::default(),
             suite: None,

@@ -156,6 +156,7 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 timeout_secs: None,
                 env: vec![],
                 bench_from_head: Vec::new(),
+                network: false,
             },
             gate: GateSpec::default(),
             suite: None,

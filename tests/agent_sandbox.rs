@@ -1,6 +1,7 @@
 //! A hostile PR against a sandboxed `benchgate agent`, end to end: the real server and agent, a
 //! real git repository whose head's build and benchmark try to slow the base down by rewriting
-//! its worktree, read the agent's settings and state, and write outside their own worktree.
+//! its worktree, read the agent's settings and state, write outside their own worktree, and
+//! reach a service on the host (the build may: it fetches dependencies; a run may not).
 //! None of it may succeed, and the comparison must still say what the head really does.
 //!
 //! Without a working bwrap the test skips with the reason printed; in CI (`CI` set) it fails.
@@ -32,7 +33,7 @@ fn bwrap_works() -> bool {
 
 /// The head's attack, run by its build and again by every benchmark run: each line of
 /// `attack.log` (in its own worktree) says what one attempt got.
-fn attack_script(work_dir: &Path, config: &Path, outside: &Path) -> String {
+fn attack_script(work_dir: &Path, config: &Path, outside: &Path, listener: u16) -> String {
     let (work, config, outside) = (work_dir.display(), config.display(), outside.display());
     format!(
         "log=\"$PWD/attack-$1.log\"\n\
@@ -45,7 +46,9 @@ fn attack_script(work_dir: &Path, config: &Path, outside: &Path) -> String {
          echo \"mirror config: [$(cat {work}/repos/*/mirror.git/config 2>&1)]\" >> \"$log\"\n\
          echo \"agent environment: [$(cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep TOKEN)]\" >> \"$log\"\n\
          echo x > {outside}/pwned; echo \"outside: $?\" >> \"$log\"\n\
-         echo x > \"$HOME/benchgate-pwned\"; echo \"home: $?\" >> \"$log\"\n"
+         echo x > \"$HOME/benchgate-pwned\"; echo \"home: $?\" >> \"$log\"\n\
+         perl -MIO::Socket::INET -e 'exit(IO::Socket::INET->new(PeerAddr => \"127.0.0.1:{listener}\", \
+         Timeout => 2) ? 0 : 1)'; echo \"network: $?\" >> \"$log\"\n"
     )
 }
 
@@ -101,7 +104,11 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
     let outside = dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let work_dir = dir.path().join("agent-guarded");
-    let (repo, base, head) = hostile_repo(dir.path(), &attack_script(&work_dir, &config, &outside));
+    // A service on the host's loopback: builds may reach it, runs may not (no `network`).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let attack = attack_script(&work_dir, &config, &outside, port);
+    let (repo, base, head) = hostile_repo(dir.path(), &attack);
 
     let hide = config.to_string_lossy().into_owned();
     let agent = AgentProcess::spawn(
@@ -174,7 +181,14 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
         );
         assert!(log.contains("agent environment: []"), "{log}");
         assert!(log.contains("No such file"), "{log}");
+        let reached = if phase == "build" {
+            "network: 0"
+        } else {
+            "network: 1"
+        };
+        assert!(log.contains(reached), "the {phase}'s network:\n{log}");
     }
+    drop(listener);
 
     // Honest results: head does three times base's work, and the comparison says so.
     let headline = status.runners.iter().find(|r| r.headline).unwrap();

@@ -117,6 +117,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             timeout_secs: Some(60),
             env: Vec::new(),
             bench_from_head: Vec::new(),
+            network: false,
         },
         gate: GateSpec::default(),
         suite: None,

@@ -84,6 +84,7 @@ impl BenchRepo {
                     timeout_secs: Some(60),
                     env,
                     bench_from_head: Vec::new(),
+                    network: false,
                 },
                 gate: GateSpec::default(),
                 suite: None,

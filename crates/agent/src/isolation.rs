@@ -90,6 +90,18 @@ pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, S
     }
 }
 
+/// The sandbox of a job's benchmark runs: the builds' without the network unless the suite
+/// asked for it (`network = true`), so a run cannot reach other hosts or local services.
+pub fn for_runs(sandbox: Option<&Sandbox>, network: bool) -> Option<Sandbox> {
+    sandbox.map(|s| {
+        if network {
+            s.clone()
+        } else {
+            s.clone().without_network()
+        }
+    })
+}
+
 /// The hiding rules: the work dir (clones, both worktrees), the packaged config directory,
 /// systemd's credentials directory and the operator's `--sandbox-hide` paths.
 fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path) -> Sandbox {
@@ -149,5 +161,15 @@ mod tests {
             );
         }
         assert!(!sandbox.shares_network());
+    }
+
+    #[test]
+    fn runs_lose_the_network_unless_the_suite_asks_for_it() {
+        let builds = Sandbox::new("/usr/bin/bwrap");
+        assert!(builds.shares_network());
+        let runs = for_runs(Some(&builds), false).unwrap();
+        assert!(!runs.shares_network());
+        assert!(for_runs(Some(&builds), true).unwrap().shares_network());
+        assert_eq!(for_runs(None, false), None, "no sandbox, nothing to change");
     }
 }

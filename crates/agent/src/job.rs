@@ -124,7 +124,7 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             env: settings.run_env.clone(),
             timeout: Some(settings.timeout),
             quieting: settings.quieting.clone(),
-            sandbox: ctx.sandbox.clone(),
+            sandbox: crate::isolation::for_runs(ctx.sandbox.as_ref(), settings.network),
             ..RunnerConfig::default()
         },
         settings.schedule,

@@ -110,7 +110,7 @@ fn runner_config(settings: &JobSettings, sandbox: Option<&Sandbox>) -> RunnerCon
         env: settings.run_env.clone(),
         timeout: Some(settings.timeout),
         quieting: settings.quieting.clone(),
-        sandbox: sandbox.cloned(),
+        sandbox: crate::isolation::for_runs(sandbox, settings.network),
         ..RunnerConfig::default()
     }
 }

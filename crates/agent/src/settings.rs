@@ -27,6 +27,9 @@ pub struct JobSettings {
     pub run_env: ScrubbedEnv,
     /// The environment of builds: the allow-list plus the operator's `--build-env`.
     pub build_env: ScrubbedEnv,
+    /// The suite's runs may use the network (`network = true`); a sandboxed run has loopback
+    /// only otherwise.
+    pub network: bool,
 }
 
 /// Combines the job's spec with the agent's flags; the error says what is wrong with the job.
@@ -47,6 +50,7 @@ pub fn job_settings(args: &AgentArgs, spec: &BenchmarkSpec) -> Result<JobSetting
         run_env: plan.run_env,
         build_env: ScrubbedEnv::from_parent(&args.build_env)
             .map_err(|e| format!("--build-env: {e}"))?,
+        network: spec.network,
     })
 }
 #[cfg(test)]

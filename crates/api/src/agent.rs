@@ -106,6 +106,10 @@ pub struct BenchmarkSpec {
     /// so a benchmark added by the PR is measured against the base's code.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bench_from_head: Vec<String>,
+    /// The runs may use the network (a sandboxed run has loopback only otherwise; builds keep
+    /// the agent's network either way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
 }
 
 /// `[gate]`: when a comparison's check fails.

@@ -25,6 +25,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 timeout_secs: None,
                 env: Vec::new(),
                 bench_from_head: Vec::new(),
+                network: false,
             },
             gate: GateSpec {
                 fail_on: Default::default(),

@@ -93,6 +93,9 @@ impl RepoConfig {
                     suite.bench_from_head.patterns().join(", ")
                 );
             }
+            if suite.network {
+                let _ = writeln!(out, "  network: runs may use the network");
+            }
             for label in suite.runner.iter() {
                 let name = check_run_name(self.suite_key(suite), label);
                 let _ = writeln!(out, "  runner {label}: check run \"{name}\"");

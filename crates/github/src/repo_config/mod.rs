@@ -202,6 +202,10 @@ pub struct SuiteConfig {
     /// against the base's code too. Their changes then no longer differ between the sides.
     #[serde(default)]
     pub bench_from_head: PathGlobs,
+    /// The runs need the network (a local database, a service): without it a sandboxed run has
+    /// loopback only. Builds keep the network either way.
+    #[serde(default)]
+    pub network: bool,
     /// `[[suite.rule]]`: per-benchmark rules, first match wins.
     #[serde(default)]
     pub rule: Vec<RuleConfig>,

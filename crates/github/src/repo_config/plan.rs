@@ -25,6 +25,7 @@ impl RepoConfig {
                 timeout_secs: None,
                 env: Vec::new(),
                 bench_from_head: suite.bench_from_head.patterns().to_vec(),
+                network: suite.network,
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,

@@ -404,3 +404,27 @@ fn bench_from_head_reaches_the_plan_and_the_description() {
 /// `[merge_queue]`, in its own file.
 #[path = "merge_queue_tests.rs"]
 mod merge_queue;
+
+/// A suite's runs get no network unless it says so; the plan carries the choice to the agent.
+#[test]
+fn network_is_off_for_runs_unless_a_suite_asks() {
+    let text = "[[suite]]\nname = \"db\"\nrun = \"./bench\"\nnetwork = true\n\n\
+                [[suite]]\nname = \"cpu\"\nrun = \"./bench\"\n";
+    let config = parse_repo_config(text).unwrap();
+    let plans: Vec<bool> = config
+        .suites
+        .iter()
+        .map(|s| config.comparison_config(s).benchmark.network)
+        .collect();
+    assert_eq!(plans, [true, false]);
+    assert!(
+        config
+            .describe()
+            .contains("network: runs may use the network"),
+        "{}",
+        config.describe()
+    );
+    let wire = serde_json::to_value(config.comparison_config(&config.suites[1])).unwrap();
+    assert!(wire["benchmark"].get("network").is_none(), "{wire}");
+    assert!(parse_repo_config("[benchmark]\nrun = \"x\"\nnetwork = \"yes\"\n").is_err());
+}

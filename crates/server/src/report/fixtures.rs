@@ -71,6 +71,7 @@ pub(crate) fn example() -> CommentInput {
                 timeout_secs: None,
                 env: Vec::new(),
                 bench_from_head: Vec::new(),
+                network: false,
             },
             gate: GateSpec::default(),
             suite: None,
