@@ -10,6 +10,7 @@ pub mod env;
 pub mod evaluate;
 pub mod fingerprint;
 pub mod formats;
+pub mod limits;
 pub mod perf;
 pub mod plan;
 pub mod process;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::capture::{Capture, Captured, Keep};
 use crate::clock::{monotonic_now, received_exec_moment, send_exec_moment};
 use crate::env::ScrubbedEnv;
+use crate::limits::{ChildSetup, Containment, Entered};
 use crate::program::find_program;
 use crate::watch::{Stream, watch};
 
@@ -37,6 +38,8 @@ pub struct RunSpec {
     pub cpus: Vec<usize>,
     /// Start the process with address-space randomisation disabled.
     pub disable_aslr: bool,
+    /// Resource limits of the process and everything it starts; `None`: unlimited.
+    pub containment: Option<Containment>,
 }
 
 impl RunSpec {
@@ -53,6 +56,7 @@ impl RunSpec {
             stderr_cap: 64 << 10,
             cpus: Vec::new(),
             disable_aslr: false,
+            containment: None,
         }
     }
 }
@@ -100,6 +104,10 @@ pub struct ProcessMeasurement {
     pub exit: Exit,
     pub stdout: Captured,
     pub stderr: Captured,
+    /// The resource limit that stopped it, or the processes it left running (killed), in words.
+    /// A run with one measures nothing, whatever its exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contained: Option<String>,
 }
 
 /// A process that could not be started or waited for (a run that ran and failed is not this).
@@ -113,6 +121,8 @@ pub enum RunError {
     Spawn { program: String, source: io::Error },
     #[error("waiting for {program:?} failed: {source}")]
     Wait { program: String, source: io::Error },
+    #[error("cannot set up the resource limits: {source}")]
+    Limits { source: io::Error },
 }
 
 /// Runs one process to its end and measures it, watching it from the calling thread.
@@ -145,7 +155,12 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         cmd.current_dir(cwd);
     }
     let (exec_moment, writer) = io::pipe().map_err(spawn_err)?;
-    install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr, writer)?;
+    let entered = match &spec.containment {
+        Some(c) => Some(c.enter().map_err(|source| RunError::Limits { source })?),
+        None => None,
+    };
+    let setup = entered.as_ref().map(Entered::child_setup);
+    install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr, setup, writer)?;
 
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let before_spawn = monotonic_now();
@@ -178,6 +193,11 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     } else {
         Exit::Signal(libc::WTERMSIG(status))
     };
+    let signal = match exit {
+        Exit::Signal(sig) => Some(sig),
+        _ => None,
+    };
+    let contained = entered.and_then(|e| e.end(signal));
     let [stdout, stderr] = watched.streams;
     Ok(ProcessMeasurement {
         wall: watched.exited_at.saturating_sub(started),
@@ -188,10 +208,12 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         exit,
         stdout,
         stderr,
+        contained,
     })
 }
 
-/// Between fork and exec, in the child: pins it and disables ASLR when asked, then sends the
+/// Between fork and exec, in the child: pins it, disables ASLR when asked, joins its cgroup and
+/// sets its rlimits, then sends the
 /// clock's start through `exec_moment`. The closure also keeps std on fork instead of vfork
 /// (`posix_spawn`): a vfork child execs from the harness's own memory, and exec folds that
 /// memory's high-water mark into the child's `ru_maxrss` (Linux `exec_mmap`), so every benchmark
@@ -201,6 +223,7 @@ fn install_pre_exec(
     cmd: &mut Command,
     cpus: &[usize],
     disable_aslr: bool,
+    limits: Option<ChildSetup>,
     exec_moment: io::PipeWriter,
 ) -> Result<(), RunError> {
     let cpuset = if cpus.is_empty() {
@@ -224,6 +247,9 @@ fn install_pre_exec(
         cmd.pre_exec(move || {
             if let Some(set) = &cpuset {
                 rustix::thread::sched_setaffinity(None, set)?;
+            }
+            if let Some(limits) = &limits {
+                limits.apply()?;
             }
             if disable_aslr {
                 // 0xffffffff queries the current persona without changing it.

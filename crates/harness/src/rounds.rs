@@ -36,6 +36,8 @@ pub struct RunnerConfig {
     /// Run each side in a bubblewrap sandbox whose writable directory is the side's `cwd`;
     /// `None`: unsandboxed. Wall time and peak RSS then include bwrap, equally on both sides.
     pub sandbox: Option<Sandbox>,
+    /// Resource limits of each run and what it starts; `None`: unlimited.
+    pub containment: Option<crate::limits::Containment>,
 }
 
 impl Default for RunnerConfig {
@@ -48,6 +50,7 @@ impl Default for RunnerConfig {
             count_instructions: false,
             load_wait_deadline: Duration::from_secs(60),
             sandbox: None,
+            containment: None,
         }
     }
 }
@@ -80,6 +83,7 @@ impl RunnerConfig {
             capture_stdout: reads_stdout(self.format),
             cpus: self.quieting.cpus.clone(),
             disable_aslr: self.quieting.disable_aslr,
+            containment: self.containment.clone(),
             ..RunSpec::new(Vec::new())
         }
     }
@@ -117,11 +121,15 @@ pub enum MeasurementError {
         command: String,
         source: RunError,
     },
-    #[error("{side} command `{command}` failed ({exit}); last lines of its stderr:\n{stderr_tail}")]
+    #[error(
+        "{side} command `{command}` failed ({exit}{contained}); last lines of its stderr:\n{stderr_tail}"
+    )]
     Failed {
         side: &'static str,
         command: String,
         exit: Exit,
+        /// `: stopped at the memory limit (…)` when a resource limit stopped it.
+        contained: String,
         stderr_tail: String,
     },
     #[error("{side} command `{command}`: {}: {source}{truncated}", reading(*format))]
@@ -245,11 +253,16 @@ impl RoundRunner {
             source,
         })?;
         let instructions = perf.and_then(PerfWrapped::instructions);
-        if !run.exit.success() {
+        if !run.exit.success() || run.contained.is_some() {
             return Err(MeasurementError::Failed {
                 side: name,
                 command: display,
                 exit: run.exit,
+                contained: run
+                    .contained
+                    .as_ref()
+                    .map(|why| format!(": {why}"))
+                    .unwrap_or_default(),
                 stderr_tail: run.stderr.tail_lines(20),
             });
         }

@@ -8,6 +8,7 @@ mod formats_errors;
 mod formats_fixtures;
 mod formats_new;
 mod formats_real;
+mod limits;
 mod process;
 mod profile;
 mod runs_properties;

@@ -1,0 +1,464 @@
+//! Resource limits of one side's build or benchmark run, so a hostile or buggy PR stops itself,
+//! not the runner: memory (hard, so the kernel's OOM killer takes the PR's process and not the
+//! agent), processes (a fork bomb), CPU seconds and the largest file a process may write.
+//!
+//! Where the agent may create cgroups (v1 `memory` and `pids` controllers, as root), each
+//! process tree gets a cgroup of its own: the limits hold for the whole tree, what stopped it
+//! is read back from the cgroup's events, and whatever it left running is killed when it ends.
+//! Elsewhere rlimits are the fallback: per process, and a process limit does not bind root.
+//! CPU seconds and file size are rlimits either way.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// What one build or run may use; `None`: unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Memory of the whole process tree (cgroup), or address space per process (rlimits).
+    pub memory_bytes: Option<u64>,
+    /// Processes and threads alive at once.
+    pub processes: Option<u64>,
+    /// CPU seconds of each process (`RLIMIT_CPU`).
+    pub cpu_seconds: Option<u64>,
+    /// The largest file a process may write (`RLIMIT_FSIZE`).
+    pub file_bytes: Option<u64>,
+}
+
+/// How limits are enforced on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Enforcement {
+    /// cgroup v1: the `memory` and `pids` hierarchies' directories benchgate creates groups in.
+    CgroupV1 {
+        memory: PathBuf,
+        pids: PathBuf,
+    },
+    Rlimits,
+}
+
+/// The limits and how this host enforces them; decided once, used for every build and run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Containment {
+    limits: Limits,
+    enforcement: Enforcement,
+}
+
+/// Where cgroup v1 controllers are mounted on Linux.
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+/// The directory under each controller that holds benchgate's groups.
+const PARENT: &str = "benchgate";
+
+impl Containment {
+    /// cgroup v1 when the `memory` and `pids` controllers are mounted and benchgate may create
+    /// groups in them, rlimits otherwise.
+    pub fn detect(limits: Limits) -> Containment {
+        Self::detect_at(Path::new(CGROUP_ROOT), limits)
+    }
+
+    fn detect_at(root: &Path, limits: Limits) -> Containment {
+        let parent = |controller: &str| -> Option<PathBuf> {
+            let dir = root.join(controller);
+            // A v1 hierarchy of this controller has its own files at its root.
+            let marker = match controller {
+                "memory" => "memory.limit_in_bytes",
+                _ => "pids.max",
+            };
+            if !dir.join("cgroup.procs").exists() {
+                return None;
+            }
+            let parent = dir.join(PARENT);
+            std::fs::create_dir_all(&parent).ok()?;
+            parent.join(marker).exists().then_some(parent)
+        };
+        let enforcement = match (parent("memory"), parent("pids")) {
+            (Some(memory), Some(pids)) => Enforcement::CgroupV1 { memory, pids },
+            _ => Enforcement::Rlimits,
+        };
+        Containment {
+            limits,
+            enforcement,
+        }
+    }
+
+    /// The limits enforced with rlimits only.
+    pub fn rlimits(limits: Limits) -> Containment {
+        Containment {
+            limits,
+            enforcement: Enforcement::Rlimits,
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// `cgroup v1` or `rlimits`, for the job log and the runner's fingerprint.
+    pub fn mechanism(&self) -> &'static str {
+        match self.enforcement {
+            Enforcement::CgroupV1 { .. } => "cgroup v1",
+            Enforcement::Rlimits => "rlimits",
+        }
+    }
+
+    /// The limits in words: `cgroup v1: memory 8.0 GiB, 4096 processes; 3600 s CPU, 16.0 GiB
+    /// files per process`.
+    pub fn describe(&self) -> String {
+        let l = &self.limits;
+        let mut tree = Vec::new();
+        if let Some(m) = l.memory_bytes {
+            tree.push(format!("memory {}", bytes(m)));
+        }
+        if let Some(p) = l.processes {
+            tree.push(format!("{p} processes"));
+        }
+        let mut each = Vec::new();
+        if let Some(c) = l.cpu_seconds {
+            each.push(format!("{c} s CPU"));
+        }
+        if let Some(f) = l.file_bytes {
+            each.push(format!("{} files", bytes(f)));
+        }
+        let each = if each.is_empty() {
+            String::new()
+        } else {
+            format!("; {} per process", each.join(", "))
+        };
+        let tree = if tree.is_empty() {
+            "none".to_owned()
+        } else {
+            tree.join(", ")
+        };
+        format!("{}: {tree}{each}", self.mechanism())
+    }
+
+    /// Prepares the limits of one process tree about to start: its cgroup (if any) made and
+    /// opened, the rlimits to set in the child.
+    pub fn enter(&self) -> io::Result<Entered> {
+        static GROUPS: AtomicU64 = AtomicU64::new(0);
+        let l = &self.limits;
+        let mut rlimits = Vec::new();
+        if let Some(c) = l.cpu_seconds {
+            rlimits.push((libc::RLIMIT_CPU, c));
+        }
+        if let Some(f) = l.file_bytes {
+            rlimits.push((libc::RLIMIT_FSIZE, f));
+        }
+        let group = match &self.enforcement {
+            Enforcement::CgroupV1 { memory, pids } => {
+                let name = format!(
+                    "{}-{}",
+                    std::process::id(),
+                    GROUPS.fetch_add(1, Ordering::Relaxed)
+                );
+                Some(Group::create(memory, pids, &name, l)?)
+            }
+            Enforcement::Rlimits => {
+                if let Some(m) = l.memory_bytes {
+                    rlimits.push((libc::RLIMIT_AS, m));
+                }
+                if let Some(p) = l.processes {
+                    rlimits.push((libc::RLIMIT_NPROC, p));
+                }
+                None
+            }
+        };
+        Ok(Entered {
+            limits: *l,
+            mechanism: self.mechanism(),
+            group,
+            rlimits,
+        })
+    }
+}
+
+/// One process tree's limits, from just before it starts until it ended.
+#[derive(Debug)]
+pub struct Entered {
+    limits: Limits,
+    mechanism: &'static str,
+    group: Option<Group>,
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+}
+
+/// What the child does between fork and exec: join the cgroup, set the rlimits. Plain data, so
+/// the pre-exec closure can own it.
+#[derive(Debug, Clone)]
+pub struct ChildSetup {
+    procs: Vec<RawFd>,
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+}
+
+impl ChildSetup {
+    /// In the child, between fork and exec: async-signal-safe (no allocation, no locks).
+    pub fn apply(&self) -> io::Result<()> {
+        let pid = rustix::process::getpid().as_raw_nonzero().get();
+        let mut digits = [0u8; 12];
+        let text = decimal(pid as u64, &mut digits);
+        for &fd in &self.procs {
+            // SAFETY: `fd` stays open in the parent until the child has exec'd or failed.
+            let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+            rustix::io::write(fd, text)?;
+        }
+        for &(resource, value) in &self.rlimits {
+            let limit = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            // SAFETY: a plain system call on a local value.
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `n` in decimal, written into the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 12]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
+/// Which limit stopped a process tree, and what it left behind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Ended {
+    /// The tree reached its memory limit and the kernel killed a process of it.
+    memory_limit: bool,
+    /// A fork failed at the process limit.
+    process_limit: bool,
+    /// Processes still running after the first one ended; killed.
+    left_running: usize,
+}
+
+impl Entered {
+    /// What the child must do before it execs.
+    pub fn child_setup(&self) -> ChildSetup {
+        ChildSetup {
+            procs: self
+                .group
+                .as_ref()
+                .map(|g| g.procs.iter().map(AsRawFd::as_raw_fd).collect())
+                .unwrap_or_default(),
+            rlimits: self.rlimits.clone(),
+        }
+    }
+
+    /// After the first process ended (killed by `signal`, if it was): kills what it left
+    /// running, removes its cgroup, and says which limit stopped it, or what it left running,
+    /// in words; `None` when no limit was reached and nothing was left.
+    pub fn end(mut self, signal: Option<i32>) -> Option<String> {
+        let ended = match self.group.take() {
+            Some(group) => group.end(),
+            None => Ended::default(),
+        };
+        self.reason(&ended, signal)
+    }
+
+    fn reason(&self, ended: &Ended, signal: Option<i32>) -> Option<String> {
+        let l = &self.limits;
+        let at = self.mechanism;
+        if ended.memory_limit {
+            return Some(format!(
+                "stopped at the memory limit ({}, {at})",
+                l.memory_bytes.map(bytes).unwrap_or_default()
+            ));
+        }
+        if ended.process_limit {
+            return Some(format!(
+                "reached the process limit ({}, {at}): a fork failed",
+                l.processes.unwrap_or_default()
+            ));
+        }
+        match signal {
+            Some(libc::SIGXCPU) => {
+                return Some(format!(
+                    "stopped at the CPU time limit ({} s per process)",
+                    l.cpu_seconds.unwrap_or_default()
+                ));
+            }
+            Some(libc::SIGXFSZ) => {
+                return Some(format!(
+                    "stopped at the file size limit ({} per file)",
+                    l.file_bytes.map(bytes).unwrap_or_default()
+                ));
+            }
+            _ => {}
+        }
+        (ended.left_running > 0).then(|| {
+            format!(
+                "left {} process(es) running after it ended; they were killed",
+                ended.left_running
+            )
+        })
+    }
+}
+
+/// One process tree's cgroup v1 groups.
+#[derive(Debug)]
+struct Group {
+    dirs: [PathBuf; 2],
+    /// `cgroup.procs` of each, open for the child to write its pid into.
+    procs: Vec<OwnedFd>,
+}
+
+impl Group {
+    fn create(memory: &Path, pids: &Path, name: &str, l: &Limits) -> io::Result<Group> {
+        let dirs = [memory.join(name), pids.join(name)];
+        for dir in &dirs {
+            std::fs::create_dir_all(dir)?;
+        }
+        let group = Group {
+            procs: dirs
+                .iter()
+                .map(|d| {
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(d.join("cgroup.procs"))
+                        .map(OwnedFd::from)
+                })
+                .collect::<io::Result<_>>()?,
+            dirs,
+        };
+        if let Some(m) = l.memory_bytes {
+            std::fs::write(group.dirs[0].join("memory.limit_in_bytes"), m.to_string())?;
+            // With swap accounting, swap counts too: no escape into swap.
+            let memsw = group.dirs[0].join("memory.memsw.limit_in_bytes");
+            if memsw.exists() {
+                let _ = std::fs::write(memsw, m.to_string());
+            }
+        }
+        if let Some(p) = l.processes {
+            std::fs::write(group.dirs[1].join("pids.max"), p.to_string())?;
+        }
+        Ok(group)
+    }
+
+    fn end(self) -> Ended {
+        let read =
+            |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        let field = |text: &str, key: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let left_running = kill_all(&self.dirs[1]);
+        let oom = read(&self.dirs[0], "memory.oom_control");
+        let memory_limit = field(&oom, "oom_kill ") > 0
+            || (!oom.contains("oom_kill ")
+                && field(&read(&self.dirs[0], "memory.failcnt"), "") > 0);
+        let process_limit = field(&read(&self.dirs[1], "pids.events"), "max ") > 0;
+        drop(self.procs);
+        for dir in &self.dirs {
+            remove_group(dir);
+        }
+        Ended {
+            memory_limit,
+            process_limit,
+            left_running,
+        }
+    }
+}
+
+/// Kills every process of the group in `dir` until none is left; how many there were.
+fn kill_all(dir: &Path) -> usize {
+    let listed = |dir: &Path| -> Vec<i32> {
+        std::fs::read_to_string(dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    };
+    let first = listed(dir);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = first.clone();
+    while !left.is_empty() && Instant::now() < deadline {
+        for pid in &left {
+            if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        left = listed(dir);
+    }
+    first.len()
+}
+
+/// Removes an emptied group; a group whose last process is still being reaped refuses for a
+/// moment.
+fn remove_group(dir: &Path) {
+    for _ in 0..100 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    tracing::warn!(group = %dir.display(), "a finished run's cgroup could not be removed");
+}
+
+/// `8.0 GiB`, `512 MiB`.
+fn bytes(n: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let n = n as f64;
+    if n >= GIB {
+        format!("{:.1} GiB", n / GIB)
+    } else {
+        format!("{:.0} MiB", n / MIB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pids_are_written_in_decimal_without_allocating() {
+        let mut buf = [0u8; 12];
+        assert_eq!(decimal(0, &mut buf), b"0");
+        assert_eq!(decimal(4_194_304, &mut buf), b"4194304");
+    }
+
+    #[test]
+    fn a_host_without_writable_controllers_falls_back_to_rlimits() {
+        let root = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            memory_bytes: Some(512 << 20),
+            processes: Some(256),
+            cpu_seconds: Some(60),
+            file_bytes: Some(1 << 30),
+        };
+        let c = Containment::detect_at(root.path(), limits);
+        assert_eq!(c.mechanism(), "rlimits");
+        assert_eq!(
+            c.describe(),
+            "rlimits: memory 512 MiB, 256 processes; 60 s CPU, 1.0 GiB files per process"
+        );
+        let entered = c.enter().unwrap();
+        let resources: Vec<_> = entered.rlimits.iter().map(|r| r.0).collect();
+        assert_eq!(
+            resources,
+            [
+                libc::RLIMIT_CPU,
+                libc::RLIMIT_FSIZE,
+                libc::RLIMIT_AS,
+                libc::RLIMIT_NPROC
+            ]
+        );
+        let ended = Ended::default();
+        assert_eq!(
+            entered.reason(&ended, Some(libc::SIGXFSZ)).unwrap(),
+            "stopped at the file size limit (1.0 GiB per file)"
+        );
+        assert_eq!(entered.reason(&ended, Some(libc::SIGKILL)), None);
+    }
+}
