@@ -201,3 +201,178 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
     assert_eq!(cpu.verdict, VerdictKind::Slower, "{cpu:?}");
     assert!(cpu.change_pct.is_some_and(|p| p > 100.0), "{cpu:?}");
 }
+
+/// The last error of each job of comparison `id` with its log tail, as the agent reported them.
+async fn job_errors(database_url: &str, id: i64) -> Vec<String> {
+    use sqlx::Connection;
+    let mut c = sqlx::SqliteConnection::connect(database_url).await.unwrap();
+    sqlx::query_scalar::<_, Option<String>>(
+        "SELECT COALESCE(last_error, '') || char(10) || COALESCE(log_tail, '') FROM jobs \
+         WHERE comparison_id = ? ORDER BY id",
+    )
+    .bind(id)
+    .fetch_all(&mut c)
+    .await
+    .unwrap()
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Hostile heads against the real agent with the sandbox on and small limits: a memory hog, a
+/// fork bomb, a run that fills `/tmp`, one that writes a file without end and one that leaves a
+/// daemon. Each job fails with the limit named, the agent stays up, nothing of the head keeps
+/// running, and the next job on the runner completes with an honest verdict.
+#[tokio::test]
+async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
+    let _turn = measuring_turn().await;
+    if !bwrap_works() {
+        return;
+    }
+    if benchgate_harness::limits::Containment::detect(Default::default()).mechanism() != "cgroup v1"
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root with cgroup v1 memory and pids controllers"
+        );
+        eprintln!("skipped: no writable cgroup v1 controllers");
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let token = add_runner(&db, "limited");
+    let agent = AgentProcess::spawn(
+        "limited",
+        &server,
+        &token,
+        dir.path(),
+        &[
+            "--sandbox",
+            "bwrap",
+            "--limit-memory",
+            "256MiB",
+            "--limit-processes",
+            "128",
+            "--limit-tmp",
+            "32MiB",
+            "--limit-file-size",
+            "64MiB",
+        ],
+    );
+    let marker = format!("sleep 300.{}", std::process::id());
+    let hostile = [
+        (
+            "memory",
+            "perl -e 'my @a; for (1 .. 65536) { push @a, \"x\" x (1 << 20) }'".to_owned(),
+            "stopped at the memory limit (256 MiB, cgroup v1)",
+        ),
+        (
+            "fork",
+            format!("i=0; while [ $i -lt 1000 ]; do {marker} & i=$((i+1)); done; wait"),
+            "reached the process limit (128, cgroup v1)",
+        ),
+        (
+            "tmp",
+            "dd if=/dev/zero of=/tmp/fill bs=1M count=1024".to_owned(),
+            "No space left on device",
+        ),
+        (
+            "file",
+            "exec dd if=/dev/zero of=fill bs=1M count=1024".to_owned(),
+            "stopped at the file size limit (64 MiB per file)",
+        ),
+    ];
+    for (name, attack, said) in &hostile {
+        let repo = dir.path().join(format!("hostile-{name}"));
+        let (path, base, head) = limited_repo(&repo, attack);
+        let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
+        let created = create_comparison(&server, &req).await;
+        let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+        assert_eq!(
+            status.state,
+            "failed",
+            "{name}: {status:?}\n{}",
+            agent.logs()
+        );
+        let errors = job_errors(&db, created.id).await;
+        assert!(
+            errors.iter().any(|e| e.contains(said)),
+            "{name}: {errors:#?}\n{}",
+            agent.logs()
+        );
+    }
+    assert!(
+        !running(&marker),
+        "the fork bomb's processes outlived their run"
+    );
+
+    // A head that leaves a daemon behind: in the sandbox its PID namespace ends with the run,
+    // so the daemon dies with it (outside the sandbox the cgroup kills it and the job says so).
+    let daemon = format!("sleep 301.{}", std::process::id());
+    let (path, base, head) = limited_repo(
+        &dir.path().join("hostile-daemon"),
+        &format!("setsid {daemon} < /dev/null > /dev/null 2>&1 &"),
+    );
+    let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    assert!(!running(&daemon), "a daemon outlived its run");
+
+    // The runner is fit: the next comparison on it completes and says what head does.
+    let (path, base, head) = limited_repo(&dir.path().join("plain"), "true");
+    let req = BenchRepo { path, base, head }.comparison(6, Vec::new());
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    let cpu = status
+        .runners
+        .iter()
+        .find(|r| r.headline)
+        .unwrap()
+        .report
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "command" && b.metric == "cpu_time")
+        .cloned()
+        .unwrap();
+    assert_eq!(cpu.verdict, VerdictKind::Slower, "{cpu:?}");
+    assert!(
+        agent.logged("resource limits of each build and run"),
+        "{}",
+        agent.logs()
+    );
+}
+
+/// A repository whose head does three times base's work after running `attack` (base runs
+/// nothing else).
+fn limited_repo(path: &Path, attack: &str) -> (PathBuf, String, String) {
+    std::fs::create_dir_all(path).unwrap();
+    std::fs::write(
+        path.join("bench.sh"),
+        "#!/bin/sh\n[ -f attack.sh ] && { sh attack.sh || exit $?; }\n\
+         exec \"$BENCHGATE_BIN\" spin --iterations \"$(cat iterations)\"\n",
+    )
+    .unwrap();
+    std::fs::write(path.join("iterations"), BASE_ITERATIONS.to_string()).unwrap();
+    git(path, &["init", "-q"]);
+    git(path, &["add", "."]);
+    git(path, &["commit", "-qm", "base"]);
+    let base = git(path, &["rev-parse", "HEAD"]);
+    std::fs::write(path.join("iterations"), HEAD_ITERATIONS.to_string()).unwrap();
+    std::fs::write(path.join("attack.sh"), attack).unwrap();
+    git(path, &["add", "."]);
+    git(path, &["commit", "-qm", "head: more work, and a hog"]);
+    let head = git(path, &["rev-parse", "HEAD"]);
+    (path.to_path_buf(), base, head)
+}
+
+/// Whether a process whose command line matches `pattern` runs.
+fn running(pattern: &str) -> bool {
+    let found = std::process::Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    !found.stdout.is_empty()
+}

@@ -4,6 +4,7 @@
 //! build command and environment equal the previous job's reuses that build ([`BuildStamp`]):
 //! suites that share a label and a build, and added rounds, build each side once.
 
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use benchgate_api::Side;
 use benchgate_api::paths::PathGlobs;
 use benchgate_harness::env::ScrubbedEnv;
+use benchgate_harness::limits::Containment;
 use benchgate_harness::sandbox::{Sandbox, isolation_name};
 use benchgate_harness::worktree::HeadBenchmarks;
 use sha2::{Digest, Sha256};
@@ -49,6 +51,13 @@ impl CheckoutError {
             other => other.to_string(),
         }
     }
+}
+
+/// How PR code is confined: the sandbox (files, network) and the resource limits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Confine<'a> {
+    pub sandbox: Option<&'a Sandbox>,
+    pub limits: Option<&'a Containment>,
 }
 
 /// One repository's cached mirror and its two worktrees.
@@ -232,8 +241,12 @@ impl Checkout {
         overlay: Option<&Overlay>,
         command: &str,
         env: &ScrubbedEnv,
-        sandbox: Option<&Sandbox>,
+        confine: Confine<'_>,
     ) -> Result<(PathBuf, Option<Duration>), CheckoutError> {
+        let Confine {
+            sandbox,
+            limits: containment,
+        } = confine;
         // The files taken, not the head's sha: a new push that leaves them alone keeps the build.
         let tree = match overlay {
             Some(o) if !o.files.is_empty() => format!("{sha}\n{}", o.files.key()),
@@ -247,7 +260,7 @@ impl Checkout {
         }
         self.clear_stamp(side)?;
         let dir = self.worktree_with(side, sha, overlay)?;
-        let took = build(&dir, side, command, env, sandbox)?;
+        let took = build(&dir, side, command, env, sandbox, containment)?;
         self.record_stamp(side, &stamp)?;
         Ok((dir, Some(took)))
     }
@@ -255,33 +268,51 @@ impl Checkout {
 
 /// Runs the build `command` through `sh -c` in `dir` with the scrubbed `env` and returns how
 /// long it took. The build is the repository's code, so it gets no more secrets than a run, and
-/// with a `sandbox` it can write nothing but `dir` (its worktree) and a private `/tmp`.
+/// with a `sandbox` it can write nothing but `dir` (its worktree) and a private `/tmp`; the
+/// `containment` limits its memory, processes, CPU and file sizes, and kills what it leaves.
 pub fn build(
     dir: &Path,
     side: Side,
     command: &str,
     env: &ScrubbedEnv,
     sandbox: Option<&Sandbox>,
+    containment: Option<&Containment>,
 ) -> Result<Duration, CheckoutError> {
     let shell = ["sh".to_owned(), "-c".to_owned(), command.to_owned()];
     let argv = match sandbox {
         Some(sandbox) => sandbox.argv(dir, &shell),
         None => shell.to_vec(),
     };
-    let start = Instant::now();
-    let output = Command::new(&argv[0])
-        .args(&argv[1..])
+    let spawn_err = |source| CheckoutError::Spawn {
+        program: argv[0].clone(),
+        source,
+    };
+    let entered = containment
+        .map(Containment::enter)
+        .transpose()
+        .map_err(spawn_err)?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .current_dir(dir)
         .env_clear()
         .envs(env.vars())
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| CheckoutError::Spawn {
-            program: argv[0].clone(),
-            source,
-        })?;
+        .stdin(Stdio::null());
+    if let Some(setup) = entered.as_ref().map(|e| e.child_setup()) {
+        // SAFETY: `apply` makes only async-signal-safe system calls (no allocation, no locks).
+        unsafe {
+            cmd.pre_exec(move || setup.apply());
+        }
+    }
+    let start = Instant::now();
+    let output = cmd.output().map_err(spawn_err)?;
     let elapsed = start.elapsed();
-    if output.status.success() {
+    // A shell reports a child killed by a signal as 128 + its number.
+    let signal = output
+        .status
+        .signal()
+        .or_else(|| output.status.code().filter(|c| *c > 128).map(|c| c - 128));
+    let contained = entered.and_then(|e| e.end(signal));
+    if output.status.success() && contained.is_none() {
         return Ok(elapsed);
     }
     let text = String::from_utf8_lossy(&output.stdout).into_owned()
@@ -289,7 +320,10 @@ pub fn build(
     Err(CheckoutError::BuildFailed {
         side: side.as_str(),
         command: command.to_owned(),
-        status: output.status.to_string(),
+        status: match contained {
+            Some(why) => format!("{}: {why}", output.status),
+            None => output.status.to_string(),
+        },
         tail: tail_lines(&text, 40),
     })
 }
@@ -392,6 +426,7 @@ mod tests {
             "mkdir -p target && cp n target/built",
             &env,
             None,
+            None,
         )
         .unwrap();
         assert_eq!(std::fs::read_to_string(base.join("n")).unwrap(), "1\n");
@@ -428,7 +463,7 @@ mod tests {
         let cmd = "echo x >> built.log";
         let build = |sha: &str, command: &str, env: &ScrubbedEnv| {
             let (_, took) = checkout
-                .built_worktree(Side::Base, sha, None, command, env, None)
+                .built_worktree(Side::Base, sha, None, command, env, Confine::default())
                 .unwrap();
             took.is_some()
         };
@@ -444,7 +479,7 @@ mod tests {
         assert!(!build(&one, cmd, &other_env));
         // The head side keeps its own stamp.
         let (_, head) = checkout
-            .built_worktree(Side::Head, &one, None, cmd, &other_env, None)
+            .built_worktree(Side::Head, &one, None, cmd, &other_env, Confine::default())
             .unwrap();
         assert!(head.is_some());
         std::fs::remove_dir_all(
@@ -497,7 +532,14 @@ mod tests {
                 head_sha,
             };
             let (dir, took) = checkout
-                .built_worktree(Side::Base, &base, Some(&overlay), cmd, &env, None)
+                .built_worktree(
+                    Side::Base,
+                    &base,
+                    Some(&overlay),
+                    cmd,
+                    &env,
+                    Confine::default(),
+                )
                 .unwrap();
             let built = std::fs::read_to_string(dir.join("built")).unwrap();
             let bench = std::fs::read_to_string(dir.join("benches/b.rs")).unwrap();
@@ -515,7 +557,7 @@ mod tests {
         );
         // Without the overlay the base is itself again, and built again.
         let (dir, took) = checkout
-            .built_worktree(Side::Base, &base, None, cmd, &env, None)
+            .built_worktree(Side::Base, &base, None, cmd, &env, Confine::default())
             .unwrap();
         assert!(took.is_some());
         assert_eq!(
@@ -533,6 +575,7 @@ mod tests {
             Side::Head,
             "echo compiling; echo 'error: nope' >&2; exit 3",
             &env,
+            None,
             None,
         )
         .unwrap_err();

@@ -64,6 +64,9 @@ pub struct AgentArgs {
     /// How PR builds and runs are isolated (bubblewrap).
     #[command(flatten)]
     pub sandbox: crate::isolation::SandboxArgs,
+
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
     /// Seconds a stop (SIGTERM, SIGINT) may take: the current round may finish and pending
     /// uploads are retried for the first four fifths (up to N−1 s), the lease is released in
     /// the rest; rounds still not uploaded are logged and left to the lease expiry. A second

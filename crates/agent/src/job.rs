@@ -50,6 +50,7 @@ pub async fn run(ctx: &AgentContext, claim: ClaimedJob) -> JobEnd {
             head = %claim.head_sha,
             rounds = claim.benchmark.rounds,
             isolation = isolation_name(ctx.sandbox.as_ref()),
+            limits = %ctx.containment.describe(),
             "job claimed"
         );
         let signals = Arc::new(JobSignals::default());
@@ -86,9 +87,18 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         let claim = claim.clone();
         let build_env = settings.build_env.clone();
         let sandbox = ctx.sandbox.clone();
+        let containment = ctx.containment.clone();
         let span = tracing::Span::current();
         let building = tokio::task::spawn_blocking(move || {
-            span.in_scope(|| prepare(&work_dir, &claim, &build_env, sandbox.as_ref()))
+            span.in_scope(|| {
+                prepare(
+                    &work_dir,
+                    &claim,
+                    &build_env,
+                    sandbox.as_ref(),
+                    Some(&containment),
+                )
+            })
         });
         match within_drain(ctx, ctx.drain().uploads, building).await {
             Some(prepared) => prepared,
@@ -125,6 +135,7 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             timeout: Some(settings.timeout),
             quieting: settings.quieting.clone(),
             sandbox: crate::isolation::for_runs(ctx.sandbox.as_ref(), settings.network),
+            containment: Some(ctx.containment.clone()),
             ..RunnerConfig::default()
         },
         settings.schedule,
@@ -396,6 +407,7 @@ fn prepare(
     claim: &ClaimedJob,
     build_env: &ScrubbedEnv,
     sandbox: Option<&Sandbox>,
+    containment: Option<&benchgate_harness::limits::Containment>,
 ) -> Result<Prepared, checkout::CheckoutError> {
     let repo = Checkout::new(work_dir, &claim.repository.clone_url);
     repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
@@ -434,7 +446,10 @@ fn prepare(
         Some(&overlay),
         command,
         build_env,
-        sandbox,
+        checkout::Confine {
+            sandbox,
+            limits: containment,
+        },
     )?;
     let (head, h) = repo.built_worktree(
         Side::Head,
@@ -442,7 +457,10 @@ fn prepare(
         None,
         command,
         build_env,
-        sandbox,
+        checkout::Confine {
+            sandbox,
+            limits: containment,
+        },
     )?;
     tracing::info!(
         base_ms = b.map(|b| b.as_millis() as u64),

@@ -13,6 +13,7 @@ pub mod config;
 pub mod heartbeat;
 pub mod isolation;
 mod job;
+pub mod limits;
 mod profile;
 pub mod round_upload;
 pub mod settings;
@@ -86,6 +87,8 @@ pub struct AgentContext {
     /// The sandbox of every build and run; `None`: unsandboxed (`--sandbox none`, or `auto`
     /// on a host where bubblewrap does not work).
     pub sandbox: Option<benchgate_harness::sandbox::Sandbox>,
+    /// The resource limits of every build and run, and how this host enforces them.
+    pub containment: benchgate_harness::limits::Containment,
 }
 
 impl AgentContext {
@@ -115,7 +118,9 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
         path: args.work_dir.clone(),
         source,
     })?;
-    let sandbox = isolation::resolve(&args.sandbox, &args.work_dir)?;
+    let sandbox = isolation::resolve(&args.sandbox, &args.work_dir)?
+        .map(|s| s.with_tmp_size(args.limits.tmp.0));
+    let containment = limits::resolve(&args.limits, fingerprint::current().memory_bytes);
     let client = Client::new(&args.server, token.expose())?;
     drop(token);
     tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, drain_secs = args.drain_secs, "agent starting");
@@ -124,6 +129,7 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
         client,
         shutdown,
         sandbox,
+        containment,
     };
     send_fingerprint(&ctx).await?;
 
@@ -163,6 +169,7 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
 async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {
     let fingerprint = MachineFingerprint {
         isolation: Some(isolation_name(ctx.sandbox.as_ref()).to_owned()),
+        limits: Some(ctx.containment.describe()),
         ..fingerprint::current()
     };
     tracing::info!(machine = %fingerprint.summary(), "machine fingerprint");

@@ -22,6 +22,10 @@ pub struct MachineFingerprint {
     /// How the benchmarked code was isolated (`bwrap`, `none`); set by the agent, which knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
+    /// The resource limits of each build and run and how they are enforced (`cgroup v1: memory
+    /// 18.0 GiB, 4096 processes; …`); set by the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<String>,
 }
 
 impl MachineFingerprint {

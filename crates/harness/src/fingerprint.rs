@@ -29,6 +29,7 @@ pub fn current() -> MachineFingerprint {
         // Fixed point with 16 fractional bits (SI_LOAD_SHIFT).
         load_average: info.loads.map(|l| l as f64 / 65536.0),
         isolation: None,
+        limits: None,
     }
 }
 

@@ -195,6 +195,8 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     };
     let signal = match exit {
         Exit::Signal(sig) => Some(sig),
+        // A shell reports a child killed by a signal as 128 + its number.
+        Exit::Code(code) if code > 128 => Some(code - 128),
         _ => None,
     };
     let contained = entered.and_then(|e| e.end(signal));

@@ -38,6 +38,8 @@ pub struct Sandbox {
     hidden: Vec<PathBuf>,
     shown: Vec<PathBuf>,
     network: bool,
+    /// Size of the private `/tmp` (a tmpfs), `None`: the kernel's default (half the memory).
+    tmp_bytes: Option<u64>,
 }
 
 impl Sandbox {
@@ -49,6 +51,7 @@ impl Sandbox {
             hidden: Vec::new(),
             shown: Vec::new(),
             network: true,
+            tmp_bytes: None,
         }
     }
 
@@ -86,6 +89,13 @@ impl Sandbox {
     /// Gives sandboxed processes a network namespace of their own (loopback only).
     pub fn without_network(mut self) -> Self {
         self.network = false;
+        self
+    }
+
+    /// Caps the private `/tmp` at `bytes` (`None`: the kernel's default), so a run that fills it
+    /// gets "No space left on device" instead of taking the machine's memory.
+    pub fn with_tmp_size(mut self, bytes: Option<u64>) -> Self {
+        self.tmp_bytes = bytes;
         self
     }
 
@@ -130,6 +140,9 @@ impl Sandbox {
             if Path::new(part).exists() {
                 push(&["--ro-bind", part, part]);
             }
+        }
+        if let Some(bytes) = self.tmp_bytes {
+            push(&["--size", &bytes.to_string()]);
         }
         push(&["--tmpfs", "/tmp"]);
         let mut hidden_dirs = Vec::new();
