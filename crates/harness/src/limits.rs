@@ -70,6 +70,7 @@ impl Containment {
             }
             let parent = dir.join(PARENT);
             std::fs::create_dir_all(&parent).ok()?;
+            sweep_stale(&parent);
             parent.join(marker).exists().then_some(parent)
         };
         let enforcement = match (parent("memory"), parent("pids")) {
@@ -364,6 +365,28 @@ impl Group {
             memory_limit,
             process_limit,
             left_running,
+        }
+    }
+}
+
+/// Removes the groups of agents that died mid-run (named `PID-N` after an agent no longer
+/// running), killing whatever is left in them.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((pid, _)) = name.to_str().and_then(|n| n.split_once('-')) else {
+            continue;
+        };
+        let dead = pid.parse::<u32>().is_ok_and(|pid| {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if dead && entry.path().is_dir() {
+            let killed = kill_all(&entry.path());
+            remove_group(&entry.path());
+            tracing::info!(group = %entry.path().display(), killed, "removed the cgroup of an agent that died mid-run");
         }
     }
 }

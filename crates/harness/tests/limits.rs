@@ -181,3 +181,27 @@ fn alive(pid: &str) -> bool {
         Err(_) => false,
     }
 }
+
+/// An agent killed mid-run leaves its group behind; the next start removes it.
+#[test]
+fn groups_of_an_agent_that_died_are_removed_at_the_next_start() {
+    let Some(_) = cgroups() else { return };
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let stale: Vec<_> = ["memory", "pids"]
+        .iter()
+        .map(|c| {
+            Path::new("/sys/fs/cgroup")
+                .join(c)
+                .join(format!("benchgate/{dead}-7"))
+        })
+        .collect();
+    for dir in &stale {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let _ = Containment::detect(limits());
+    for dir in &stale {
+        assert!(!dir.exists(), "{} is still there", dir.display());
+    }
+}
