@@ -244,13 +244,17 @@ async fn profile(
 ) -> Stop {
     tracing::info!(runs = request.runs, by = %request.requested_by, "profiling both sides");
     let sandbox = ctx.sandbox.clone();
+    let containment = ctx.containment.clone();
     let lease = claim.lease_token.clone();
     let span = tracing::Span::current();
     let profiling = tokio::task::spawn_blocking(move || {
         span.in_scope(|| {
             crate::profile::profile_both(
                 &settings,
-                sandbox.as_ref(),
+                checkout::Confine {
+                    sandbox: sandbox.as_ref(),
+                    limits: Some(&containment),
+                },
                 &prepared.base,
                 &prepared.head,
                 &request,

@@ -4,27 +4,27 @@
 
 use std::path::Path;
 
+use crate::checkout::Confine;
 use benchgate_api::Format;
 use benchgate_api::agent::{ProfileRequest, ProfileUpload};
 use benchgate_harness::profile::{
     CALLGRIND_EVENT, Profiler, SideProfile, callgrind_side, profile_side, profiler,
 };
 use benchgate_harness::rounds::RunnerConfig;
-use benchgate_harness::sandbox::Sandbox;
 
 use crate::settings::JobSettings;
 
 /// Profiles base then head, `request.runs` runs each; `Err` with what failed.
 pub fn profile_both(
     settings: &JobSettings,
-    sandbox: Option<&Sandbox>,
+    confine: Confine<'_>,
     base: &Path,
     head: &Path,
     request: &ProfileRequest,
     lease_token: &str,
 ) -> Result<ProfileUpload, String> {
     if settings.format == Format::Gungraun {
-        return callgrind_both(settings, sandbox, base, head, lease_token);
+        return callgrind_both(settings, confine, base, head, lease_token);
     }
     let event = match profiler() {
         Profiler::Perf { event } => event.clone(),
@@ -40,7 +40,7 @@ pub fn profile_both(
             });
         }
     };
-    let config = runner_config(settings, sandbox);
+    let config = runner_config(settings, confine);
     let mut sides = Vec::with_capacity(2);
     for (name, dir) in [("base", base), ("head", head)] {
         let command = settings.run.clone().in_dir(dir);
@@ -76,12 +76,12 @@ pub fn profile_both(
 /// A gungraun suite: its own callgrind output, exact, from one more run of each side.
 fn callgrind_both(
     settings: &JobSettings,
-    sandbox: Option<&Sandbox>,
+    confine: Confine<'_>,
     base: &Path,
     head: &Path,
     lease_token: &str,
 ) -> Result<ProfileUpload, String> {
-    let config = runner_config(settings, sandbox);
+    let config = runner_config(settings, confine);
     let side = |name: &str, dir: &Path| -> Result<SideProfile, String> {
         let command = settings.run.clone().in_dir(dir);
         callgrind_side(&command, &config, benchgate_profile::Limits::default())
@@ -103,14 +103,15 @@ fn callgrind_both(
     })
 }
 
-/// How the profiled runs are made: as the job's rounds are.
-fn runner_config(settings: &JobSettings, sandbox: Option<&Sandbox>) -> RunnerConfig {
+/// How the profiled runs are made: as the job's rounds are, within the same limits.
+fn runner_config(settings: &JobSettings, confine: Confine<'_>) -> RunnerConfig {
     RunnerConfig {
         format: settings.format,
         env: settings.run_env.clone(),
         timeout: Some(settings.timeout),
         quieting: settings.quieting.clone(),
-        sandbox: crate::isolation::for_runs(sandbox, settings.network),
+        sandbox: crate::isolation::for_runs(confine.sandbox, settings.network),
+        containment: confine.limits.cloned(),
         ..RunnerConfig::default()
     }
 }

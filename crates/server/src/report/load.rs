@@ -203,7 +203,8 @@ fn count_outliers(p: &crate::series_cache::Pairs) -> (usize, usize) {
     (benchgate_stats::modified_z_outliers(&d).len(), d.len())
 }
 
-/// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance, sandbox bwrap`, from whatever the
+/// `AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance, sandbox bwrap, limits
+/// cgroup v1`, from whatever the
 /// agent reported.
 fn fingerprint_line(f: &MachineFingerprint) -> String {
     let mut parts = Vec::new();
@@ -224,6 +225,11 @@ fn fingerprint_line(f: &MachineFingerprint) -> String {
     // Agents before the sandbox did not report it; saying nothing beats guessing.
     if let Some(isolation) = &f.isolation {
         parts.push(format!("sandbox {isolation}"));
+    }
+    // `cgroup v1: memory 18.0 GiB, …`: the mechanism is what a reader needs here.
+    if let Some(limits) = &f.limits {
+        let mechanism = limits.split(':').next().unwrap_or(limits);
+        parts.push(format!("limits {mechanism}"));
     }
     parts.join(", ")
 }
@@ -263,4 +269,34 @@ async fn profile_view(
         .await?
         .map_or_else(|| format!("runner {}", profile.runner_id), |r| r.name);
     Ok(Some(super::profile::view(profile, runner, comparison_url)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runner line names the sandbox and how the limits were enforced, and leaves out
+    /// what an older agent did not report.
+    #[test]
+    fn the_runner_line_names_the_sandbox_and_the_limits_mechanism() {
+        let mut f = MachineFingerprint {
+            cpu_model: Some("AMD EPYC 7B13".into()),
+            logical_cores: 8,
+            physical_cores: Some(4),
+            kernel: "Linux 6.1".into(),
+            governor: Some("performance".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            fingerprint_line(&f),
+            "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance"
+        );
+        f.isolation = Some("bwrap".into());
+        f.limits = Some("cgroup v1: memory 18.0 GiB, 4096 processes; 3600 s CPU".into());
+        assert_eq!(
+            fingerprint_line(&f),
+            "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1, governor performance, sandbox bwrap, \
+             limits cgroup v1"
+        );
+    }
 }
