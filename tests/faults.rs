@@ -17,9 +17,9 @@ const SECRET: &str = "fault-secret";
 
 /// A TCP proxy to Postgres that forwards until `hang` is set, then holds every connection
 /// open without passing a byte (a database behind a broken network path).
-struct HangingProxy {
-    port: u16,
-    hang: Arc<AtomicBool>,
+pub(crate) struct HangingProxy {
+    pub(crate) port: u16,
+    pub(crate) hang: Arc<AtomicBool>,
     /// Bumped to cut every open connection, as a database restart does.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// One entry per connection accepted, holding the generation it was born in; gone (no
@@ -28,7 +28,7 @@ struct HangingProxy {
 }
 
 impl HangingProxy {
-    async fn start(upstream: String) -> HangingProxy {
+    pub(crate) async fn start(upstream: String) -> HangingProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let hang = Arc::new(AtomicBool::new(false));
@@ -62,7 +62,7 @@ impl HangingProxy {
     }
 
     /// Closes every connection open now, as a restarting database does.
-    fn cut_connections(&self) {
+    pub(crate) fn cut_connections(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 

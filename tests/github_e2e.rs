@@ -6,6 +6,7 @@
 mod bisect;
 mod merge_queue;
 mod profile;
+mod soak;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
