@@ -384,11 +384,10 @@ mod tests {
         }
     }
 
-    /// The bot's answer to `/benchgate help` and to a command it cannot parse (CONVENTIONS 21).
-    #[test]
-    fn help_and_a_mistyped_command_read_as_pinned() {
-        let comment = |body: &str| PrCommentEvent {
-            on_pull_request: true,
+    /// A member's comment `body` on PR (or plain issue) #42.
+    fn comment_event(body: &str, on_pull_request: bool) -> PrCommentEvent {
+        PrCommentEvent {
+            on_pull_request,
             repo: RepoRef {
                 full_name: "acme/widgets".into(),
                 clone_url: "https://github.com/acme/widgets.git".into(),
@@ -401,7 +400,13 @@ mod tests {
             commenter_is_bot: false,
             author_association: benchgate_github::events::AuthorAssociation::Member,
             created_at: None,
-        };
+        }
+    }
+
+    /// The bot's answer to `/benchgate help` and to a command it cannot parse (CONVENTIONS 21).
+    #[test]
+    fn help_and_a_mistyped_command_read_as_pinned() {
+        let comment = |body: &str| comment_event(body, true);
         let reply = |plan: Plan| match &plan.effects[..] {
             [DeliveryEffect::Outbox(m)] => format!(
                 "outcome: {}\nlabel: {}\n{}",
@@ -423,21 +428,7 @@ mod tests {
     /// works.
     #[test]
     fn a_plain_issue_takes_only_bisect() {
-        let comment = |body: &str, on_pull_request| PrCommentEvent {
-            on_pull_request,
-            repo: RepoRef {
-                full_name: "acme/widgets".into(),
-                clone_url: "https://github.com/acme/widgets.git".into(),
-            },
-            installation_id: Some(7),
-            pr_number: 42,
-            comment_id: 9001,
-            body: body.into(),
-            commenter: "octocat".into(),
-            commenter_is_bot: false,
-            author_association: benchgate_github::events::AuthorAssociation::Member,
-            created_at: None,
-        };
+        let comment = comment_event;
         for text in ["/rebench", "/benchgate help", "/rebench lots", "thanks!"] {
             let plan = pr_comment(&comment(text, false));
             assert_eq!((plan.outcome, plan.effects.len()), ("ignored", 0), "{text}");
