@@ -124,3 +124,82 @@ async fn progress(store: &dyn Store, c: &Comparison) -> Result<Progress, StoreEr
         results_at: results.iter().map(|r| r.updated_at).max(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_store::*;
+
+    async fn drain(store: &dyn Store) -> usize {
+        let claimed = store
+            .claim_outbox(100, Duration::from_secs(60))
+            .await
+            .unwrap();
+        for m in &claimed {
+            store.outbox_delivered(m.id, &m.lease).await.unwrap();
+        }
+        claimed.len()
+    }
+
+    #[tokio::test]
+    async fn writing_the_check_run_is_not_progress_to_report_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("watch.db").display());
+        let store = benchgate_store::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        let repo = store
+            .upsert_repository(&NewRepository {
+                github_id: None,
+                installation_id: None,
+                full_name: "acme/widgets".into(),
+                clone_url: "https://example.invalid/acme/widgets.git".into(),
+            })
+            .await
+            .unwrap();
+        let c = store
+            .create_comparison(&NewComparison {
+                repository_id: repo.id,
+                pr_number: Some(7),
+                base_sha: "b".repeat(40),
+                head_sha: "h".repeat(40),
+                runner_label: "x".into(),
+                config: serde_json::from_value(
+                    serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+                )
+                .unwrap(),
+                planned_rounds: Some(20),
+                main: None,
+                jobs: vec![NewJob {
+                    rounds: 10,
+                    priority: Priority::NORMAL,
+                    max_attempts: 3,
+                    origin: None,
+                }],
+                notify: Vec::new(),
+            })
+            .await
+            .unwrap();
+        drain(store.as_ref()).await;
+        let mut reported = HashMap::new();
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        assert_eq!(
+            drain(store.as_ref()).await,
+            1,
+            "the queued comparison's check"
+        );
+
+        // What the check-run task does once GitHub accepted the write.
+        let run = CheckRunRecord {
+            check_run_id: 42,
+            generation: 0,
+            completed: false,
+        };
+        store.record_check_run(c.id, run).await.unwrap();
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        assert_eq!(
+            drain(store.as_ref()).await,
+            0,
+            "nothing moved, nothing to report"
+        );
+    }
+}

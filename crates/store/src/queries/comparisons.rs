@@ -634,17 +634,17 @@ pub(super) async fn record_check_run(
     id: ComparisonId,
     run: CheckRunRecord,
 ) -> Result<(), StoreError> {
-    // A slower writer of an older generation leaves the newer run in place.
+    // A slower writer of an older generation leaves the newer run in place. `updated_at` stays:
+    // it marks the comparison's progress, and the report watcher re-reports on every move of it.
     let done = sqlx::query(
         "UPDATE comparisons SET check_run_id = $2, check_run_generation = $3, \
-         check_run_completed = $4, updated_at = $5 \
+         check_run_completed = $4 \
          WHERE id = $1 AND check_run_generation <= $3",
     )
     .bind(id)
     .bind(run.check_run_id)
     .bind(run.generation)
     .bind(run.completed)
-    .bind(crate::shared::now())
     .execute(pool)
     .await?;
     if done.rows_affected() == 0 && by_id(pool, id).await?.is_none() {

@@ -78,6 +78,9 @@ pub async fn check_runs_follow_rounds_generations(store: Arc<dyn Store>) {
         completed: true,
     };
     store.record_check_run(c.id, first).await.unwrap();
+    // Reporting is not progress: the report watcher would re-report forever if it were.
+    let reported = store.comparison(c.id).await.unwrap().unwrap();
+    assert_eq!(reported.updated_at, fresh.updated_at);
 
     let more = vec![NewJob {
         rounds: 4,
