@@ -72,6 +72,10 @@ pub struct BenchmarkResult {
     /// The margin M of practical equivalence, in percent.
     #[serde(default = "default_margin_pct")]
     pub margin_pct: f64,
+    /// Set when the runner's layout floor is part of M: how far rebuilding the same code moves
+    /// this row, in percent. A claim needs the whole interval beyond it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_pct: Option<f64>,
     /// Whether this row decides the gate: the benchmark's time metric (other metrics, such as
     /// CPU time, peak memory or build time, are shown beside it).
     #[serde(default)]
@@ -147,6 +151,7 @@ impl BenchmarkResult {
             rounds_needed: None,
             e_value: 1.0,
             margin_pct: default_margin_pct(),
+            layout_pct: None,
             gated: false,
             selected: false,
             hodges_lehmann: None,

@@ -94,6 +94,9 @@ pub struct BenchmarkAnalysis {
     pub estimators_disagree: bool,
     /// Margin M of practical equivalence.
     pub margin: f64,
+    /// Layout band from the floor (0 without a layout calibration): a claim needs the whole
+    /// interval beyond it.
+    pub layout: f64,
     /// The floor M came from, if any.
     pub floor: Option<NoiseFloor>,
     pub verdict: Verdict,
@@ -160,6 +163,7 @@ pub fn analyze_pairs(
     let sequence = ConfidenceSequence::from_log_ratios(boundary, 0.0, &d)?;
     let summary = mean_sd(&d)?;
     let margin = practical_margin(opts.min_effect.ln_1p(), floor);
+    let layout = crate::floor::layout_band(floor);
     let exact = has_zero_spread(base) && has_zero_spread(head);
 
     let mut contradicted = false;
@@ -193,6 +197,7 @@ pub fn analyze_pairs(
             &boundary,
             progress,
             margin,
+            layout,
             opts.rounds_cap,
             opts.direction,
         );
@@ -234,6 +239,7 @@ pub fn analyze_pairs(
         hodges_lehmann,
         estimators_disagree,
         margin,
+        layout,
         floor: floor.copied(),
         verdict,
         e_value: sequence.e_value(),
@@ -315,6 +321,7 @@ pub(crate) fn exact_analysis(
         hodges_lehmann: None,
         estimators_disagree: false,
         margin: practical_margin(opts.min_effect.ln_1p(), floor),
+        layout: crate::floor::layout_band(floor),
         floor: floor.copied(),
         verdict: Verdict::Exact,
         e_value: if changed { f64::MAX } else { 1.0 },
@@ -354,6 +361,9 @@ impl BenchmarkAnalysis {
             margin_pct: Some(self.margin_pct())
                 .filter(|m| m.is_finite())
                 .unwrap_or(f64::MAX),
+            layout_pct: (self.layout > 0.0)
+                .then(|| percent_from_log(self.layout))
+                .filter(|p| p.is_finite()),
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,

@@ -16,6 +16,9 @@ pub struct NoiseFloor {
     pub sessions: usize,
     /// Number of A/A pairs over all sessions.
     pub pairs: usize,
+    /// Spread between builds that differ only in code layout (salted A/A sessions, same
+    /// formula as `tau_b`); 0 without a layout calibration.
+    pub tau_layout: f64,
 }
 
 impl NoiseFloor {
@@ -62,6 +65,7 @@ impl NoiseFloor {
             tau_b,
             sessions: summaries.len(),
             pairs,
+            tau_layout: 0.0,
         })
     }
 
@@ -118,6 +122,7 @@ impl NoiseFloor {
             tau_b,
             sessions: summaries.len(),
             pairs,
+            tau_layout: 0.0,
         })
     }
 
@@ -126,15 +131,26 @@ impl NoiseFloor {
         self.s_aa == 0.0 && self.tau_b == 0.0
     }
 
-    /// The margin `M = max(policy minimum, 2·tau_b)` on the log scale.
+    /// The margin `M = max(policy minimum, 2·tau_b, 2·tau_layout)` on the log scale.
     pub fn margin(&self, policy_min_log: f64) -> f64 {
-        policy_min_log.max(2.0 * self.tau_b)
+        policy_min_log.max(2.0 * self.tau_b).max(self.layout_band())
+    }
+
+    /// How far code layout alone moves a comparison of two builds (`2·tau_layout`): a claim
+    /// of slower or faster needs its whole interval beyond it. 0 without a layout floor.
+    pub fn layout_band(&self) -> f64 {
+        2.0 * self.tau_layout
     }
 }
 
 /// The margin M for an optional floor; without one it is the policy minimum.
 pub fn practical_margin(policy_min_log: f64, floor: Option<&NoiseFloor>) -> f64 {
     floor.map_or(policy_min_log, |f| f.margin(policy_min_log))
+}
+
+/// The layout band of an optional floor (see [`NoiseFloor::layout_band`]).
+pub fn layout_band(floor: Option<&NoiseFloor>) -> f64 {
+    floor.map_or(0.0, NoiseFloor::layout_band)
 }
 
 /// n* for each benchmark before any A/B data, as a runner's comparisons are planned: from the

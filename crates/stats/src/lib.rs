@@ -7,6 +7,7 @@
 //! method to users.
 
 pub mod analysis;
+pub mod audit;
 pub mod bisect;
 pub mod chain;
 pub mod confidence_sequence;
@@ -34,7 +35,7 @@ pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, pl
 pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
 pub use fixed_interval::t_interval;
-pub use floor::{NoiseFloor, plan_per_benchmark, practical_margin};
+pub use floor::{NoiseFloor, layout_band, plan_per_benchmark, practical_margin};
 pub use gate::{GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome};
 pub use interval::Interval;
 pub use multiplicity::{
@@ -46,6 +47,6 @@ pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
 pub use stratified::{StrataMemo, Stratum, analyze_strata, analyze_strata_with};
 pub use unpaired::analyze_runs;
-pub use verdict::{Progress, Verdict, decide, total_rounds_needed};
+pub use verdict::{Progress, Verdict, decide, decide_beyond, total_rounds_needed};
 pub use walsh::walsh_order_statistic;
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -246,6 +246,7 @@ mod tests {
             warnings: Vec::new(),
             direction: Default::default(),
             margin_pct: 1.0,
+            layout_pct: None,
             reason: None,
             runners: Vec::new(),
             runs: None,

@@ -342,6 +342,10 @@ pub fn analyze_strata_with(
         .iter()
         .map(|s| practical_margin(opts.min_effect.ln_1p(), s.floor))
         .fold(0.0, f64::max);
+    let layout = strata
+        .iter()
+        .map(|s| crate::floor::layout_band(s.floor))
+        .fold(0.0, f64::max);
     let progress = Progress {
         mean,
         sd: analysis.sd_log,
@@ -353,6 +357,7 @@ pub fn analyze_strata_with(
         &single,
         progress,
         margin,
+        layout,
         opts.rounds_cap,
         opts.direction,
     ) {
@@ -365,6 +370,7 @@ pub fn analyze_strata_with(
     analysis.interval = interval;
     analysis.current_interval = current;
     analysis.margin = margin;
+    analysis.layout = layout;
     analysis.e_value = ln_evidence(&boundary, &at_look(&prefixes, longest), 0.0)
         .exp()
         .min(f64::MAX);

@@ -111,6 +111,8 @@ pub fn analyze_runs(
         hodges_lehmann: None,
         estimators_disagree: false,
         margin,
+        // A layout floor belongs to a runner's builds; recordings are judged without one.
+        layout: 0.0,
         floor: floor.copied(),
         verdict,
         e_value,
@@ -134,7 +136,7 @@ fn runs_needed(
     margin: f64,
     cap: u64,
 ) -> Option<u64> {
-    let target = decision_target(mean, margin)?;
+    let target = decision_target(mean, margin, 0.0)?;
     (1..=cap).find(|&k| boundary.two_sample_half_width(sd, m as u64 + k, n as u64 + k) <= target)
 }
 

@@ -58,16 +58,27 @@ impl Verdict {
 /// The decision the interval alone makes, or `None` when it straddles a boundary. The interval
 /// is of the raw metric's log-ratio; `direction` turns "head is larger" into better or worse.
 pub fn decide(interval: Interval, margin: f64, direction: Direction) -> Option<Verdict> {
+    decide_beyond(interval, margin, 0.0, direction)
+}
+
+/// [`decide`] with a layout band: slower or faster only when the whole interval lies beyond
+/// `layout` (what rebuilding the same code moves), so a layout shift alone is no claim.
+pub fn decide_beyond(
+    interval: Interval,
+    margin: f64,
+    layout: f64,
+    direction: Direction,
+) -> Option<Verdict> {
     // On the "worse" scale a positive value is a regression whichever way the metric points.
     let worse = match direction {
         Direction::LowerIsBetter => interval,
         Direction::HigherIsBetter => interval.negated(),
     };
-    if worse.lower > 0.0 {
+    if worse.lower > layout {
         Some(Verdict::Slower {
             practical: worse.lower > margin,
         })
-    } else if worse.upper < 0.0 {
+    } else if worse.upper < -layout {
         Some(Verdict::Faster {
             practical: worse.upper < -margin,
         })
@@ -79,9 +90,9 @@ pub fn decide(interval: Interval, margin: f64, direction: Direction) -> Option<V
 }
 
 /// The half-width that decides an undecided interval around `mean`: the distance to the
-/// nearest decision, `max(|d̄|, M − |d̄|)`; `None` when there is none to reach.
-pub(crate) fn decision_target(mean: f64, margin: f64) -> Option<f64> {
-    let target = mean.abs().max(margin - mean.abs());
+/// nearest decision, `max(|d̄| − layout, M − |d̄|)`; `None` when there is none to reach.
+pub(crate) fn decision_target(mean: f64, margin: f64, layout: f64) -> Option<f64> {
+    let target = (mean.abs() - layout).max(margin - mean.abs());
     (!target.is_nan() && target > 0.0).then_some(target)
 }
 
@@ -95,7 +106,22 @@ pub fn total_rounds_needed(
     margin: f64,
     cap: u64,
 ) -> Option<u64> {
-    let target = decision_target(mean, margin)?;
+    rounds_to_target(
+        boundary,
+        sd,
+        n_current,
+        cap,
+        decision_target(mean, margin, 0.0)?,
+    )
+}
+
+fn rounds_to_target(
+    boundary: &MixtureBoundary,
+    sd: f64,
+    n_current: u64,
+    cap: u64,
+    target: f64,
+) -> Option<u64> {
     // A scan, not a bisection: the half-width is not proven monotone just past the whole-line
     // region, and the cap keeps this at most a few thousand cheap evaluations.
     (n_current.max(2)..=cap).find(|&n| boundary.half_width(sd, n) <= target)
@@ -110,11 +136,13 @@ pub struct Progress {
 }
 
 /// The verdict from the running interval, or the rounds still needed when it is undecided.
+/// `layout` is the floor's layout band (0 without one; see [`decide_beyond`]).
 pub fn verdict(
     interval: Interval,
     boundary: &MixtureBoundary,
     progress: Progress,
     margin: f64,
+    layout: f64,
     cap: u64,
     direction: Direction,
 ) -> Verdict {
@@ -123,13 +151,15 @@ pub fn verdict(
         sd,
         n: n_current,
     } = progress;
-    if let Some(decided) = decide(interval, margin, direction) {
+    if let Some(decided) = decide_beyond(interval, margin, layout, direction) {
         return decided;
     }
-    if !resolves(boundary.half_width(sd, cap.max(n_current)), mean, margin) {
+    let reach = (mean.abs() - layout).max(0.0);
+    if !resolves(boundary.half_width(sd, cap.max(n_current)), reach, margin) {
         return Verdict::BelowResolution;
     }
-    match total_rounds_needed(boundary, mean, sd, n_current, margin, cap) {
+    let target = decision_target(mean, margin, layout);
+    match target.and_then(|t| rounds_to_target(boundary, sd, n_current, cap, t)) {
         // At least one more round: the current n did not decide.
         Some(total) => Verdict::NoResultYet {
             rounds_needed: total.saturating_sub(n_current).max(1),
@@ -202,11 +232,51 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_band_moves_the_claim_line_not_the_equivalence_line() {
+        let lower = Direction::LowerIsBetter;
+        // Layout moves builds by up to 4%, so M is 4% too.
+        let (m, layout) = (0.04, 0.04);
+        // 2% slower for sure, but rebuilding alone does that: no change beyond ±4% (layout).
+        assert_eq!(
+            decide_beyond(iv(0.01, 0.03), m, layout, lower),
+            Some(Verdict::Equivalent)
+        );
+        assert_eq!(
+            decide(iv(0.01, 0.03), m, lower),
+            Some(Verdict::Slower { practical: false })
+        );
+        // A 10% change clears the band.
+        assert_eq!(
+            decide_beyond(iv(0.07, 0.13), m, layout, lower),
+            Some(Verdict::Slower { practical: true })
+        );
+        assert_eq!(
+            decide_beyond(iv(-0.13, -0.07), m, layout, lower),
+            Some(Verdict::Faster { practical: true })
+        );
+        // Straddling the band's edge decides nothing yet.
+        assert_eq!(decide_beyond(iv(0.02, 0.06), m, layout, lower), None);
+        // The rounds asked for aim at the band's edge, not at zero.
+        let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
+        let at = Progress {
+            mean: 0.06,
+            sd: 0.03,
+            n: 5,
+        };
+        let v = verdict(iv(0.0, 0.12), &b, at, m, layout, 1000, lower);
+        let Verdict::NoResultYet { rounds_needed } = v else {
+            panic!("{v:?}")
+        };
+        assert!(b.half_width(0.03, 5 + rounds_needed) <= 0.02);
+        assert!(b.half_width(0.03, 5 + rounds_needed - 1) > 0.02);
+    }
+
+    #[test]
     fn undecided_reports_rounds_or_resolution() {
         let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
         let lower = Direction::LowerIsBetter;
         let at = |mean, sd| Progress { mean, sd, n: 10 };
-        let v = verdict(iv(-0.01, 0.05), &b, at(0.02, 0.035), M, 1000, lower);
+        let v = verdict(iv(-0.01, 0.05), &b, at(0.02, 0.035), M, 0.0, 1000, lower);
         let Verdict::NoResultYet { rounds_needed } = v else {
             panic!("{v:?}")
         };
@@ -214,7 +284,7 @@ mod tests {
         assert!(b.half_width(0.035, total) <= 0.02);
         assert!(b.half_width(0.035, total - 1) > 0.02);
         assert_eq!(
-            verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), 0.001, 100, lower),
+            verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), 0.001, 0.0, 100, lower),
             Verdict::BelowResolution
         );
     }
@@ -234,7 +304,7 @@ mod tests {
             .unwrap();
         for mean in [0.0, 0.002, 0.004, -0.0049] {
             let wide = iv(mean - 0.05, mean + 0.05);
-            let v = verdict(wide, &b, Progress { mean, sd, n: 10 }, M, cap, lower);
+            let v = verdict(wide, &b, Progress { mean, sd, n: 10 }, M, 0.0, cap, lower);
             assert_eq!(v, Verdict::BelowResolution, "mean {mean}");
         }
         let large = 3.0 * M;
@@ -248,6 +318,7 @@ mod tests {
                 n: 10,
             },
             M,
+            0.0,
             cap,
             lower,
         );
@@ -265,6 +336,7 @@ mod tests {
                     n: 10,
                 },
                 M,
+                0.0,
                 cap,
                 lower,
             );

@@ -101,15 +101,24 @@ pub fn change(r: &BenchmarkResult) -> String {
 /// The verdict in words, for performance (a throughput drop is "slower").
 pub fn verdict(r: &BenchmarkResult) -> String {
     let m = margin(r.margin_pct);
+    // A row whose M holds the runner's layout floor says so: rebuilding alone moves it.
+    let layout = if r.layout_pct.is_some() {
+        ", layout"
+    } else {
+        ""
+    };
     match r.verdict {
         VerdictKind::Slower if r.gated && !r.selected => {
             "slower, but not significant across the gated benchmarks (e-BH); does not fail the check"
                 .to_owned()
         }
-        VerdictKind::Slower if r.practical => format!("slower (beyond {m})"),
-        VerdictKind::Slower => format!("slower (within {m})"),
-        VerdictKind::Faster if r.practical => format!("faster (beyond {m})"),
-        VerdictKind::Faster => format!("faster (within {m})"),
+        VerdictKind::Slower if r.practical => format!("slower (beyond {m}{layout})"),
+        VerdictKind::Slower => format!("slower (within {m}{layout})"),
+        VerdictKind::Faster if r.practical => format!("faster (beyond {m}{layout})"),
+        VerdictKind::Faster => format!("faster (within {m}{layout})"),
+        VerdictKind::Equivalent if r.layout_pct.is_some() => {
+            format!("no change beyond {m} (layout)")
+        }
         VerdictKind::Equivalent => format!("no change beyond {m}"),
         VerdictKind::NoResultYet => match r.rounds_needed {
             Some(n) => format!("no result yet — needs ~{n} more {}", more_of(r)),

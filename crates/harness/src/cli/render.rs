@@ -194,6 +194,7 @@ mod tests {
             warnings: vec!["drift: head/base moves +0.40% per round (t = 3.1)".into(); warnings],
             direction: Default::default(),
             margin_pct: 1.0,
+            layout_pct: None,
             reason: None,
             runners: Vec::new(),
             runs: None,
