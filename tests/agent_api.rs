@@ -157,6 +157,8 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 env: vec![],
                 bench_from_head: Vec::new(),
                 network: false,
+                layout_salt: None,
+                canary_work: false,
             },
             gate: GateSpec::default(),
             suite: None,

@@ -118,6 +118,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             env: Vec::new(),
             bench_from_head: Vec::new(),
             network: false,
+            layout_salt: None,
+            canary_work: false,
         },
         gate: GateSpec::default(),
         suite: None,

@@ -85,6 +85,8 @@ impl BenchRepo {
                     env,
                     bench_from_head: Vec::new(),
                     network: false,
+                    layout_salt: None,
+                    canary_work: false,
                 },
                 gate: GateSpec::default(),
                 suite: None,

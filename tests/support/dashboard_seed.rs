@@ -71,6 +71,7 @@ async fn floor_history(
                 sessions: day + 1,
                 within_spread: start + (end - start) * t,
                 between_bias: bias,
+                layout_bias: None,
                 computed_at: now - Age::days(days - 1 - day) - Age::hours(1),
             })
             .await
@@ -177,6 +178,7 @@ fn result(
         warnings: Vec::new(),
         direction: Default::default(),
         margin_pct: 1.0,
+        layout_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,

@@ -110,6 +110,127 @@ pub struct BenchmarkSpec {
     /// the agent's network either way).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub network: bool,
+    /// `layout_salt`: how a layout calibration makes two builds of one commit differ only in
+    /// code layout: `NAME=value` with `{salt}` for the build's environment (e.g.
+    /// `RUSTFLAGS=-Cmetadata={salt}`), or `env-padding` (an environment variable of a
+    /// salt-dependent length in each run, which moves the stack). `None`: no layout floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_salt: Option<String>,
+    /// `canary_work`: the suite reads [`PLANTED_VAR`] and does that much more work, so planted
+    /// canaries plant real work; otherwise they scale head's values when scored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canary_work: bool,
+}
+
+/// `layout_salt = "env-padding"`: any language, no rebuild.
+pub const LAYOUT_ENV_PADDING: &str = "env-padding";
+
+/// The variable `env-padding` sets in each run.
+pub const LAYOUT_PAD_VAR: &str = "BENCHGATE_LAYOUT_PAD";
+
+/// The variable a planted canary sets in head's runs: the factor of work to do (`1.05` = 5%
+/// more). `benchgate spin` honours it; a suite can too.
+pub const PLANTED_VAR: &str = "BENCHGATE_PLANTED";
+
+/// What one side of a layout session gets: build and run environment entries.
+pub fn layout_side_env(template: &str, salt: &str) -> Result<SideEnv, String> {
+    if template == LAYOUT_ENV_PADDING {
+        // A salt-dependent length between 0 and 4095 bytes: the stack moves with it.
+        let len = salt
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
+            % 4096;
+        return Ok(SideEnv {
+            build: Vec::new(),
+            run: vec![format!("{LAYOUT_PAD_VAR}={}", "x".repeat(len as usize))],
+        });
+    }
+    check_layout_salt(template)?;
+    Ok(SideEnv {
+        build: vec![template.replace("{salt}", salt)],
+        run: Vec::new(),
+    })
+}
+
+/// `layout_salt` is `env-padding` or `NAME=value` whose value holds `{salt}`.
+pub fn check_layout_salt(template: &str) -> Result<(), String> {
+    if template == LAYOUT_ENV_PADDING {
+        return Ok(());
+    }
+    let valid_name = |n: &str| {
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match template.split_once('=') {
+        Some((name, value)) if valid_name(name) && value.contains("{salt}") => Ok(()),
+        _ => Err(format!(
+            "layout_salt must be \"{LAYOUT_ENV_PADDING}\" or NAME=value with {{salt}} in the value \
+             (e.g. \"RUSTFLAGS=-Cmetadata={{salt}}\"), found {template:?}"
+        )),
+    }
+}
+
+/// A canary: one commit compared with itself on one runner at the lowest priority, so the
+/// runner's audit can count how often its verdicts claim what is not there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CanarySpec {
+    /// The runner it measures (its jobs go to no other).
+    pub runner_id: i64,
+    /// `None`: an A/A canary. Otherwise head does this much more work, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planted_pct: Option<f64>,
+    /// How the planted change is made.
+    #[serde(default)]
+    pub planted_by: PlantedBy,
+}
+
+impl CanarySpec {
+    /// Head's factor of work: 1 for an A/A canary.
+    pub fn factor(&self) -> f64 {
+        1.0 + self.planted_pct.unwrap_or(0.0) / 100.0
+    }
+}
+
+/// How a canary plants its change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlantedBy {
+    /// Head's runs get [`PLANTED_VAR`] and do more work (`benchgate spin`, or a suite that
+    /// reads it): real work, real noise.
+    #[default]
+    Work,
+    /// Head's measured values are scaled when the canary is scored: any suite, real noise, an
+    /// exact effect.
+    Scale,
+}
+
+/// The two salts of a layout session: each side is built (or run) with its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutSalts {
+    pub base: String,
+    pub head: String,
+}
+
+/// Environment entries (`NAME=value`) one side gets beyond the suite's own.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SideEnv {
+    /// For the build.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build: Vec<String>,
+    /// For every run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run: Vec<String>,
+}
+
+/// What makes the two sides of a job differ beyond their commits (a canary's planted work, a
+/// layout session's salts).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SideEnvs {
+    #[serde(default)]
+    pub base: SideEnv,
+    #[serde(default)]
+    pub head: SideEnv,
 }
 
 /// `[gate]`: when a comparison's check fails.
@@ -176,6 +297,44 @@ pub struct StoredComparisonConfig {
     /// Set for a comparison made for GitHub's merge queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge_group: Option<MergeGroupContext>,
+    /// Set for a canary comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanarySpec>,
+    /// Set for a layout calibration job: each side's salt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutSalts>,
+}
+
+impl StoredComparisonConfig {
+    /// What each side gets beyond the suite's environment: a planted canary's work on head, a
+    /// layout session's salts. `None` when the sides differ only in their commits.
+    pub fn side_envs(&self) -> Result<Option<SideEnvs>, String> {
+        let mut envs = SideEnvs::default();
+        if let Some(canary) = self.canary.as_ref().filter(|c| c.planted_pct.is_some())
+            && canary.planted_by == PlantedBy::Work
+        {
+            envs.head
+                .run
+                .push(format!("{PLANTED_VAR}={}", canary.factor()));
+        }
+        if let Some(salts) = &self.layout {
+            let template = self
+                .config
+                .benchmark
+                .layout_salt
+                .as_deref()
+                .ok_or("a layout session of a suite without layout_salt")?;
+            let (base, head) = (
+                layout_side_env(template, &salts.base)?,
+                layout_side_env(template, &salts.head)?,
+            );
+            envs.base.build.extend(base.build);
+            envs.base.run.extend(base.run);
+            envs.head.build.extend(head.build);
+            envs.head.run.extend(head.run);
+        }
+        Ok((envs != SideEnvs::default()).then_some(envs))
+    }
 }
 
 impl From<ComparisonConfig> for StoredComparisonConfig {
@@ -188,6 +347,8 @@ impl From<ComparisonConfig> for StoredComparisonConfig {
             main: None,
             merged_pr: None,
             merge_group: None,
+            canary: None,
+            layout: None,
         }
     }
 }
@@ -401,6 +562,10 @@ pub struct ClaimedJob {
     /// profiler and upload the stacks (`POST /api/v1/jobs/{id}/profile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRequest>,
+    /// Environment each side gets beyond the suite's (a canary's planted work, a layout
+    /// session's salts); absent when the sides differ only in their commits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sides: Option<SideEnvs>,
 }
 
 /// Profiled runs of both sides after a verdict. The profiler changes timings, so these runs are

@@ -26,6 +26,8 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 env: Vec::new(),
                 bench_from_head: Vec::new(),
                 network: false,
+                layout_salt: None,
+                canary_work: false,
             },
             gate: GateSpec {
                 fail_on: Default::default(),
@@ -43,6 +45,8 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
         }),
         merged_pr: None,
         merge_group: None,
+        canary: None,
+        layout: None,
     }
 }
 

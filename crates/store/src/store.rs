@@ -42,6 +42,12 @@ pub trait Store: Send + Sync + 'static {
     async fn runner(&self, id: RunnerId) -> Result<Option<Runner>, StoreError>;
     /// A runner by name.
     async fn runner_by_name(&self, name: &str) -> Result<Option<Runner>, StoreError>;
+    /// Starts the runner's audit flag afresh from `at` (it was recalibrated by hand).
+    async fn reset_runner_audit(
+        &self,
+        runner_id: RunnerId,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError>;
     /// Revokes a runner's token; `NotFound` when no runner has that name.
     async fn revoke_runner(&self, name: &str) -> Result<(), StoreError>;
     /// The unrevoked runner holding this bearer token, if any (hashes compared in constant time).
@@ -267,6 +273,33 @@ pub trait Store: Send + Sync + 'static {
     -> Result<Vec<NoiseFloor>, StoreError>;
     /// Every floor ever computed for a key, oldest first.
     async fn noise_floor_history(&self, key: &FloorKey) -> Result<Vec<NoiseFloor>, StoreError>;
+
+    // --- audit: canaries and forecasts ---
+
+    /// Records (or replaces) what a canary's rounds said for one benchmark and metric.
+    async fn record_canary_result(&self, result: &CanaryResult) -> Result<(), StoreError>;
+    /// Every canary result of a runner, oldest first.
+    async fn canary_results(&self, runner_id: RunnerId) -> Result<Vec<CanaryResult>, StoreError>;
+    /// Done canary comparisons updated since `since` that have no result yet (the server
+    /// stopped between the last round and scoring it), oldest first.
+    async fn unscored_canaries(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// A runner's canary comparisons, newest first.
+    async fn runner_canaries(
+        &self,
+        runner_id: RunnerId,
+        limit: i64,
+    ) -> Result<Vec<Comparison>, StoreError>;
+    /// Records forecasts; one already stored for the same row and round count stays.
+    async fn record_forecasts(&self, forecasts: &[Forecast]) -> Result<(), StoreError>;
+    /// Each entry's row reached a verdict at `decided_rounds`: settles its open forecasts made
+    /// at fewer rounds. Returns how many were settled.
+    async fn settle_forecasts(&self, decided: &[Forecast]) -> Result<u64, StoreError>;
+    /// Every forecast made for a runner's rows, oldest first.
+    async fn runner_forecasts(&self, runner_id: RunnerId) -> Result<Vec<Forecast>, StoreError>;
 
     // --- webhooks ---
 

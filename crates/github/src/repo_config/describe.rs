@@ -96,6 +96,13 @@ impl RepoConfig {
             if suite.network {
                 let _ = writeln!(out, "  network: runs may use the network");
             }
+            if let Some(salt) = &suite.layout_salt {
+                let _ = writeln!(
+                    out,
+                    "  layout_salt: {} (layout calibration salts builds with it)",
+                    salt.as_str()
+                );
+            }
             for label in suite.runner.iter() {
                 let name = check_run_name(self.suite_key(suite), label);
                 let _ = writeln!(out, "  runner {label}: check run \"{name}\"");

@@ -206,6 +206,14 @@ pub struct SuiteConfig {
     /// loopback only. Builds keep the network either way.
     #[serde(default)]
     pub network: bool,
+    /// How a layout calibration salts two builds of one commit so they differ only in code
+    /// layout (`RUSTFLAGS=-Cmetadata={salt}`, or `env-padding`); unset: no layout floor.
+    #[serde(default)]
+    pub layout_salt: Option<values::LayoutSalt>,
+    /// The suite reads `BENCHGATE_PLANTED` (a factor of work, e.g. 1.05) and does that much
+    /// more: planted canaries then plant real work instead of scaling head's values.
+    #[serde(default)]
+    pub canary_work: bool,
     /// `[[suite.rule]]`: per-benchmark rules, first match wins.
     #[serde(default)]
     pub rule: Vec<RuleConfig>,

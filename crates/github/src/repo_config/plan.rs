@@ -26,6 +26,8 @@ impl RepoConfig {
                 env: Vec::new(),
                 bench_from_head: suite.bench_from_head.patterns().to_vec(),
                 network: suite.network,
+                layout_salt: suite.layout_salt.as_ref().map(|s| s.as_str().to_owned()),
+                canary_work: suite.canary_work,
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,

@@ -428,3 +428,25 @@ fn network_is_off_for_runs_unless_a_suite_asks() {
     assert!(wire["benchmark"].get("network").is_none(), "{wire}");
     assert!(parse_repo_config("[benchmark]\nrun = \"x\"\nnetwork = \"yes\"\n").is_err());
 }
+
+/// `layout_salt` reaches the plan as written; a template without `{salt}` is refused with
+/// what would work.
+#[test]
+fn layout_salt_is_checked_and_reaches_the_plan() {
+    let text =
+        "[benchmark]\nrun = \"cargo bench\"\nlayout_salt = \"RUSTFLAGS=-Cmetadata={salt}\"\n";
+    let config = parse_repo_config(text).unwrap();
+    let plan = config.comparison_config(&config.suites[0]);
+    assert_eq!(
+        plan.benchmark.layout_salt.as_deref(),
+        Some("RUSTFLAGS=-Cmetadata={salt}")
+    );
+    assert!(config.describe().contains("layout_salt: RUSTFLAGS"));
+    let padded = parse_repo_config("[benchmark]\nrun = \"x\"\nlayout_salt = \"env-padding\"\n");
+    assert!(padded.is_ok());
+    for bad in ["RUSTFLAGS=-Cmetadata=1", "=x{salt}", "{salt}"] {
+        let text = format!("[benchmark]\nrun = \"x\"\nlayout_salt = \"{bad}\"\n");
+        let err = parse_repo_config(&text).unwrap_err().to_string();
+        assert!(err.contains("layout_salt must be"), "{bad}: {err}");
+    }
+}

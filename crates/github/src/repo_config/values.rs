@@ -205,3 +205,23 @@ impl TryFrom<String> for NameGlob {
         Ok(Self(s))
     }
 }
+
+/// `layout_salt`: `env-padding` or `NAME=value` with `{salt}` in the value.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct LayoutSalt(pub(super) String);
+
+impl LayoutSalt {
+    /// The template as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for LayoutSalt {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        benchgate_api::agent::check_layout_salt(&s)?;
+        Ok(Self(s))
+    }
+}

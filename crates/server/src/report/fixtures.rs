@@ -39,6 +39,7 @@ pub(crate) fn result(
         warnings: Vec::new(),
         direction: Default::default(),
         margin_pct: 1.0,
+        layout_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,
@@ -72,6 +73,8 @@ pub(crate) fn example() -> CommentInput {
                 env: Vec::new(),
                 bench_from_head: Vec::new(),
                 network: false,
+                layout_salt: None,
+                canary_work: false,
             },
             gate: GateSpec::default(),
             suite: None,
@@ -83,6 +86,7 @@ pub(crate) fn example() -> CommentInput {
                 "AMD EPYC 7B13, 8 cores (4 physical), Linux 6.1.0, governor performance".to_owned(),
             ),
             note: None,
+            audit_flag: None,
         }),
         results: vec![
             BenchmarkResult {
@@ -183,6 +187,7 @@ pub(crate) fn combined_below_resolution() -> CommentInput {
         name: "alpha + beta".to_owned(),
         fingerprint: Some("Intel Xeon E-2388G, 16 cores (8 physical), Linux 6.8.0".to_owned()),
         note: Some("2 runners of one hardware class, combined stratified by runner".to_owned()),
+        audit_flag: None,
     });
     let combined = |mut r: BenchmarkResult| {
         r.runners = vec!["alpha".to_owned(), "beta".to_owned()];
@@ -281,6 +286,38 @@ pub(crate) fn profile_unavailable() -> CommentInput {
     input
 }
 
+/// A suite with a layout floor on a runner whose canaries are flagged: one row moved only as
+/// much as rebuilding moves it, one beyond that.
+pub(crate) fn layout_on_a_flagged_runner() -> CommentInput {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    input.rounds_done = 20;
+    input.benchmark_files_changed.clear();
+    let layout = |mut r: BenchmarkResult| {
+        r.margin_pct = 4.1;
+        r.layout_pct = Some(4.1);
+        r
+    };
+    let mut slower = layout(result(
+        "parse/large",
+        VerdictKind::Slower,
+        11.8,
+        [7.0, 16.8],
+    ));
+    slower.practical = true;
+    input.results = vec![
+        slower,
+        layout(result("render", VerdictKind::Equivalent, 2.2, [0.6, 3.8])),
+    ];
+    if let Some(runner) = input.runner.as_mut() {
+        runner.audit_flag = Some(
+            "A/A canaries on this runner claimed a change in 9 of 60 (15.0%, 95% interval 7.1–26.6%), more often than α = 5%: treat its verdicts with care until it is recalibrated"
+                .to_owned(),
+        );
+    }
+    input
+}
+
 /// Each fixture by the name its snapshots carry.
 pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
     vec![
@@ -293,5 +330,6 @@ pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
         ("failed", failed()),
         ("profiled", profiled()),
         ("profile_unavailable", profile_unavailable()),
+        ("layout_on_a_flagged_runner", layout_on_a_flagged_runner()),
     ]
 }

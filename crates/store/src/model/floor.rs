@@ -24,6 +24,9 @@ pub struct AaSession {
     pub mean: f64,
     /// Standard deviation of `ln(head/base)`.
     pub spread: f64,
+    /// The two sides were built with different layout salts: the session measures layout
+    /// noise, not the runner's A/A floor.
+    pub layout: bool,
     pub recorded_at: DateTime<Utc>,
 }
 
@@ -37,5 +40,43 @@ pub struct NoiseFloor {
     pub within_spread: f64,
     /// Between-session bias `tau_b` (log scale).
     pub between_bias: f64,
+    /// Spread between builds that differ only in layout (log scale); `None` until at least
+    /// two layout sessions were recorded.
+    pub layout_bias: Option<f64>,
     pub computed_at: DateTime<Utc>,
+}
+
+/// What one canary's rounds said about one benchmark and metric, to someone who stops at the
+/// first decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CanaryResult {
+    pub comparison_id: super::ComparisonId,
+    pub runner_id: RunnerId,
+    pub benchmark: String,
+    pub metric: String,
+    /// `None` for an A/A canary.
+    pub planted_pct: Option<f64>,
+    pub verdict: benchgate_api::VerdictKind,
+    /// Rounds at that verdict.
+    pub rounds: i64,
+    /// Minutes from the first round to that verdict.
+    pub minutes: Option<f64>,
+    /// The first "needs N more rounds" before it: at this many rounds, and N.
+    pub forecast: Option<(i64, i64)>,
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A "needs N more rounds" a comparison said for one runner's row, and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Forecast {
+    pub comparison_id: super::ComparisonId,
+    pub runner_id: RunnerId,
+    pub benchmark: String,
+    pub metric: String,
+    pub at_rounds: i64,
+    pub needed: i64,
+    pub made_at: DateTime<Utc>,
+    /// Total rounds when a verdict came; `None` while none did.
+    pub decided_rounds: Option<i64>,
+    pub decided_at: Option<DateTime<Utc>>,
 }

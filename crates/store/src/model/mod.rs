@@ -23,7 +23,7 @@ pub use comparison::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,
     MainKind, NewComparison, PullRequestHead, StoredResult,
 };
-pub use floor::{AaSession, FloorKey, NoiseFloor};
+pub use floor::{AaSession, CanaryResult, FloorKey, Forecast, NoiseFloor};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
 pub use job::{

@@ -16,6 +16,9 @@ pub struct Runner {
     pub created_at: DateTime<Utc>,
     pub last_seen_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The audit's flag counts A/A canaries scored since then (the last recalibration by
+    /// hand); `None`: all of them.
+    pub audit_since: Option<DateTime<Utc>>,
 }
 
 /// A runner's bearer token in plain text: exists only when the runner is added, never stored.

@@ -52,8 +52,8 @@ pub(super) async fn create(
     let id: ComparisonId = sqlx::query(
         "INSERT INTO comparisons (repository_id, pr_number, base_sha, head_sha, \
          runner_label, config, planned_rounds, state, created_at, updated_at, \
-         branch, main_kind, main_suite, main_commits) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12) \
+         branch, main_kind, main_suite, main_commits, pinned_runner_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12, $13) \
          RETURNING id",
     )
     .bind(new.repository_id)
@@ -68,6 +68,8 @@ pub(super) async fn create(
     .bind(main.as_ref().map(|m| m.kind.as_str()))
     .bind(main.as_ref().map(|m| m.suite.as_str()))
     .bind(main_commits)
+    // A canary measures one runner: its jobs go to that runner only.
+    .bind(new.config.canary.as_ref().map(|c| c.runner_id))
     .fetch_one(&mut *conn)
     .await
     .map_err(|e| match e {
@@ -327,10 +329,10 @@ pub(super) async fn insert_jobs(
         let row = sqlx::query(
             "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, \
              config, runner_label, rounds, priority, state, max_attempts, created_at, \
-             updated_at, origin) \
+             updated_at, origin, pinned_runner_id) \
              SELECT 'comparison', id, repository_id, base_sha, head_sha, config, \
-             runner_label, $2, $3, 'queued', $4, $5, $5, $6 FROM comparisons WHERE id = $1 \
-             RETURNING id",
+             runner_label, $2, $3, 'queued', $4, $5, $5, $6, pinned_runner_id \
+             FROM comparisons WHERE id = $1 RETURNING id",
         )
         .bind(comparison_id)
         .bind(job.rounds)

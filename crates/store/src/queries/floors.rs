@@ -9,9 +9,11 @@ use const_format::concatcp;
 pub(super) async fn record_session(pool: &Pool, s: &AaSession) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO aa_sessions (job_id, runner_id, repository_id, benchmark, metric, \
-         pairs, mean, spread, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         pairs, mean, spread, recorded_at, layout) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (job_id, benchmark, metric) DO UPDATE SET pairs = excluded.pairs, \
-         mean = excluded.mean, spread = excluded.spread, recorded_at = excluded.recorded_at",
+         mean = excluded.mean, spread = excluded.spread, recorded_at = excluded.recorded_at, \
+         layout = excluded.layout",
     )
     .bind(s.job_id)
     .bind(s.key.runner_id)
@@ -22,6 +24,7 @@ pub(super) async fn record_session(pool: &Pool, s: &AaSession) -> Result<(), Sto
     .bind(s.mean)
     .bind(s.spread)
     .bind(s.recorded_at)
+    .bind(s.layout)
     .execute(pool)
     .await?;
     Ok(())
@@ -30,7 +33,7 @@ pub(super) async fn record_session(pool: &Pool, s: &AaSession) -> Result<(), Sto
 pub(super) async fn sessions(pool: &Pool, key: &FloorKey) -> Result<Vec<AaSession>, StoreError> {
     sqlx::query(
         "SELECT job_id, runner_id, repository_id, benchmark, metric, pairs, mean, \
-         spread, recorded_at FROM aa_sessions WHERE runner_id = $1 \
+         spread, layout, recorded_at FROM aa_sessions WHERE runner_id = $1 \
          AND repository_id = $2 AND benchmark = $3 AND metric = $4 \
          ORDER BY recorded_at, id",
     )
@@ -48,15 +51,15 @@ pub(super) async fn sessions(pool: &Pool, key: &FloorKey) -> Result<Vec<AaSessio
 pub(super) async fn update(pool: &Pool, f: &NoiseFloor) -> Result<(), StoreError> {
     // The current floor and its history row take the same values, in one transaction.
     const CURRENT: &str = "INSERT INTO noise_floors (runner_id, repository_id, benchmark, \
-         metric, pairs, sessions, within_spread, between_bias, computed_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         metric, pairs, sessions, within_spread, between_bias, computed_at, layout_bias) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (runner_id, repository_id, benchmark, metric) DO UPDATE SET \
          pairs = excluded.pairs, sessions = excluded.sessions, \
          within_spread = excluded.within_spread, between_bias = excluded.between_bias, \
-         computed_at = excluded.computed_at";
+         computed_at = excluded.computed_at, layout_bias = excluded.layout_bias";
     const HISTORY: &str = "INSERT INTO noise_floor_history (runner_id, repository_id, \
-         benchmark, metric, pairs, sessions, within_spread, between_bias, computed_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+         benchmark, metric, pairs, sessions, within_spread, between_bias, computed_at, \
+         layout_bias) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
     let mut tx = begin(pool).await?;
     for sql in [CURRENT, HISTORY] {
         sqlx::query(sql)
@@ -69,6 +72,7 @@ pub(super) async fn update(pool: &Pool, f: &NoiseFloor) -> Result<(), StoreError
             .bind(f.within_spread)
             .bind(f.between_bias)
             .bind(f.computed_at)
+            .bind(f.layout_bias)
             .execute(&mut *tx)
             .await?;
     }

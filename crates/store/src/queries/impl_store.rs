@@ -337,6 +337,50 @@ impl crate::Store for Backend {
     async fn noise_floor_history(&self, key: &FloorKey) -> Result<Vec<NoiseFloor>, StoreError> {
         floors::history(&self.pool, key).await
     }
+    async fn reset_runner_audit(
+        &self,
+        runner_id: RunnerId,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE runners SET audit_since = $2 WHERE id = $1")
+            .bind(runner_id)
+            .bind(at)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("runner {runner_id}")));
+        }
+        Ok(())
+    }
+    async fn record_canary_result(&self, result: &CanaryResult) -> Result<(), StoreError> {
+        audit::record_canary_result(&self.pool, result).await
+    }
+    async fn canary_results(&self, runner_id: RunnerId) -> Result<Vec<CanaryResult>, StoreError> {
+        audit::canary_results(&self.pool, runner_id).await
+    }
+    async fn unscored_canaries(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<Comparison>, StoreError> {
+        audit::unscored_canaries(&self.pool, since, limit).await
+    }
+    async fn runner_canaries(
+        &self,
+        runner_id: RunnerId,
+        limit: i64,
+    ) -> Result<Vec<Comparison>, StoreError> {
+        audit::canaries_of_runner(&self.pool, runner_id, limit).await
+    }
+    async fn record_forecasts(&self, forecasts: &[Forecast]) -> Result<(), StoreError> {
+        audit::record_forecasts(&self.pool, forecasts).await
+    }
+    async fn settle_forecasts(&self, decided: &[Forecast]) -> Result<u64, StoreError> {
+        audit::settle_forecasts(&self.pool, decided).await
+    }
+    async fn runner_forecasts(&self, runner_id: RunnerId) -> Result<Vec<Forecast>, StoreError> {
+        audit::runner_forecasts(&self.pool, runner_id).await
+    }
 
     async fn record_delivery(
         &self,

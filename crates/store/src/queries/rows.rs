@@ -23,6 +23,7 @@ pub(super) fn runner(row: &DbRow) -> Result<Runner, StoreError> {
         created_at: row.try_get("created_at")?,
         last_seen_at: row.try_get("last_seen_at")?,
         revoked_at: row.try_get("revoked_at")?,
+        audit_since: row.try_get("audit_since")?,
     })
 }
 
@@ -171,7 +172,41 @@ pub(super) fn noise_floor(row: &DbRow) -> Result<NoiseFloor, StoreError> {
         sessions: row.try_get("sessions")?,
         within_spread: row.try_get("within_spread")?,
         between_bias: row.try_get("between_bias")?,
+        layout_bias: row.try_get("layout_bias")?,
         computed_at: row.try_get("computed_at")?,
+    })
+}
+
+pub(super) fn canary_result(row: &DbRow) -> Result<CanaryResult, StoreError> {
+    let verdict: String = row.try_get("verdict")?;
+    let at: Option<i64> = row.try_get("forecast_at")?;
+    let rounds: Option<i64> = row.try_get("forecast_rounds")?;
+    Ok(CanaryResult {
+        comparison_id: row.try_get("comparison_id")?,
+        runner_id: row.try_get("runner_id")?,
+        benchmark: row.try_get("benchmark")?,
+        metric: row.try_get("metric")?,
+        planted_pct: row.try_get("planted_pct")?,
+        verdict: serde_json::from_value(serde_json::Value::String(verdict.clone()))
+            .map_err(|_| corrupt("canary verdict", &verdict))?,
+        rounds: row.try_get("rounds")?,
+        minutes: row.try_get("minutes")?,
+        forecast: at.zip(rounds),
+        recorded_at: row.try_get("recorded_at")?,
+    })
+}
+
+pub(super) fn forecast(row: &DbRow) -> Result<Forecast, StoreError> {
+    Ok(Forecast {
+        comparison_id: row.try_get("comparison_id")?,
+        runner_id: row.try_get("runner_id")?,
+        benchmark: row.try_get("benchmark")?,
+        metric: row.try_get("metric")?,
+        at_rounds: row.try_get("at_rounds")?,
+        needed: row.try_get("needed")?,
+        made_at: row.try_get("made_at")?,
+        decided_rounds: row.try_get("decided_rounds")?,
+        decided_at: row.try_get("decided_at")?,
     })
 }
 
@@ -182,6 +217,7 @@ pub(super) fn aa_session(row: &DbRow) -> Result<AaSession, StoreError> {
         pairs: row.try_get("pairs")?,
         mean: row.try_get("mean")?,
         spread: row.try_get("spread")?,
+        layout: row.try_get("layout")?,
         recorded_at: row.try_get("recorded_at")?,
     })
 }

@@ -1,7 +1,7 @@
 //! Column lists of the tables read back into models, shared by every query that selects them.
 
 pub(crate) const RUNNER_COLUMNS: &str =
-    "id, name, labels, fingerprint, created_at, last_seen_at, revoked_at";
+    "id, name, labels, fingerprint, created_at, last_seen_at, revoked_at, audit_since";
 
 pub(crate) const REPOSITORY_COLUMNS: &str =
     "id, github_id, installation_id, full_name, clone_url, created_at, removed_at";
@@ -25,7 +25,13 @@ pub(crate) const SAMPLE_COLUMNS: &str = "s.job_id, s.attempt, s.runner_id, rn.na
      s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.direction, s.recorded_at";
 
 pub(crate) const FLOOR_COLUMNS: &str = "runner_id, repository_id, benchmark, metric, pairs, sessions, within_spread, \
-     between_bias, computed_at";
+     between_bias, layout_bias, computed_at";
+
+pub(crate) const CANARY_RESULT_COLUMNS: &str = "comparison_id, runner_id, benchmark, metric, planted_pct, verdict, \
+     rounds, minutes, forecast_at, forecast_rounds, recorded_at";
+
+pub(crate) const FORECAST_COLUMNS: &str = "comparison_id, runner_id, benchmark, metric, at_rounds, needed, made_at, \
+     decided_rounds, decided_at";
 
 pub(crate) const OUTBOX_COLUMNS: &str =
     "id, kind, dedupe_key, payload, priority, attempts, last_error, created_at";

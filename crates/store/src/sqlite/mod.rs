@@ -40,6 +40,8 @@ mod runners;
 const RESULT_VERDICT: &str = "json_extract(cr.result, '$.verdict')";
 #[path = "../queries/acceptances.rs"]
 mod acceptances;
+#[path = "../queries/audit.rs"]
+mod audit;
 #[path = "../queries/bisections.rs"]
 mod bisections;
 #[path = "../queries/comparisons.rs"]

@@ -76,4 +76,6 @@ contract_tests!(
     a_pull_request_delivery_records_its_rows,
     a_profile_job_leaves_the_comparison_alone,
     a_culprit_search_is_started_once_and_woken_by_its_comparisons,
+    a_canary_is_pinned_to_its_runner_and_scored_once,
+    forecasts_are_kept_once_and_settled_by_the_verdict,
 );

@@ -20,14 +20,23 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
         pairs: 20,
         mean,
         spread: 0.01,
+        layout: false,
         recorded_at: at,
     };
     store.record_aa_session(&session(0.001, now)).await.unwrap();
-    store
-        .record_aa_session(&session(-0.002, now))
+    let salted = AaSession {
+        layout: true,
+        ..session(-0.002, now)
+    };
+    store.record_aa_session(&salted).await.unwrap();
+    let layouts: Vec<bool> = store
+        .aa_sessions(&key)
         .await
-        .unwrap();
-    assert_eq!(store.aa_sessions(&key).await.unwrap().len(), 2);
+        .unwrap()
+        .iter()
+        .map(|s| s.layout)
+        .collect();
+    assert_eq!(layouts, [false, true]);
 
     let floor = |sessions: i64, bias: f64| NoiseFloor {
         key: key.clone(),
@@ -35,6 +44,7 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
         sessions,
         within_spread: 0.01,
         between_bias: bias,
+        layout_bias: (sessions > 1).then_some(0.02),
         computed_at: chrono::DateTime::from_timestamp(1_700_000_000 + sessions, 0).unwrap(),
     };
     assert!(store.noise_floor(&key).await.unwrap().is_none());
@@ -87,6 +97,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         warnings: Vec::new(),
         direction: Default::default(),
         margin_pct: 1.0,
+        layout_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,

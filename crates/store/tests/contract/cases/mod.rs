@@ -1,5 +1,6 @@
 //! Contract cases: each takes a fresh, migrated store.
 
+mod audit;
 mod floors;
 mod github_app;
 mod github_lifecycle;
@@ -11,6 +12,7 @@ mod runners;
 mod samples;
 mod webhooks;
 
+pub use audit::*;
 pub use floors::*;
 pub use github_app::*;
 pub use github_lifecycle::*;

@@ -355,6 +355,7 @@ pub async fn calibrations_without_session_are_found_again(store: Arc<dyn Store>)
         pairs: 5,
         mean: 0.0,
         spread: 0.01,
+        layout: false,
         recorded_at: chrono::Utc::now(),
     };
     store
