@@ -429,3 +429,148 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
         "every measured round uploaded"
     );
 }
+
+/// The audit on the real agent: a suite with `layout_salt` gets its layout sessions (each side
+/// built with its own salt, which the modelled workload turns into a speed), and the idle
+/// runner runs canaries, the planted one doing 10% more work through `BENCHGATE_PLANTED`.
+#[tokio::test]
+async fn layout_sessions_and_canaries_run_on_the_real_agent() {
+    let _turn = measuring_turn().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = crate::support::spawn_server_on(
+        "127.0.0.1:0",
+        &db,
+        &[
+            ("BENCHGATE_ADMIN_TOKEN", crate::support::agent::ADMIN),
+            ("BENCHGATE_CLAIM_WAIT", "2"),
+            ("BENCHGATE_CANARY_EVERY", "1s"),
+            ("BENCHGATE_CANARY_PLANTED", "10"),
+            ("BENCHGATE_CANARY_ROUNDS", "8"),
+        ],
+    );
+    let path = dir.path().join("salted");
+    std::fs::create_dir_all(&path).unwrap();
+    // The modelled time scales with the build's salt (0.96–1.04) and BENCHGATE_PLANTED.
+    std::fs::write(
+        path.join("bench.sh"),
+        "#!/bin/sh\nexec \"$BENCHGATE_BIN\" spin --iterations 200000 --modelled-spread 0.003 \
+         --layout-file salt.txt\n",
+    )
+    .unwrap();
+    std::fs::write(path.join(".gitignore"), "salt.txt\n").unwrap();
+    crate::support::git(&path, &["init", "-q"]);
+    crate::support::git(&path, &["add", "."]);
+    crate::support::git(&path, &["commit", "-qm", "suite"]);
+    let sha = crate::support::git(&path, &["rev-parse", "HEAD"]);
+    let token = add_runner(&db, "salty");
+    let agent = AgentProcess::spawn("salty", &server, &token, dir.path(), &[]);
+
+    let repo = BenchRepo {
+        path: path.clone(),
+        base: sha.clone(),
+        head: sha.clone(),
+    };
+    let mut req = repo.comparison(6, Vec::new());
+    req.config.benchmark.build = Some("printf %s \"$SALT\" > salt.txt".into());
+    req.config.benchmark.run = "sh bench.sh".into();
+    req.config.benchmark.format = "libtest".into();
+    req.config.benchmark.layout_salt = Some("SALT={salt}".into());
+    req.config.benchmark.canary_work = true;
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, FINISH, &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}");
+
+    let runner_json = async || {
+        let resp = http()
+            .get(server.url("/api/v1/runners/salty"))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        resp.json::<serde_json::Value>()
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let floor = wait_until("a layout floor", FINISH, async || {
+        let runner = runner_json().await?;
+        let floor = runner["floors"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["benchmark"] == "spin").cloned());
+        match floor {
+            Some(f) if f["layout_pct"].is_number() => Ok(f),
+            other => Err(format!("{other:?}\n{}", agent.logs())),
+        }
+    })
+    .await;
+    // Builds salted apart differ by up to ±4% in the model; the sessions see some of that.
+    let layout = floor["layout_pct"].as_f64().unwrap();
+    assert!(layout > 0.3, "{floor}");
+    assert_eq!(
+        floor["sessions"], 1,
+        "the layout sessions are kept apart: {floor}"
+    );
+    assert!(agent.logged("the sides differ beyond their commits"));
+
+    // Two A/A canaries, then the planted one, each started when the runner is idle.
+    let audit = wait_until("three scored canaries", FINISH, async || {
+        let audit = runner_json().await?["audit"].clone();
+        if audit["canaries"].as_u64() >= Some(3) {
+            Ok(audit)
+        } else {
+            Err(format!("{audit}\n{}", agent.logs()))
+        }
+    })
+    .await;
+    assert_eq!(audit["aa"]["trials"], 2, "{audit}");
+    assert_eq!(audit["aa"]["hits"], 0, "{audit}");
+    let planted = &audit["planted"][0];
+    assert_eq!(planted["planted_pct"], 10.0, "{audit}");
+    assert_eq!(
+        planted["found"]["hits"], 1,
+        "10% more work is found: {audit}"
+    );
+    assert_eq!(audit["flagged"], false);
+    let direct = http()
+        .get(server.url("/api/v1/runners/salty/audit"))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(direct["runner"], "salty");
+    let page = http()
+        .get(server.url("/runners/salty"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("A/A canaries claiming a change"), "{page}");
+
+    // A recalibration by hand: a fresh A/A session, and the flag's count starts afresh.
+    let answer = http()
+        .post(server.url("/api/v1/runners/salty/recalibrate"))
+        .bearer_auth(crate::support::agent::ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer["calibrations"].as_array().map(Vec::len),
+        Some(1),
+        "{answer}"
+    );
+    let audit = runner_json().await.unwrap()["audit"].clone();
+    assert_eq!(audit["aa_since_recalibration"]["trials"], 0, "{audit}");
+    let unknown = http()
+        .post(server.url("/api/v1/runners/nobody/recalibrate"))
+        .bearer_auth(crate::support::agent::ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status().as_u16(), 404);
+}

@@ -81,11 +81,16 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         }
     };
 
+    let sides = claim.sides.clone().unwrap_or_default();
+    let build_envs = match side_build_envs(&settings.build_env, &sides) {
+        Ok(envs) => envs,
+        Err(reason) => return failed(reason),
+    };
     // Git and the builds block; they run on a blocking thread while heartbeats go on.
     let prepared = {
         let work_dir = ctx.args.work_dir.clone();
         let claim = claim.clone();
-        let build_env = settings.build_env.clone();
+        let build_env = build_envs;
         let sandbox = ctx.sandbox.clone();
         let containment = ctx.containment.clone();
         let span = tracing::Span::current();
@@ -126,9 +131,31 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         return profile(ctx, claim, settings, prepared, request.clone()).await;
     }
 
+    let (base_run, head_run) = match (
+        settings
+            .run
+            .clone()
+            .in_dir(&prepared.base)
+            .with_env(&sides.base.run),
+        settings
+            .run
+            .clone()
+            .in_dir(&prepared.head)
+            .with_env(&sides.head.run),
+    ) {
+        (Ok(base), Ok(head)) => (base, head),
+        (Err(e), _) | (_, Err(e)) => return failed(format!("the job's side environment: {e}")),
+    };
+    if claim.sides.is_some() {
+        tracing::info!(
+            base = ?sides.base.run.iter().chain(&sides.base.build).map(|e| env_name(e)).collect::<Vec<_>>(),
+            head = ?sides.head.run.iter().chain(&sides.head.build).map(|e| env_name(e)).collect::<Vec<_>>(),
+            "the sides differ beyond their commits (canary or layout session)"
+        );
+    }
     let mut runner = RoundRunner::new(
-        settings.run.clone().in_dir(&prepared.base),
-        settings.run.clone().in_dir(&prepared.head),
+        base_run,
+        head_run,
         RunnerConfig {
             format: settings.format,
             env: settings.run_env.clone(),
@@ -406,10 +433,36 @@ struct Prepared {
     build_times: Option<[Duration; 2]>,
 }
 
+/// The build environment of each side: the suite's, plus what the job sets for that side.
+fn side_build_envs(
+    suite: &ScrubbedEnv,
+    sides: &benchgate_api::agent::SideEnvs,
+) -> Result<[ScrubbedEnv; 2], String> {
+    let with = |extra: &[String]| {
+        let mut env = suite.clone();
+        for entry in extra {
+            let (name, value) = entry
+                .split_once('=')
+                .filter(|(n, _)| !n.is_empty())
+                .ok_or_else(|| {
+                    format!("the job's build environment entry {entry:?} is not NAME=value")
+                })?;
+            env.set(name, value.to_owned());
+        }
+        Ok::<_, String>(env)
+    };
+    Ok([with(&sides.base.build)?, with(&sides.head.build)?])
+}
+
+/// `NAME` of a `NAME=value` entry, for logs (values may be long salts or paddings).
+fn env_name(entry: &str) -> &str {
+    entry.split_once('=').map_or(entry, |(n, _)| n)
+}
+
 fn prepare(
     work_dir: &std::path::Path,
     claim: &ClaimedJob,
-    build_env: &ScrubbedEnv,
+    build_env: &[ScrubbedEnv; 2],
     sandbox: Option<&Sandbox>,
     containment: Option<&benchgate_harness::limits::Containment>,
 ) -> Result<Prepared, checkout::CheckoutError> {
@@ -449,7 +502,7 @@ fn prepare(
         &claim.base_sha,
         Some(&overlay),
         command,
-        build_env,
+        &build_env[0],
         checkout::Confine {
             sandbox,
             limits: containment,
@@ -460,7 +513,7 @@ fn prepare(
         &claim.head_sha,
         None,
         command,
-        build_env,
+        &build_env[1],
         checkout::Confine {
             sandbox,
             limits: containment,

@@ -13,6 +13,31 @@ pub struct SpinArgs {
     /// Tests whose verdicts must not depend on how loaded the machine is gate on it.
     #[arg(long, value_name = "SPREAD", value_parser = spread)]
     pub modelled_spread: Option<f64>,
+    /// Do this factor of the work (1.05 = 5% more): a planted canary sets it on head's runs.
+    #[arg(long, env = "BENCHGATE_PLANTED", default_value_t = 1.0, value_parser = factor)]
+    pub planted: f64,
+    /// A modelled layout effect: the time also scales by a factor between 0.96 and 1.04 that
+    /// depends only on the text of this file (a build step writes its salt there), so two
+    /// builds with different salts differ as two code layouts would. Tests use it.
+    #[arg(long, value_name = "FILE")]
+    pub layout_file: Option<std::path::PathBuf>,
+}
+
+fn factor(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if (0.01..=100.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "expected a factor of work between 0.01 and 100, found {text:?}"
+        )),
+    }
+}
+
+/// The modelled layout factor of a salt: 0.96 to 1.04, the same for the same text.
+pub fn layout_factor(salt: &str) -> f64 {
+    let h = salt.trim().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    0.96 + 0.08 * ((h % 10_001) as f64 / 10_000.0)
 }
 
 fn spread(text: &str) -> Result<f64, String> {
@@ -39,9 +64,13 @@ pub fn spin(iterations: u64) -> u64 {
 
 /// Runs the workload and prints its checksum (printing keeps the work observable).
 pub fn run(args: &SpinArgs) {
-    println!("{}", spin(std::hint::black_box(args.iterations)));
+    let layout = args.layout_file.as_ref().map_or(1.0, |f| {
+        layout_factor(&std::fs::read_to_string(f).unwrap_or_default())
+    });
+    let iterations = (args.iterations as f64 * args.planted * layout).round() as u64;
+    println!("{}", spin(std::hint::black_box(iterations)));
     if let Some(spread) = args.modelled_spread {
-        let ns = modelled_ns(args.iterations, spread, rand::random(), rand::random());
+        let ns = modelled_ns(iterations, spread, rand::random(), rand::random());
         println!("test spin ... bench: {ns:.1} ns/iter");
     }
 }
@@ -55,6 +84,19 @@ fn modelled_ns(iterations: u64, spread: f64, u1: f64, u2: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{modelled_ns, spin};
+
+    #[test]
+    fn the_layout_factor_is_fixed_per_salt_and_within_four_percent() {
+        use super::layout_factor;
+        assert_eq!(layout_factor("a1"), layout_factor("a1\n"));
+        let factors: Vec<f64> = (0..50)
+            .map(|i| layout_factor(&format!("salt{i}")))
+            .collect();
+        assert!(factors.iter().all(|f| (0.96..=1.04).contains(f)));
+        let spread = factors.iter().cloned().fold(f64::NAN, f64::max)
+            - factors.iter().cloned().fold(f64::NAN, f64::min);
+        assert!(spread > 0.04, "{spread}");
+    }
 
     #[test]
     fn is_deterministic_and_depends_on_the_count() {

@@ -12,6 +12,8 @@ pub enum CommandError {
     Unsplittable(String),
     #[error("empty command")]
     Empty,
+    #[error("environment entry {0:?} is not NAME=value")]
+    BadEnv(String),
 }
 
 /// One side's benchmark command.
@@ -21,6 +23,10 @@ pub struct BenchCommand {
     /// Working directory; `None`: the caller's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
+    /// Variables this side's runs get beyond the session's environment (a canary's planted
+    /// work, a layout salt's padding), set last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
 }
 
 impl BenchCommand {
@@ -44,13 +50,30 @@ impl BenchCommand {
         if argv.is_empty() {
             return Err(CommandError::Empty);
         }
-        Ok(BenchCommand { argv, cwd: None })
+        Ok(BenchCommand {
+            argv,
+            cwd: None,
+            env: Vec::new(),
+        })
     }
 
     /// The same command run in `dir`.
     pub fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
+    }
+
+    /// The same command with `NAME=value` entries added to its runs' environment; an entry
+    /// without `=` is refused.
+    pub fn with_env(mut self, entries: &[String]) -> Result<Self, CommandError> {
+        for entry in entries {
+            let (name, value) = entry
+                .split_once('=')
+                .filter(|(n, _)| !n.is_empty())
+                .ok_or_else(|| CommandError::BadEnv(entry.clone()))?;
+            self.env.push((name.to_owned(), value.to_owned()));
+        }
+        Ok(self)
     }
 
     /// The command as one line, quoted so it splits back into the same words.

@@ -75,10 +75,14 @@ impl RunnerConfig {
     /// `command`'s directory, with the session's environment, timeout and quieting, stdout
     /// piped only when the format reads it.
     pub fn run_spec(&self, command: &BenchCommand, argv: Vec<String>) -> RunSpec {
+        let mut env = self.env.clone();
+        for (name, value) in &command.env {
+            env.set(name, value.clone());
+        }
         RunSpec {
             argv,
             cwd: command.cwd.clone(),
-            env: self.env.clone(),
+            env,
             timeout: self.timeout,
             capture_stdout: reads_stdout(self.format),
             cpus: self.quieting.cpus.clone(),

@@ -158,6 +158,7 @@ async fn describe_claim(
         .ok_or_else(|| ClaimProblem::Unrunnable("the job's repository is gone".into()))?;
     let mut benchmark = job.config.config.benchmark.clone();
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
+    let sides = job.config.side_envs().map_err(ClaimProblem::Unrunnable)?;
     Ok(wire::ClaimedJob {
         job_id: job.id.0,
         attempt: job.attempts,
@@ -176,6 +177,7 @@ async fn describe_claim(
         benchmark,
         heartbeat_secs: (app.config.lease_secs / 3).max(1),
         profile: job.profile.clone(),
+        sides,
     })
 }
 
@@ -397,6 +399,7 @@ async fn complete(
         (JobKind::Comparison, _) => {
             if let Some(comparison) = job.comparison_id {
                 comparison_analysis::refresh_comparison(&app, comparison).await;
+                crate::audit::after_job(&app.store, comparison).await;
             }
         }
         _ => {}

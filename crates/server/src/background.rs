@@ -1,5 +1,5 @@
 //! Background work beside the HTTP server: the reaper, calibration, the default branch's
-//! schedule, and, once GitHub credentials exist, the outbox worker and the report watcher.
+//! schedule, canaries, and, once GitHub credentials exist, the outbox worker and the report watcher.
 
 use std::time::Duration;
 
@@ -30,6 +30,7 @@ pub fn spawn(state: AppState) -> BackgroundTasks {
     tasks.spawn(crate::reaper::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::calibration::run(state.clone(), cancel.clone()));
     tasks.spawn(crate::main_history::run(state.clone(), cancel.clone()));
+    tasks.spawn(crate::audit::run(state.clone(), cancel.clone()));
     spawn_github_workers(&state, &cancel, &mut tasks);
     BackgroundTasks { cancel, tasks }
 }

@@ -77,7 +77,41 @@ fn calibration_job(
     }
 }
 
-/// Enqueues an A/A job of `sha` pinned to one runner (`/rebench aa`).
+/// Layout sessions per layout calibration: builds compared in pairs, each with fresh salts.
+pub const LAYOUT_SESSIONS: usize = 4;
+
+/// When the suite has `layout_salt`, enqueues [`LAYOUT_SESSIONS`] A/A sessions beside `aa`,
+/// each with its sides built under two fresh salts, so the floor learns how far code layout
+/// alone moves a benchmark. Returns the jobs enqueued.
+async fn enqueue_layout_sessions(
+    store: &Arc<dyn Store>,
+    aa: &NewCalibration,
+) -> Result<Vec<JobId>, StoreError> {
+    if aa.config.config.benchmark.layout_salt.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut jobs = Vec::with_capacity(LAYOUT_SESSIONS);
+    for _ in 0..LAYOUT_SESSIONS {
+        let salt = || uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let mut config = aa.config.clone();
+        config.layout = Some(benchgate_api::agent::LayoutSalts {
+            base: salt(),
+            head: salt(),
+        });
+        let job = store
+            .enqueue_calibration(&NewCalibration {
+                config,
+                ..aa.clone()
+            })
+            .await?;
+        jobs.push(job);
+    }
+    tracing::info!(runner = %aa.runner_id, repository = %aa.repository_id, jobs = jobs.len(), "layout sessions enqueued");
+    Ok(jobs)
+}
+
+/// Enqueues an A/A job of `sha` pinned to one runner (`/rebench aa`), with layout sessions
+/// when the suite has `layout_salt`.
 pub async fn request_calibration(
     app: &AppState,
     runner_id: RunnerId,
@@ -98,6 +132,7 @@ pub async fn request_calibration(
     );
     let job = app.store.enqueue_calibration(&new).await?;
     tracing::info!(job = %job, runner = %runner_id, repository = %repository_id, rounds = new.rounds, "calibration enqueued");
+    enqueue_layout_sessions(&app.store, &new).await?;
     Ok(job)
 }
 
@@ -145,11 +180,14 @@ pub async fn ensure_calibrated(app: &AppState, runner_id: RunnerId, job: &Job) {
         &job.config,
         Priority::INTERACTIVE,
     );
-    let result = app.store.enqueue_calibration_unless_since(&new, None).await.map(|enqueued| {
-        if let Some(id) = enqueued {
+    let result = match app.store.enqueue_calibration_unless_since(&new, None).await {
+        Ok(Some(id)) => {
             tracing::info!(job = %id, runner = %runner_id, repository = %job.repository_id, "first calibration enqueued");
+            enqueue_layout_sessions(&app.store, &new).await.map(drop)
         }
-    });
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
     if let Err(e) = result {
         tracing::error!(runner = %runner_id, error = ?e, "cannot enqueue first calibration");
     }
@@ -222,6 +260,7 @@ async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<usize
                     pairs: d.len() as i64,
                     mean: summary.mean,
                     spread: summary.sd,
+                    layout: job.config.layout.is_some(),
                     recorded_at: Utc::now(),
                 })
                 .await?;
@@ -235,13 +274,16 @@ async fn record_session_inner(store: &Arc<dyn Store>, job: &Job) -> Result<usize
     Ok(recorded)
 }
 
-/// Recomputes one floor from the raw log-ratios of every session recorded for it.
+/// Recomputes one floor from the raw log-ratios of every session recorded for it: the A/A
+/// sessions give `s_aa` and `tau_b`, the layout sessions (sides built with different salts)
+/// the spread between builds, by the same formula as `tau_b`.
 async fn update_floor(
     store: &Arc<dyn Store>,
     key: &FloorKey,
     samples: &mut HashMap<JobId, Vec<RunnerSeries>>,
 ) -> Result<(), StoreError> {
     let mut sessions = Vec::new();
+    let mut layout_sessions = Vec::new();
     for session in store.aa_sessions(key).await? {
         let Some(job_id) = session.job_id else {
             continue;
@@ -257,8 +299,17 @@ async fn update_floor(
             })
             .filter_map(|p| paired_log_ratios(&p.base, &p.head).ok())
             .find(|d| d.len() >= 2);
-        sessions.extend(log_ratios);
+        if session.layout {
+            layout_sessions.extend(log_ratios);
+        } else {
+            sessions.extend(log_ratios);
+        }
     }
+    // Two layout sessions at least: one cannot tell builds apart from a session's noise.
+    let layout_bias = (layout_sessions.len() >= 2)
+        .then(|| benchgate_stats::NoiseFloor::from_sessions(&layout_sessions).ok())
+        .flatten()
+        .map(|f| f.tau_b);
     let floor = match benchgate_stats::NoiseFloor::from_sessions(&sessions) {
         Ok(floor) => floor,
         Err(e) => {
@@ -273,10 +324,11 @@ async fn update_floor(
             sessions: floor.sessions as i64,
             within_spread: floor.s_aa,
             between_bias: floor.tau_b,
+            layout_bias,
             computed_at: Utc::now(),
         })
         .await?;
-    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, "noise floor updated");
+    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, layout_sessions = layout_sessions.len(), tau_layout = ?layout_bias, "noise floor updated");
     Ok(())
 }
 
@@ -344,6 +396,7 @@ async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), Store
                     .await?
                 {
                     tracing::info!(job = %id, runner = %runner.id, "recalibration enqueued");
+                    enqueue_layout_sessions(&app.store, &new).await?;
                 }
             }
         }

@@ -23,6 +23,28 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/history/anchor", post(anchor_now))
         .route("/api/v1/history/bisect", post(bisect_now))
         .route("/api/v1/history/bisections/{id}", get(show_bisection))
+        .route(
+            "/api/v1/runners/{name}/recalibrate",
+            post(recalibrate_runner),
+        )
+}
+
+/// `POST /api/v1/runners/{name}/recalibrate`: a fresh A/A calibration (and layout sessions) on
+/// every repository the runner has a floor for, and its audit flag counted afresh from now.
+async fn recalibrate_runner(
+    State(app): State<AppState>,
+    _admin: AdminAuth,
+    Path(name): Path<String>,
+) -> Result<Json<crate::audit::Recalibrated>, ApiError> {
+    let runner = app
+        .store
+        .runner_by_name(&name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no runner named {name:?}")))?;
+    if runner.revoked_at.is_some() {
+        return Err(ApiError::Conflict(format!("runner {name:?} is revoked")));
+    }
+    Ok(Json(crate::audit::recalibrate(&app, &runner).await?))
 }
 
 /// `POST /api/v1/history/bisect`: search a range of the default branch for the commit that made
@@ -330,6 +352,8 @@ async fn create_comparison(
         main: None,
         merged_pr: None,
         merge_group: None,
+        canary: None,
+        layout: None,
     };
     let created = app
         .store

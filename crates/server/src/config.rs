@@ -87,8 +87,31 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_BISECT_MAX_ROUNDS", default_value_t = 160, value_parser = clap::value_parser!(u32).range(0..=2000))]
     pub bisect_max_rounds: u32,
 
+    /// How often each idle runner runs a canary (its own commit against itself, or with
+    /// planted extra work) for its audit, at the lowest priority: "6h" for every label, per
+    /// label as "quiet=2h,gpu=off,*=6h", or "off".
+    #[arg(long, env = "BENCHGATE_CANARY_EVERY", default_value = "6h", value_parser = crate::audit::parse_canary_every)]
+    pub canary_every: crate::audit::CanaryEvery,
+
+    /// Planted changes (percent more work) the canaries cycle through after two A/A ones.
+    #[arg(long, env = "BENCHGATE_CANARY_PLANTED", default_value = "2,5", value_delimiter = ',', value_parser = planted_pct)]
+    pub canary_planted: Vec<f64>,
+
+    /// Rounds of each canary (it is scored at the first round that decides).
+    #[arg(long, env = "BENCHGATE_CANARY_ROUNDS", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=500))]
+    pub canary_rounds: u32,
+
     #[command(flatten)]
     pub github: crate::github_args::GitHubArgs,
+}
+
+fn planted_pct(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "expected a percentage above 0 and at most 100, found {text:?}"
+        )),
+    }
 }
 
 impl fmt::Debug for ServeArgs {
@@ -110,6 +133,9 @@ impl fmt::Debug for ServeArgs {
             .field("claim_wait_secs", &self.claim_wait_secs)
             .field("profile_runs", &self.profile_runs)
             .field("bisect_max_rounds", &self.bisect_max_rounds)
+            .field("canary_every", &self.canary_every.to_string())
+            .field("canary_planted", &self.canary_planted)
+            .field("canary_rounds", &self.canary_rounds)
             .field(
                 "dashboard_token",
                 &self.dashboard_token.as_ref().map(|_| "***"),

@@ -2,6 +2,7 @@
 //! delivery planner and the scheduling tasks, the reaper, the outbox worker and report rendering.
 
 mod agent_api;
+pub mod audit;
 pub mod auth;
 mod background;
 pub mod calibration;

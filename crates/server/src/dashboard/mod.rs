@@ -48,6 +48,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/api/v1/history.csv", get(history_page::csv))
         .route("/api/v1/runners", get(api::runners))
         .route("/api/v1/runners/{name}", get(api::runner))
+        .route("/api/v1/runners/{name}/audit", get(runner_page::audit_json))
         .route("/api/v1/queue", get(api::queue))
         .route("/api/v1/comparisons", get(api::comparisons))
         .route(

@@ -58,6 +58,9 @@ pub struct RunnerSummary {
     /// The job it is running, if any.
     pub running_job: Option<i64>,
     pub fingerprint: Option<benchgate_api::MachineFingerprint>,
+    /// Set while the runner's A/A canaries claim changes credibly more often than α.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_flag: Option<String>,
     #[serde(skip)]
     pub last_seen: String,
 }
@@ -85,6 +88,7 @@ impl RunnerSummary {
             last_seen_at: runner.last_seen_at,
             running_job,
             fingerprint: runner.fingerprint.clone(),
+            audit_flag: None,
             last_seen: runner
                 .last_seen_at
                 .map_or_else(|| "never".into(), |t| words::age((now - t).num_seconds())),
@@ -266,12 +270,22 @@ pub async fn runner_summaries(
     now: DateTime<Utc>,
 ) -> Result<Vec<RunnerSummary>, ApiError> {
     let active = store.active_jobs().await?;
-    Ok(store
-        .list_runners()
-        .await?
-        .iter()
-        .map(|r| RunnerSummary::new(r, &active, now))
-        .collect())
+    let mut summaries = Vec::new();
+    for runner in store.list_runners().await? {
+        let mut summary = RunnerSummary::new(&runner, &active, now);
+        summary.audit_flag = audit_flag(store, &runner).await?;
+        summaries.push(summary);
+    }
+    Ok(summaries)
+}
+
+/// The runner's audit warning, if it is flagged.
+pub async fn audit_flag(
+    store: &dyn Store,
+    runner: &benchgate_store::Runner,
+) -> Result<Option<String>, ApiError> {
+    let audit = crate::audit::runner_audit(store, runner).await?;
+    Ok(crate::audit::flag_words(&audit))
 }
 
 #[derive(Template)]

@@ -55,8 +55,11 @@ pub struct FloorRow {
     pub spread_pct: f64,
     /// Between-session bias, `100(e^tau_b − 1)`.
     pub between_bias_pct: f64,
-    /// Margin `M = max(1%, 2·tau_b)` in percent.
+    /// Margin `M = max(1%, 2·tau_b, 2·tau_layout)` in percent.
     pub margin_pct: f64,
+    /// Spread between builds that differ only in layout, `100(e^tau_layout − 1)`; `None`
+    /// without a layout calibration.
+    pub layout_pct: Option<f64>,
     pub sessions: i64,
     pub pairs: i64,
     pub computed_at: DateTime<Utc>,
@@ -81,6 +84,12 @@ impl FloorRow {
     pub fn margin(&self) -> String {
         words::margin(self.margin_pct)
     }
+
+    /// The layout spread as the page shows it, or a dash.
+    pub fn layout(&self) -> String {
+        self.layout_pct
+            .map_or_else(|| "—".to_owned(), words::spread)
+    }
 }
 
 /// A runner with its floors, as the page and `GET /api/v1/runners/{name}` show it.
@@ -89,6 +98,8 @@ pub struct RunnerDetail {
     #[serde(flatten)]
     pub runner: RunnerSummary,
     pub floors: Vec<FloorRow>,
+    /// What its canaries and forecasts say about its verdicts.
+    pub audit: crate::audit::RunnerAudit,
 }
 
 /// What an A/A spread `s_aa` and bias `tau_b` can resolve: an effect under `2·tau_b` never,
@@ -154,9 +165,13 @@ pub async fn runner_detail(
         let history = store.noise_floor_history(&floor.key).await?;
         floors.push(floor_row(&floor, repository, &history, now));
     }
+    let audit = crate::audit::runner_audit(store, &runner).await?;
+    let mut summary = RunnerSummary::new(&runner, &active, now);
+    summary.audit_flag = crate::audit::flag_words(&audit);
     Ok(RunnerDetail {
-        runner: RunnerSummary::new(&runner, &active, now),
+        runner: summary,
         floors,
+        audit,
     })
 }
 
@@ -182,7 +197,10 @@ fn floor_row(
         metric: metric.clone(),
         spread_pct: log_spread_pct(floor.within_spread),
         between_bias_pct: log_spread_pct(floor.between_bias),
-        margin_pct: log_spread_pct(DEFAULT_MIN_EFFECT.ln_1p().max(2.0 * floor.between_bias)),
+        margin_pct: log_spread_pct(
+            crate::comparison_analysis::stats_floor(floor).margin(DEFAULT_MIN_EFFECT.ln_1p()),
+        ),
+        layout_pct: floor.layout_bias.map(log_spread_pct),
         sessions: floor.sessions,
         pairs: floor.pairs,
         computed_at: floor.computed_at,
@@ -219,6 +237,21 @@ struct RunnerPage {
     fingerprint: Vec<(String, String)>,
     plot: String,
     plotted: usize,
+}
+
+/// `GET /api/v1/runners/{name}/audit`: the runner's audit alone.
+pub async fn audit_json(
+    State(app): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<axum::Json<crate::audit::RunnerAudit>, ApiError> {
+    let runner = app
+        .store
+        .runner_by_name(&name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no runner named {name:?}")))?;
+    Ok(axum::Json(
+        crate::audit::runner_audit(app.store.as_ref(), &runner).await?,
+    ))
 }
 
 /// A runner's page: fingerprint, floors with what they resolve, and the floors over time.

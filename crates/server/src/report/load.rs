@@ -62,11 +62,18 @@ pub async fn load(
         .collect();
     let runner_id = headline.or_else(|| jobs.iter().rev().find_map(|j| j.claimed_by));
     let mut runner = match runner_id {
-        Some(rid) => store.runner(rid).await?.map(|r| RunnerInfo {
-            name: crate::comparison_analysis::combined_name(&results).unwrap_or(r.name),
-            fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
-            note: None,
-        }),
+        Some(rid) => match store.runner(rid).await? {
+            Some(r) => {
+                let audit = crate::audit::runner_audit(store, &r).await?;
+                Some(RunnerInfo {
+                    name: crate::comparison_analysis::combined_name(&results).unwrap_or(r.name),
+                    fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
+                    note: None,
+                    audit_flag: crate::audit::flag_words(&audit),
+                })
+            }
+            None => None,
+        },
         None => None,
     };
     if let Some(info) = runner.as_mut() {

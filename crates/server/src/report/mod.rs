@@ -37,6 +37,8 @@ pub struct RunnerInfo {
     pub fingerprint: Option<String>,
     /// Other runners: combined with this one, or reported separately, and why.
     pub note: Option<String>,
+    /// Set while the runner's A/A canaries claim changes credibly more often than α.
+    pub audit_flag: Option<String>,
 }
 
 /// One A/A noise floor used for a benchmark and metric.
@@ -160,6 +162,9 @@ struct CommentTemplate<'a> {
     profile: Vec<String>,
     rules: Vec<String>,
     benchmark_files_changed: String,
+    audit_flag: Option<String>,
+    /// Some row's margin holds the runner's layout floor.
+    layout_rows: bool,
     bench_from_head: String,
     runner: String,
     workload: String,
@@ -337,6 +342,12 @@ fn render_rows(
         notes,
         profile: profile::lines(input.profile.as_ref()),
         rules: rule_lines.to_vec(),
+        layout_rows: input.results.iter().any(|r| r.layout_pct.is_some()),
+        audit_flag: input
+            .runner
+            .as_ref()
+            .and_then(|r| r.audit_flag.as_deref())
+            .map(format::cell),
         benchmark_files_changed: input
             .benchmark_files_changed
             .iter()

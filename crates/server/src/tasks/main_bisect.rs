@@ -473,6 +473,8 @@ async fn add_rounds(
         main: None,
         merged_pr: None,
         merge_group: None,
+        canary: None,
+        layout: None,
         ..stored
     };
     let created = cx

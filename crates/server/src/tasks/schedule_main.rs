@@ -132,6 +132,8 @@ async fn schedule_step(
         main: Some(main.clone()),
         merged_pr: super::main_report::merged_pr(&t.head_message),
         merge_group: None,
+        canary: None,
+        layout: None,
     };
     let created = cx
         .store

@@ -145,6 +145,8 @@ async fn schedule_one(
         main: None,
         merged_pr: None,
         merge_group: None,
+        canary: None,
+        layout: None,
     };
     let mut notify = vec![NewOutboxMessage::for_new_comparison(
         ReportCheck::KIND,

@@ -307,6 +307,8 @@ impl ScheduleMergeGroup {
                     main: None,
                     merged_pr: None,
                     merge_group: Some(context),
+                    canary: None,
+                    layout: None,
                 },
                 planned_rounds: plan.planned_rounds,
                 jobs: vec![NewJob {
