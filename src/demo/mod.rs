@@ -251,6 +251,9 @@ fn serve_args(
         format!("sqlite://{}", dir.join("benchgate.db").display()),
         "--admin-token".into(),
         admin_token.into(),
+        // The demo shows one comparison; a canary on its idle runner would only be noise.
+        "--canary-every".into(),
+        "off".into(),
     ])
     .args
 }

@@ -141,6 +141,8 @@ pub fn spawn_server_on(listen: &str, database_url: &str, env: &[(&str, &str)]) -
     cmd.args(["serve", "--listen", listen, "--log-format", "json"])
         .env("BENCHGATE_DATABASE_URL", database_url)
         .env("RUST_LOG", "info")
+        // Canaries on idle runners would add jobs to every test; the tests of canaries ask.
+        .env("BENCHGATE_CANARY_EVERY", "off")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
