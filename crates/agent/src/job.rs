@@ -347,6 +347,27 @@ fn interruption(ctx: &AgentContext, signals: &JobSignals) -> Option<Stop> {
     }
 }
 
+/// Free space below which the agent's work dir counts as full.
+const WORK_DIR_FULL_BELOW: u64 = 64 * 1024 * 1024;
+
+/// Whether the filesystem of the work dir has (almost) no room left now.
+fn work_dir_full(work_dir: &std::path::Path) -> bool {
+    rustix::fs::statvfs(work_dir)
+        .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < WORK_DIR_FULL_BELOW)
+}
+
+/// A failure as the server should take it: "No space left on device" while the agent's own work
+/// dir is full is this machine's fault, not the code's, so the attempt is given back to be run
+/// again (until the job's attempts run out). A run that fills its private `/tmp` fails.
+fn failure_outcome(reason: String, log_tail: String, work_dir_full: bool) -> JobOutcome {
+    let full = benchgate_api::agent::DISK_FULL;
+    if work_dir_full && (reason.contains(full) || log_tail.contains(full)) {
+        JobOutcome::Interrupted { reason, log_tail }
+    } else {
+        JobOutcome::Failed { reason, log_tail }
+    }
+}
+
 /// Ends the job on the server as `stop` says, retrying while the server is unreachable (during
 /// a stop, only until the drain ends).
 async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
@@ -373,10 +394,16 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
             (JobEnd::Succeeded, r)
         }
         Stop::Failed { reason, log_tail } => {
-            tracing::warn!(%reason, "job failed");
+            let outcome = failure_outcome(reason, log_tail, work_dir_full(&ctx.args.work_dir));
+            match &outcome {
+                JobOutcome::Interrupted { reason, .. } => {
+                    tracing::warn!(%reason, "job interrupted: the disk is full; it will be run again");
+                }
+                _ => tracing::warn!("job failed"),
+            }
             let req = CompleteRequest {
                 lease_token,
-                outcome: JobOutcome::Failed { reason, log_tail },
+                outcome,
             };
             let r = within_drain(
                 ctx,
@@ -553,4 +580,25 @@ fn measurement_failed(message: &str) -> Stop {
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_interrupts_the_attempt_and_anything_else_fails_the_job() {
+        let (reason, tail) = (
+            "build failed (exit status 1)".to_owned(),
+            "fatal: cannot write: No space left on device".to_owned(),
+        );
+        let full = failure_outcome(reason.clone(), tail.clone(), true);
+        assert!(matches!(full, JobOutcome::Interrupted { .. }), "{full:?}");
+        // The run filled its own /tmp; the work dir has room: the code's fault.
+        let own = failure_outcome(reason.clone(), tail, false);
+        assert!(matches!(own, JobOutcome::Failed { .. }), "{own:?}");
+        let broken = failure_outcome(reason, "error[E0425]".into(), true);
+        assert!(matches!(broken, JobOutcome::Failed { .. }), "{broken:?}");
+        assert!(!work_dir_full(std::path::Path::new("/")));
+    }
 }

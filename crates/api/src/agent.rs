@@ -681,7 +681,18 @@ pub enum JobOutcome {
         #[serde(default)]
         log_tail: String,
     },
+    /// The runner could not finish it for a cause of its own (its work dir was full): the
+    /// attempt is used and the job queued again, failed once out of attempts.
+    Interrupted {
+        /// One line saying what stopped it.
+        reason: String,
+        #[serde(default)]
+        log_tail: String,
+    },
 }
+
+/// What a failure says when the machine, not the code, ran out of disk.
+pub const DISK_FULL: &str = "No space left on device";
 
 /// End a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -142,6 +142,9 @@ pub(super) async fn complete(
         JobOutcome::Failed { reason, log_tail } => {
             ("failed", Some(reason.as_str()), Some(log_tail.as_str()))
         }
+        JobOutcome::Interrupted { reason, log_tail } => {
+            return interrupted(pool, job_id, lease, reason, log_tail).await;
+        }
     };
     let now = crate::shared::now();
     let mut tx = begin(pool).await?;
@@ -187,6 +190,44 @@ pub(super) async fn complete(
             }
         }
     }
+}
+
+/// An attempt the runner could not finish for a cause of its own: queued again with the
+/// attempt used, as a lost lease is, or failed once out of attempts (cancelled if asked).
+async fn interrupted(
+    pool: &Pool,
+    job_id: JobId,
+    lease: &LeaseToken,
+    reason: &str,
+    log_tail: &str,
+) -> Result<(), StoreError> {
+    let now = crate::shared::now();
+    let mut tx = begin(pool).await?;
+    let row = sqlx::query(
+        "UPDATE jobs SET state = CASE WHEN cancel_requested THEN 'cancelled' \
+         WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END, \
+         last_error = $3, log_tail = $4, lease_token = NULL, lease_expires_at = NULL, \
+         claimed_by = CASE WHEN cancel_requested OR attempts >= max_attempts \
+           THEN claimed_by ELSE NULL END, \
+         finished_at = CASE WHEN cancel_requested OR attempts >= max_attempts THEN $5 END, \
+         updated_at = $5 WHERE id = $1 AND lease_token = $2 AND state = 'running' \
+         RETURNING comparison_id",
+    )
+    .bind(job_id)
+    .bind(lease.as_str())
+    .bind(format!("interrupted: {reason}"))
+    .bind(log_tail)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else {
+        return Err(StoreError::LeaseLost);
+    };
+    if let Some(c) = row.try_get::<Option<ComparisonId>, _>("comparison_id")? {
+        comparisons::refresh_state(&mut tx, c).await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 pub(super) async fn release(

@@ -37,6 +37,7 @@ contract_tests!(
     late_upload_after_reap_is_lease_lost,
     reupload_is_idempotent,
     reaper_requeues_then_fails_after_max_attempts,
+    an_interrupted_attempt_is_run_again_until_attempts_run_out,
     live_leases_are_not_reaped,
     release_gives_the_job_back,
     new_head_supersedes_old_head,

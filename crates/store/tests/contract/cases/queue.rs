@@ -246,6 +246,54 @@ pub async fn reaper_requeues_then_fails_after_max_attempts(store: Arc<dyn Store>
     assert_eq!(state, ComparisonState::Failed);
 }
 
+pub async fn an_interrupted_attempt_is_run_again_until_attempts_run_out(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let created = store
+        .create_comparison(&comparison(&repo, Some(4), "h1", "x", jobs(1, 2)))
+        .await
+        .unwrap();
+    let x = labels(&["x"]);
+    let full = JobOutcome::Interrupted {
+        reason: "build: No space left on device".into(),
+        log_tail: "write error".into(),
+    };
+    let first = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+    store
+        .complete_job(first.job.id, &first.lease, &full)
+        .await
+        .unwrap();
+    let job = store.job(created.jobs[0]).await.unwrap().unwrap();
+    assert_eq!(
+        (job.state, job.claimed_by, job.attempts),
+        (JobState::Queued, None, 1)
+    );
+    assert!(
+        job.last_error
+            .unwrap()
+            .starts_with("interrupted: build: No space")
+    );
+    let state = store.comparison(created.id).await.unwrap().unwrap().state;
+    assert!(!state.is_finished(), "{state:?}");
+    // The old lease writes nothing more.
+    assert!(matches!(
+        store.complete_job(first.job.id, &first.lease, &full).await,
+        Err(StoreError::LeaseLost)
+    ));
+
+    let second = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+    assert_eq!(second.job.attempts, 2);
+    store
+        .complete_job(second.job.id, &second.lease, &full)
+        .await
+        .unwrap();
+    let job = store.job(created.jobs[0]).await.unwrap().unwrap();
+    assert_eq!((job.state, job.claimed_by), (JobState::Failed, Some(r1.id)));
+    assert!(job.finished_at.is_some());
+    let state = store.comparison(created.id).await.unwrap().unwrap().state;
+    assert_eq!(state, ComparisonState::Failed);
+}
+
 pub async fn live_leases_are_not_reaped(store: Arc<dyn Store>) {
     let repo = repo(&store, "acme/widgets").await;
     let r1 = runner(&store, "r1", &["x"]).await.runner;
