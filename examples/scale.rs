@@ -431,6 +431,8 @@ async fn create_comparison(
                 env: vec![],
                 bench_from_head: Vec::new(),
                 network: false,
+                layout_salt: None,
+                canary_work: false,
             },
             gate: GateSpec::default(),
             suite: None,

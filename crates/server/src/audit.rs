@@ -30,9 +30,6 @@ use crate::comparison_analysis::{ALPHA, NStarPlan, ROUNDS_CAP, pair_samples};
 /// Canaries queue below everything else, scheduled calibration included.
 pub const CANARY_PRIORITY: Priority = Priority(-20);
 
-/// How often the canary loop looks at the runners.
-const TICK: Duration = Duration::from_secs(5);
-
 /// `--canary-every`: one interval for every label, or per label with `*` for the rest;
 /// `off` for none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -104,7 +101,7 @@ pub async fn run(app: AppState, cancel: CancellationToken) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(TICK) => {}
+            _ = tokio::time::sleep(Duration::from_millis(app.config.canary_tick_ms)) => {}
         }
         if let Err(e) = tick(&app, Utc::now()).await {
             tracing::warn!(error = %e, "canary pass failed; trying again next tick");

@@ -101,6 +101,11 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_CANARY_ROUNDS", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=500))]
     pub canary_rounds: u32,
 
+    /// How often the canary pass looks for idle runners, in milliseconds (measurements that
+    /// run canaries back to back lower it).
+    #[arg(long, env = "BENCHGATE_CANARY_TICK_MS", default_value_t = 5000, hide = true, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub canary_tick_ms: u64,
+
     #[command(flatten)]
     pub github: crate::github_args::GitHubArgs,
 }

@@ -12,6 +12,10 @@ use crate::verdict::Verdict;
 /// A forecast counts as right when what it took is within this fraction of what it said.
 pub const FORECAST_TOLERANCE: f64 = 0.3;
 
+/// A canary's forecast is the first one made at this many rounds or more: what a job's end
+/// shows a user, not the guess of the second round.
+pub const FORECAST_FROM: usize = 5;
+
 /// A count of events in trials with its exact (Clopper–Pearson) two-sided interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {
@@ -74,7 +78,8 @@ pub struct FirstDecision {
     pub verdict: Verdict,
     /// Rounds at that verdict.
     pub rounds: usize,
-    /// The first "needs N more rounds" on the way: the rounds it was said at and N.
+    /// The first "needs N more rounds" said at [`FORECAST_FROM`] rounds or later on the way:
+    /// the rounds it was said at and N.
     pub forecast: Option<(usize, u64)>,
 }
 
@@ -116,9 +121,10 @@ pub fn first_decision(
         };
         let a = analyze_pairs(&base[..k], &head[..k], &look, floor)?;
         match a.verdict {
-            Verdict::NoResultYet { rounds_needed } => {
+            Verdict::NoResultYet { rounds_needed } if k >= FORECAST_FROM => {
                 forecast.get_or_insert((k, rounds_needed));
             }
+            Verdict::NoResultYet { .. } => {}
             Verdict::BelowResolution => {}
             decided => {
                 return Ok(FirstDecision {
