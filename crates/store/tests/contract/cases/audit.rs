@@ -127,7 +127,13 @@ pub async fn forecasts_are_kept_once_and_settled_by_the_verdict(store: Arc<dyn S
         decided_at: Some(at(25)),
         ..forecast(25, 0)
     };
-    assert_eq!(store.settle_forecasts(std::slice::from_ref(&decided)).await.unwrap(), 2);
+    assert_eq!(
+        store
+            .settle_forecasts(std::slice::from_ref(&decided))
+            .await
+            .unwrap(),
+        2
+    );
     assert_eq!(store.settle_forecasts(&[decided]).await.unwrap(), 0);
     let kept = store.runner_forecasts(r1.id).await.unwrap();
     let seen: Vec<(i64, i64, Option<i64>)> = kept
