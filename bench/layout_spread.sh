@@ -29,9 +29,9 @@ for i in $(seq "$k"); do
     RUSTFLAGS="-Cmetadata=$salt" CARGO_TARGET_DIR="$crate/target-salt$i" \
         cargo bench --offline --manifest-path "$crate/Cargo.toml" --bench "$bench" --no-run \
         > "$out/build-$i.log" 2>&1 || { cat "$out/build-$i.log" >&2; exit 1; }
-    bin=$(grep -o "(target-salt$i/release/deps/$bench-[0-9a-f]*)" "$out/build-$i.log" | tr -d '()' | tail -1)
-    [ -n "$bin" ] || bin=$(ls -t "$crate/target-salt$i/release/deps/$bench"-* | grep -v '\.d$' | head -1)
-    case "$bin" in /*) ;; *) bin="$crate/$bin" ;; esac
+    # cargo names the bench executable it built: "Executable benches/x.rs (PATH)".
+    bin=$(sed -n "s|.*Executable .*(\(.*/deps/$bench-[0-9a-f]*\))\$|\1|p" "$out/build-$i.log" | tail -1)
+    case "$bin" in /*) ;; "") echo "layout_spread: no $bench executable in $out/build-$i.log" >&2; exit 1 ;; *) bin="$crate/$bin" ;; esac
     bins+=("$bin")
     echo "  build $i (salt $salt): $(( $(date +%s) - start )) s, $(sha256sum "$bin" | cut -c1-12)" >&2
 done
