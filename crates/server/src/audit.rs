@@ -688,3 +688,47 @@ pub fn flag_words(audit: &RunnerAudit) -> Option<String> {
         100.0 * audit.alpha
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The caution a flagged runner's PR comments carry (CONVENTIONS 21): from a hand-made
+    /// record of 9 claims in 60 A/A rows.
+    #[test]
+    fn the_flag_reads_as_pinned() {
+        let runner = Runner {
+            id: RunnerId(1),
+            name: "quiet-1".into(),
+            labels: vec!["x".into()],
+            fingerprint: None,
+            created_at: Utc::now(),
+            last_seen_at: None,
+            revoked_at: None,
+            audit_since: None,
+        };
+        let results: Vec<CanaryResult> = (0..60)
+            .map(|i| CanaryResult {
+                comparison_id: ComparisonId(i),
+                runner_id: RunnerId(1),
+                benchmark: "parse".into(),
+                metric: "time".into(),
+                planted_pct: None,
+                verdict: if i < 9 {
+                    VerdictKind::Slower
+                } else {
+                    VerdictKind::Equivalent
+                },
+                rounds: 10,
+                minutes: None,
+                forecast: None,
+                recorded_at: Utc::now(),
+            })
+            .collect();
+        let audit = audit_of(&runner, &results, &[], None);
+        assert!(audit.flagged);
+        insta::assert_snapshot!(flag_words(&audit).unwrap());
+        let fair = audit_of(&runner, &results[5..], &[], None);
+        assert_eq!(flag_words(&fair), None);
+    }
+}
