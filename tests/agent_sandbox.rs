@@ -322,7 +322,7 @@ async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
 
     // The runner is fit: the next comparison on it completes and says what head does.
     let (path, base, head) = limited_repo(&dir.path().join("plain"), "true");
-    let req = BenchRepo { path, base, head }.comparison(6, Vec::new());
+    let req = BenchRepo { path, base, head }.comparison(12, Vec::new());
     let created = create_comparison(&server, &req).await;
     let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
     assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
