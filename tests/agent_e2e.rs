@@ -432,7 +432,9 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
 
 /// The audit on the real agent: a suite with `layout_salt` gets its layout sessions (each side
 /// built with its own salt, which the modelled workload turns into a speed), and the idle
-/// runner runs canaries, the planted one doing 10% more work through `BENCHGATE_PLANTED`.
+/// runner runs canaries, the planted one doing 25% more work through `BENCHGATE_PLANTED`:
+/// beyond any layout band four salted sessions can give here (2·tau_layout ≤ 0.19 on the log
+/// scale; 25% is 0.22), where 10% was not (CI once saw 10% held inside the band).
 #[tokio::test]
 async fn layout_sessions_and_canaries_run_on_the_real_agent() {
     let _turn = measuring_turn().await;
@@ -445,7 +447,7 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
             ("BENCHGATE_ADMIN_TOKEN", crate::support::agent::ADMIN),
             ("BENCHGATE_CLAIM_WAIT", "2"),
             ("BENCHGATE_CANARY_EVERY", "1s"),
-            ("BENCHGATE_CANARY_PLANTED", "10"),
+            ("BENCHGATE_CANARY_PLANTED", "25"),
             ("BENCHGATE_CANARY_ROUNDS", "8"),
         ],
     );
@@ -524,10 +526,10 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
     assert_eq!(audit["aa"]["trials"], 2, "{audit}");
     assert_eq!(audit["aa"]["hits"], 0, "{audit}");
     let planted = &audit["planted"][0];
-    assert_eq!(planted["planted_pct"], 10.0, "{audit}");
+    assert_eq!(planted["planted_pct"], 25.0, "{audit}");
     assert_eq!(
         planted["found"]["hits"], 1,
-        "10% more work is found: {audit}"
+        "25% more work is found: {audit}"
     );
     assert_eq!(audit["flagged"], false);
     let direct = http()
