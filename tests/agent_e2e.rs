@@ -493,6 +493,19 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
             .await
             .map_err(|e| e.to_string())
     };
+    // Two A/A canaries, then the planted one, each started when the runner is idle.
+    let audit = wait_until("three scored canaries", FINISH, async || {
+        let audit = runner_json().await?["audit"].clone();
+        if audit["canaries"].as_u64() >= Some(3) {
+            Ok(audit)
+        } else {
+            Err(format!("{audit}\n{}", agent.logs()))
+        }
+    })
+    .await;
+    // Read after the canaries, which start only once the runner is idle: the floor then pools
+    // all four layout sessions (from two on it has a layout figure, which two salts of nearly
+    // the same speed could make small).
     let floor = wait_until("a layout floor", FINISH, async || {
         let runner = runner_json().await?;
         let floor = runner["floors"]
@@ -513,16 +526,6 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
     );
     assert!(agent.logged("the sides differ beyond their commits"));
 
-    // Two A/A canaries, then the planted one, each started when the runner is idle.
-    let audit = wait_until("three scored canaries", FINISH, async || {
-        let audit = runner_json().await?["audit"].clone();
-        if audit["canaries"].as_u64() >= Some(3) {
-            Ok(audit)
-        } else {
-            Err(format!("{audit}\n{}", agent.logs()))
-        }
-    })
-    .await;
     assert_eq!(audit["aa"]["trials"], 2, "{audit}");
     assert_eq!(audit["aa"]["hits"], 0, "{audit}");
     let planted = &audit["planted"][0];
