@@ -150,6 +150,19 @@ fn rebench(github: &FakeGitHub, path: &Path, pr: u64, id: u64) -> Value {
 }
 
 /// Resident memory of process `pid` in MiB, if it runs.
+/// One text value of a query, on Postgres or SQLite.
+async fn text_row(database_url: &str, sql: &str) -> String {
+    use sqlx::Connection;
+    let sql = sqlx::AssertSqlSafe(sql.to_owned());
+    if database_url.starts_with("postgres") {
+        let mut c = sqlx::PgConnection::connect(database_url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
+    } else {
+        let mut c = sqlx::SqliteConnection::connect(database_url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
+    }
+}
+
 fn rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: f64 = status
@@ -588,8 +601,20 @@ async fn soak_with_faults() {
         if (conclusion.as_deref() == Some("failure")) != want_failure
             || newest.as_ref().is_none_or(|c| c.status != "completed")
         {
+            // What its jobs went through, so a wrong verdict can be explained from the log.
+            let jobs = text_row(
+                db,
+                &format!(
+                    "SELECT COALESCE(string_agg(j.state || ' after ' || j.attempts || '/' || \
+                     j.max_attempts || ' attempts: ' || COALESCE(j.last_error, '-'), ' | '), \
+                     'no jobs') FROM jobs j JOIN comparisons c ON c.id = j.comparison_id \
+                     WHERE c.pr_number = {} AND c.head_sha = '{head}'",
+                    pr.number
+                ),
+            )
+            .await;
             wrong.push(format!(
-                "#{} ×{}: {:?}",
+                "#{} ×{}: {:?}; jobs: {jobs}",
                 pr.number,
                 pr.factor,
                 newest.map(|c| (c.status, c.conclusion, c.title))
