@@ -605,10 +605,13 @@ async fn soak_with_faults() {
             let jobs = text_row(
                 db,
                 &format!(
-                    "SELECT COALESCE(string_agg(j.state || ' after ' || j.attempts || '/' || \
-                     j.max_attempts || ' attempts: ' || COALESCE(j.last_error, '-'), ' | '), \
-                     'no jobs') FROM jobs j JOIN comparisons c ON c.id = j.comparison_id \
-                     WHERE c.pr_number = {} AND c.head_sha = '{head}'",
+                    "SELECT COALESCE(string_agg(n || ' ' || state || ' after ' || attempts || \
+                     '/' || max_attempts || ' attempt(s), last error: ' || err, ' | '), 'no jobs') \
+                     FROM (SELECT COUNT(*) AS n, j.state, j.attempts, j.max_attempts, \
+                     COALESCE(MAX(j.last_error), '-') AS err FROM jobs j \
+                     JOIN comparisons c ON c.id = j.comparison_id \
+                     WHERE c.pr_number = {} AND c.head_sha = '{head}' \
+                     GROUP BY j.state, j.attempts, j.max_attempts) g",
                     pr.number
                 ),
             )
