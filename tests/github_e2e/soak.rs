@@ -149,7 +149,6 @@ fn rebench(github: &FakeGitHub, path: &Path, pr: u64, id: u64) -> Value {
     c
 }
 
-/// Resident memory of process `pid` in MiB, if it runs.
 /// One text value of a query, on Postgres or SQLite.
 async fn text_row(database_url: &str, sql: &str) -> String {
     use sqlx::Connection;
@@ -163,6 +162,7 @@ async fn text_row(database_url: &str, sql: &str) -> String {
     }
 }
 
+/// Resident memory of process `pid` in MiB, if it runs.
 fn rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: f64 = status
