@@ -324,7 +324,7 @@ pub(crate) fn exact_analysis(
         layout: crate::floor::layout_band(floor),
         floor: floor.copied(),
         verdict: Verdict::Exact,
-        e_value: if changed { f64::MAX } else { 1.0 },
+        e_value: if changed { crate::SATURATED } else { 1.0 },
         anytime_p_value: if changed { 0.0 } else { 1.0 },
         sequence_crossed: false,
         contradicted: false,
@@ -360,7 +360,7 @@ impl BenchmarkAnalysis {
             // A floor absurd enough to overflow the percentage still serialises as a number.
             margin_pct: Some(self.margin_pct())
                 .filter(|m| m.is_finite())
-                .unwrap_or(f64::MAX),
+                .map_or(crate::SATURATED, |m| m.min(crate::SATURATED)),
             layout_pct: (self.layout > 0.0)
                 .then(|| percent_from_log(self.layout))
                 .filter(|p| p.is_finite()),

@@ -166,9 +166,11 @@ impl MixtureBoundary {
         -0.5 * ln_g + 0.5 * (nu + 1.0) * ln_ratio
     }
 
-    /// The mixture Bayes factor (an e-value) at `mu0`; saturates at `f64::MAX`.
+    /// The mixture Bayes factor (an e-value) at `mu0`; saturates at [`crate::SATURATED`].
     pub fn bayes_factor(&self, mean: f64, sd: f64, n: u64, mu0: f64) -> f64 {
-        self.ln_bayes_factor(mean, sd, n, mu0).exp().min(f64::MAX)
+        self.ln_bayes_factor(mean, sd, n, mu0)
+            .exp()
+            .min(crate::SATURATED)
     }
 }
 
@@ -300,7 +302,7 @@ impl ConfidenceSequence {
 
     /// The Bayes factor at `mu0` after the current pair: an e-value for e-BH.
     pub fn e_value(&self) -> f64 {
-        self.ln_e_value.exp().min(f64::MAX)
+        self.ln_e_value.exp().min(crate::SATURATED)
     }
 
     /// The anytime-valid p-value `min(1, min_k 1/BF_k)`.

@@ -28,6 +28,11 @@ pub mod walsh;
 pub mod wilcoxon;
 pub mod words;
 
+/// Where a result's e-value (and a margin too absurd to print) saturates. Far past any threshold
+/// the gate uses; `f64::MAX` served the arithmetic, but Postgres returns it from `jsonb` as 309
+/// digits that serde_json refuses, which made every such stored result unreadable.
+pub const SATURATED: f64 = 1e300;
+
 pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
 pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use chain::{ChainPoint, ChainStep, chain, step_alpha};

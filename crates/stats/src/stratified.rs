@@ -373,7 +373,7 @@ pub fn analyze_strata_with(
     analysis.layout = layout;
     analysis.e_value = ln_evidence(&boundary, &at_look(&prefixes, longest), 0.0)
         .exp()
-        .min(f64::MAX);
+        .min(crate::SATURATED);
     analysis.anytime_p_value = (-max_ln_e).exp().min(1.0);
     analysis.sequence_crossed = crossed;
     analysis.contradicted = contradicted;

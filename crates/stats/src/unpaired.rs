@@ -94,7 +94,7 @@ pub fn analyze_runs(
         }
     });
     let ln_e = boundary.two_sample_ln_bayes_factor(mean_log, sd, m as u64, n as u64, 0.0);
-    let e_value = ln_e.exp().min(f64::MAX);
+    let e_value = ln_e.exp().min(crate::SATURATED);
     Ok(BenchmarkAnalysis {
         n: m.min(n),
         runs: Some((m, n)),

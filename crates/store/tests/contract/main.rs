@@ -59,6 +59,7 @@ contract_tests!(
     samples_stay_with_their_runner,
     noise_floors_keep_history,
     comparison_results_and_github_ids,
+    saturated_results_read_back,
     replacing_results_drops_those_no_longer_computed,
     calibrations_without_session_are_found_again,
     outbox_release_gives_unsent_rows_back_at_once,

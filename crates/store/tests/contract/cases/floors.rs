@@ -69,6 +69,62 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
     assert!(store.noise_floor(&elsewhere).await.unwrap().is_none());
 }
 
+/// Results at the edges the analysis reaches read back as written: a clear change whose e-value
+/// saturates, an exact metric's change, samples at the largest value accepted. Postgres's
+/// `jsonb` once gave a saturated e-value back in a form the reader refused, and the comparison
+/// said "no results yet".
+pub async fn saturated_results_read_back(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let c = store
+        .create_comparison(&comparison(&repo, Some(7), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let opts = benchgate_stats::AnalysisOptions::default();
+    let max = benchgate_api::sample::MAX_VALUE;
+    // 50% slower over 400 pairs with 1% noise; an instruction count changed by one; the
+    // largest samples accepted, 2% apart.
+    let wobble = |i: usize| 1.0 + 0.01 * ((i * 7919 % 200) as f64 / 100.0 - 1.0);
+    let base: Vec<f64> = (0..400).map(|i| 1000.0 * wobble(i)).collect();
+    let head: Vec<f64> = (0..400).map(|i| 1500.0 * wobble(i + 13)).collect();
+    let clear = benchgate_stats::analyze_pairs(&base, &head, &opts, None).unwrap();
+    assert_eq!(
+        clear.e_value,
+        benchgate_stats::SATURATED,
+        "the e-value saturates"
+    );
+    let exact = benchgate_stats::analyze_pairs(&[1e6; 8], &[1e6 + 1.0; 8], &opts, None).unwrap();
+    let huge: Vec<f64> = (0..8).map(|i| max * wobble(i) / 1.02).collect();
+    let near: Vec<f64> = huge.iter().map(|v| v * 1.02).collect();
+    let extreme = benchgate_stats::analyze_pairs(&huge, &near, &opts, None).unwrap();
+    let rows = [
+        clear.to_result("parse", "time", "ns"),
+        exact.to_result("parse", "instructions", "count"),
+        extreme.to_result("render", "time", "ns"),
+    ];
+    store
+        .replace_comparison_results(c.id, r1.id, 1, &rows)
+        .await
+        .unwrap();
+    let stored = store.comparison_results(c.id).await.unwrap();
+    assert_eq!(stored.len(), rows.len(), "every row reads back: {stored:?}");
+    for (want, got) in [&rows[1], &rows[0], &rows[2]].into_iter().zip(&stored) {
+        assert_eq!(
+            (&got.result.name, &got.result.metric),
+            (&want.name, &want.metric)
+        );
+        assert_eq!(got.result.verdict, want.verdict);
+        // Postgres prints numbers in full; reading 301 digits back may move the last bit.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+        assert!(
+            close(got.result.e_value, want.e_value),
+            "{got:?} vs {want:?}"
+        );
+        let (g, w) = (got.result.head_center.unwrap(), want.head_center.unwrap());
+        assert!(close(g, w), "{g} vs {w}");
+    }
+}
+
 pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
     let repo = repo(&store, "acme/widgets").await;
     let r1 = runner(&store, "r1", &["x"]).await.runner;
