@@ -261,6 +261,7 @@ async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
         ],
     );
     let marker = format!("sleep 300.{}", std::process::id());
+    let daemon = format!("sleep 301.{}", std::process::id());
     let hostile = [
         (
             "memory",
@@ -281,6 +282,13 @@ async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
             "file",
             "exec dd if=/dev/zero of=fill bs=1M count=1024".to_owned(),
             "stopped at the file size limit (64 MiB per file)",
+        ),
+        (
+            // The sandbox's pid 1 counts what is left when the run ends; the PID namespace's
+            // end kills it.
+            "daemon",
+            format!("setsid {daemon} < /dev/null > /dev/null 2>&1 &"),
+            "left 1 process(es) running after it ended; they were killed",
         ),
     ];
     for (name, attack, said) in &hostile {
@@ -307,17 +315,6 @@ async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
         "the fork bomb's processes outlived their run"
     );
 
-    // A head that leaves a daemon behind: in the sandbox its PID namespace ends with the run,
-    // so the daemon dies with it (outside the sandbox the cgroup kills it and the job says so).
-    let daemon = format!("sleep 301.{}", std::process::id());
-    let (path, base, head) = limited_repo(
-        &dir.path().join("hostile-daemon"),
-        &format!("setsid {daemon} < /dev/null > /dev/null 2>&1 &"),
-    );
-    let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
-    let created = create_comparison(&server, &req).await;
-    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
-    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
     assert!(!running(&daemon), "a daemon outlived its run");
 
     // The runner is fit: the next comparison on it completes and says what head does.
@@ -343,6 +340,94 @@ async fn hostile_heads_are_stopped_at_their_limits_and_the_runner_stays_fit() {
         "{}",
         agent.logs()
     );
+}
+
+/// A tmpfs mounted on `dir` (root only), unmounted on drop: an agent's work dir of known size.
+struct Tmpfs(PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A head that writes 1 MiB files in its worktree, each far under the file-size limit, on an
+/// agent whose work dir is a 512 MiB disk of its own and whose disk limit is 128 MiB: the job
+/// fails at the disk limit, what the head wrote is removed with its worktrees, the agent stays
+/// up, and the next job on it completes.
+#[tokio::test]
+async fn a_head_filling_its_disk_with_small_files_is_stopped_and_cleaned_away() {
+    let _turn = measuring_turn().await;
+    if !bwrap_works() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = dir.path().join("agent-disky");
+    std::fs::create_dir_all(&work).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512m", "tmpfs"])
+        .arg(&work)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and may mount a tmpfs"
+        );
+        eprintln!("skipped: cannot mount a tmpfs here (not root?)");
+        return;
+    }
+    let _disk = Tmpfs(work.clone());
+    let db = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let token = add_runner(&db, "disky");
+    let agent = AgentProcess::spawn(
+        "disky",
+        &server,
+        &token,
+        dir.path(),
+        &["--sandbox", "bwrap", "--limit-disk", "128MiB"],
+    );
+    let (path, base, head) = limited_repo(
+        &dir.path().join("hostile-disk"),
+        "i=0; while [ $i -lt 1024 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; \
+         i=$((i+1)); sleep 0.01; done",
+    );
+    let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+    assert_eq!(status.state, "failed", "{status:?}\n{}", agent.logs());
+    let errors = job_errors(&db, created.id).await;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("stopped at the disk limit (")),
+        "{errors:#?}\n{}",
+        agent.logs()
+    );
+    // Its worktrees were removed (the runner's A/A calibration may have made fresh ones since):
+    // none of the head's files is left on the disk.
+    let du = std::process::Command::new("du")
+        .args(["-sm"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    let used: u64 = String::from_utf8_lossy(&du.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        used < 16,
+        "{used} MiB left in the work dir\n{}",
+        agent.logs()
+    );
+
+    let (path, base, head) = limited_repo(&dir.path().join("plain"), "true");
+    let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
 }
 
 /// A repository whose head does three times base's work after running `attack` (base runs

@@ -222,6 +222,25 @@ impl Checkout {
         }
     }
 
+    /// Removes both worktrees and their build stamps, so a tree stopped at the disk limit
+    /// leaves nothing of what it wrote; the next job checks both sides out afresh.
+    pub fn discard_worktrees(&self) -> Result<(), CheckoutError> {
+        for side in [Side::Base, Side::Head] {
+            self.clear_stamp(side)?;
+            let path = self.root.join(side.as_str());
+            match std::fs::remove_dir_all(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(CheckoutError::Spawn {
+                        program: format!("rm -r {}", path.display()),
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
+        }
+        git(&self.mirror, &["worktree", "prune"]).map(drop)
+    }
+
     /// Records that `side`'s worktree now holds `stamp`'s build.
     pub fn record_stamp(&self, side: Side, stamp: &BuildStamp) -> Result<(), CheckoutError> {
         let path = self.stamp_path(side);
@@ -291,12 +310,17 @@ pub fn build(
         .map(Containment::enter)
         .transpose()
         .map_err(spawn_err)?;
+    let guard = containment.and_then(|c| c.disk_guard(dir));
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(dir)
         .env_clear()
         .envs(env.vars())
-        .stdin(Stdio::null());
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a disk stop kills the whole build.
+        .process_group(0);
     if let Some(setup) = entered.as_ref().map(|e| e.child_setup()) {
         // SAFETY: `apply` makes only async-signal-safe system calls (no allocation, no locks).
         unsafe {
@@ -304,14 +328,16 @@ pub fn build(
         }
     }
     let start = Instant::now();
-    let output = cmd.output().map_err(spawn_err)?;
+    let child = cmd.spawn().map_err(spawn_err)?;
+    let (output, disk_stop) = guarded_output(child, guard.as_ref()).map_err(spawn_err)?;
     let elapsed = start.elapsed();
     // A shell reports a child killed by a signal as 128 + its number.
     let signal = output
         .status
         .signal()
         .or_else(|| output.status.code().filter(|c| *c > 128).map(|c| c - 128));
-    let contained = entered.and_then(|e| e.end(signal));
+    let ended = entered.and_then(|e| e.end(signal));
+    let contained = disk_stop.or(ended);
     if output.status.success() && contained.is_none() {
         return Ok(elapsed);
     }
@@ -325,6 +351,57 @@ pub fn build(
             None => output.status.to_string(),
         },
         tail: tail_lines(&text, 40),
+    })
+}
+
+/// `child`'s output, as `Command::output` reads it, while `guard` checks its disk every
+/// [`benchgate_harness::disk::EVERY`]; at a breach its process group is killed and the reason
+/// comes back with the output.
+fn guarded_output(
+    mut child: std::process::Child,
+    guard: Option<&benchgate_harness::disk::DiskGuard>,
+) -> std::io::Result<(std::process::Output, Option<String>)> {
+    use std::io::Read;
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let read_all = |pipe: Option<&mut dyn Read>| {
+        let mut buf = Vec::new();
+        if let Some(pipe) = pipe {
+            let _ = pipe.read_to_end(&mut buf);
+        }
+        buf
+    };
+    std::thread::scope(|scope| {
+        let stdout = scope.spawn(|| read_all(out.as_mut().map(|p| p as &mut dyn Read)));
+        let stderr = scope.spawn(|| read_all(err.as_mut().map(|p| p as &mut dyn Read)));
+        let mut disk_stop = None;
+        let mut checked = Instant::now();
+        let status = loop {
+            let Some(guard) = guard.filter(|_| disk_stop.is_none()) else {
+                break child.wait()?;
+            };
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if checked.elapsed() >= benchgate_harness::disk::EVERY {
+                checked = Instant::now();
+                if let Some(reason) = guard.breach() {
+                    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                        let _ =
+                            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                    }
+                    disk_stop = Some(reason);
+                }
+            }
+            // Short naps, so a build's end is seen at once; the disk is read every EVERY.
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let output = std::process::Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
+        Ok((output, disk_stop))
     })
 }
 
@@ -498,6 +575,15 @@ mod tests {
             build(&one, cmd, &other_env),
             "a deleted worktree is built again"
         );
+        // After a disk stop: both worktrees and stamps go, the next build starts afresh.
+        checkout.discard_worktrees().unwrap();
+        let mut left: Vec<_> = std::fs::read_dir(&checkout.root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["mirror.git"]);
+        assert!(build(&one, cmd, &other_env), "discarded, built again");
     }
 
     #[test]

@@ -357,11 +357,13 @@ fn work_dir_full(work_dir: &std::path::Path) -> bool {
 }
 
 /// A failure as the server should take it: "No space left on device" while the agent's own work
-/// dir is full is this machine's fault, not the code's, so the attempt is given back to be run
-/// again (until the job's attempts run out). A run that fills its private `/tmp` fails.
+/// dir is full, or a stop with the worktree's disk nearly full, is this machine's fault, not the
+/// code's, so the attempt is given back to be run again (until the job's attempts run out). A
+/// run that fills its private `/tmp` or reaches the disk limit fails.
 fn failure_outcome(reason: String, log_tail: String, work_dir_full: bool) -> JobOutcome {
+    let says = |what: &str| reason.contains(what) || log_tail.contains(what);
     let full = benchgate_api::agent::DISK_FULL;
-    if work_dir_full && (reason.contains(full) || log_tail.contains(full)) {
+    if (work_dir_full && says(full)) || says(benchgate_harness::disk::DISK_NEARLY_FULL) {
         JobOutcome::Interrupted { reason, log_tail }
     } else {
         JobOutcome::Failed { reason, log_tail }
@@ -394,6 +396,17 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
             (JobEnd::Succeeded, r)
         }
         Stop::Failed { reason, log_tail } => {
+            let disk = benchgate_harness::disk::DISK_STOP;
+            if reason.contains(disk) || log_tail.contains(disk) {
+                // What the tree wrote stays until its worktrees go: it would fill the disk again.
+                let repo = Checkout::new(&ctx.args.work_dir, &claim.repository.clone_url);
+                match repo.discard_worktrees() {
+                    Ok(()) => tracing::info!("the worktrees stopped at the disk limit are removed"),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot remove the worktrees stopped at the disk limit")
+                    }
+                }
+            }
             let outcome = failure_outcome(reason, log_tail, work_dir_full(&ctx.args.work_dir));
             match &outcome {
                 JobOutcome::Interrupted { reason, .. } => {
@@ -599,6 +612,22 @@ mod tests {
         assert!(matches!(own, JobOutcome::Failed { .. }), "{own:?}");
         let broken = failure_outcome(reason, "error[E0425]".into(), true);
         assert!(matches!(broken, JobOutcome::Failed { .. }), "{broken:?}");
+        // The disk guard's words decide, whatever the work dir has now.
+        let nearly = format!(
+            "run 3 of head: {} (1.0 GiB kept free; 20 MiB taken while it ran)",
+            benchgate_harness::disk::DISK_NEARLY_FULL
+        );
+        let nearly = failure_outcome(nearly, String::new(), false);
+        assert!(
+            matches!(nearly, JobOutcome::Interrupted { .. }),
+            "{nearly:?}"
+        );
+        let limit = format!(
+            "build of head: {} (33 GiB taken)",
+            benchgate_harness::disk::DISK_STOP
+        );
+        let limit = failure_outcome(limit, String::new(), false);
+        assert!(matches!(limit, JobOutcome::Failed { .. }), "{limit:?}");
         assert!(!work_dir_full(std::path::Path::new("/")));
     }
 }

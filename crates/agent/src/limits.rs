@@ -1,6 +1,6 @@
 //! `--limit-*`: what one side's build or benchmark run may use, so a hostile or buggy PR stops
 //! itself and not the runner. Defaults suit a benchmark machine: most of its memory, thousands
-//! of processes, an hour of CPU and 16 GiB per file, a 4 GiB private `/tmp`.
+//! of processes, an hour of CPU, 16 GiB per file and 32 GiB of disk, a 4 GiB private `/tmp`.
 
 use benchgate_harness::limits::{Containment, Limits};
 use bytesize::ByteSize;
@@ -35,6 +35,12 @@ pub struct LimitArgs {
     /// The largest file a build or run may write, e.g. `16GiB`; `none`: unlimited.
     #[arg(long = "limit-file-size", env = "BENCHGATE_LIMIT_FILE_SIZE", default_value = "16GiB", value_parser = parse_size)]
     pub file_size: Size,
+
+    /// Disk one build or run may take from its worktree's filesystem, many files or one, e.g.
+    /// `32GiB`; `none`: unlimited. Whatever the limit, a build or run is stopped when that disk
+    /// is nearly full (1 GiB or an eighth of it kept free), and the attempt runs again later.
+    #[arg(long = "limit-disk", env = "BENCHGATE_LIMIT_DISK", default_value = "32GiB", value_parser = parse_size)]
+    pub disk: Size,
 
     /// Size of the private `/tmp` of a sandboxed build or run (memory-backed), e.g. `4GiB`.
     #[arg(long = "limit-tmp", env = "BENCHGATE_LIMIT_TMP", default_value = "4GiB", value_parser = parse_size)]
@@ -85,6 +91,7 @@ impl LimitArgs {
             processes: (self.processes > 0).then_some(self.processes),
             cpu_seconds: (self.cpu_secs > 0).then_some(self.cpu_secs),
             file_bytes: self.file_size.0,
+            disk_bytes: self.disk.0,
         }
     }
 }
@@ -135,6 +142,7 @@ mod tests {
         assert_eq!(l.processes, Some(4096));
         assert_eq!(l.cpu_seconds, Some(3600));
         assert_eq!(l.file_bytes, Some(16 * gib));
+        assert_eq!(l.disk_bytes, Some(32 * gib));
         assert_eq!(cli.args.tmp, Size(Some(4 * gib)));
 
         let cli = Cli::try_parse_from([
@@ -145,11 +153,14 @@ mod tests {
             "0",
             "--limit-file-size",
             "none",
+            "--limit-disk",
+            "128MiB",
         ])
         .unwrap();
         let l = cli.args.limits(24 * gib);
         assert_eq!(l.memory_bytes, Some(512 << 20));
         assert_eq!((l.processes, l.file_bytes), (None, None));
+        assert_eq!(l.disk_bytes, Some(128 << 20));
 
         let wrong = Cli::try_parse_from(["agent", "--limit-memory", "lots"])
             .err()

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod cli;
 mod clock;
 pub mod command;
+pub mod disk;
 pub mod env;
 pub mod evaluate;
 pub mod fingerprint;

@@ -25,6 +25,8 @@ pub struct Limits {
     pub cpu_seconds: Option<u64>,
     /// The largest file a process may write (`RLIMIT_FSIZE`).
     pub file_bytes: Option<u64>,
+    /// Disk the whole tree may take from its worktree's filesystem ([`crate::disk::DiskGuard`]).
+    pub disk_bytes: Option<u64>,
 }
 
 /// How limits are enforced on this host.
@@ -114,6 +116,9 @@ impl Containment {
         if let Some(p) = l.processes {
             tree.push(format!("{p} processes"));
         }
+        if let Some(d) = l.disk_bytes {
+            tree.push(format!("disk {}", bytes(d)));
+        }
         let mut each = Vec::new();
         if let Some(c) = l.cpu_seconds {
             each.push(format!("{c} s CPU"));
@@ -132,6 +137,12 @@ impl Containment {
             tree.join(", ")
         };
         format!("{}: {tree}{each}", self.mechanism())
+    }
+
+    /// The guard of the disk a tree started in `dir` takes: the disk limit, and the reserve kept
+    /// free whatever the limit. `None` when `dir`'s filesystem cannot be read.
+    pub fn disk_guard(&self, dir: &Path) -> Option<crate::disk::DiskGuard> {
+        crate::disk::DiskGuard::new(dir, self.limits.disk_bytes)
     }
 
     /// Prepares the limits of one process tree about to start: its cgroup (if any) made and
@@ -429,7 +440,7 @@ fn remove_group(dir: &Path) {
 }
 
 /// `8.0 GiB`, `512 MiB`.
-fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
     const MIB: f64 = (1u64 << 20) as f64;
     let n = n as f64;
@@ -459,12 +470,13 @@ mod tests {
             processes: Some(256),
             cpu_seconds: Some(60),
             file_bytes: Some(1 << 30),
+            disk_bytes: Some(2 << 30),
         };
         let c = Containment::detect_at(root.path(), limits);
         assert_eq!(c.mechanism(), "rlimits");
         assert_eq!(
             c.describe(),
-            "rlimits: memory 512 MiB, 256 processes; 60 s CPU, 1.0 GiB files per process"
+            "rlimits: memory 512 MiB, 256 processes, disk 2.0 GiB; 60 s CPU, 1.0 GiB files per process"
         );
         let entered = c.enter().unwrap();
         let resources: Vec<_> = entered.rlimits.iter().map(|r| r.0).collect();

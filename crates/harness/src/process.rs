@@ -162,6 +162,10 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     let setup = entered.as_ref().map(Entered::child_setup);
     install_pre_exec(&mut cmd, &spec.cpus, spec.disable_aslr, setup, writer)?;
 
+    let guard = spec.containment.as_ref().and_then(|c| {
+        let dir = spec.cwd.clone().or_else(|| std::env::current_dir().ok())?;
+        c.disk_guard(&dir)
+    });
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let before_spawn = monotonic_now();
     let child = cmd.spawn().map_err(spawn_err)?;
@@ -179,7 +183,7 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         program: program.clone(),
         source,
     };
-    let watched = watch(pid, deadline, streams).map_err(|e| {
+    let watched = watch(pid, deadline, guard.as_ref(), streams).map_err(|e| {
         let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         let _ = reap_with_rusage(raw_pid);
         wait_err(e)
@@ -199,7 +203,11 @@ pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
         Exit::Code(code) if code > 128 => Some(code - 128),
         _ => None,
     };
-    let contained = entered.and_then(|e| e.end(signal));
+    let ended = entered.and_then(|e| e.end(signal));
+    let contained = watched
+        .disk_stop
+        .or(ended)
+        .or_else(|| crate::sandbox::left_running(&watched.streams[1].tail_lines(3)));
     let [stdout, stderr] = watched.streams;
     Ok(ProcessMeasurement {
         wall: watched.exited_at.saturating_sub(started),

@@ -65,7 +65,7 @@ impl RunnerConfig {
     /// that must see the host (perf) wraps this argv from outside.
     pub fn sandboxed_argv(&self, command: &BenchCommand) -> Result<Vec<String>, NoSandboxDir> {
         match (&self.sandbox, &command.cwd) {
-            (Some(sandbox), Some(dir)) => Ok(sandbox.argv(dir, &command.argv)),
+            (Some(sandbox), Some(dir)) => Ok(sandbox.run_argv(dir, &command.argv)),
             (Some(_), None) => Err(NoSandboxDir),
             (None, _) => Ok(command.argv.clone()),
         }

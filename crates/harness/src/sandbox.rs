@@ -14,6 +14,32 @@ use std::process::{Command, Stdio};
 /// that exist on this host are bound, since bwrap refuses a missing source.
 const PROC_READ_ONLY: [&str; 4] = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
 
+/// pid 1 of a measured run ([`Sandbox::run_argv`]): runs the command, then counts what is still
+/// running in the sandbox's PID namespace, with builtins only so that it counts nothing of its
+/// own, and says so last on stderr; the kernel kills them when this pid 1 exits.
+const REPORT_LEFTOVERS: &str = r#""$@"
+status=$?
+n=0
+for d in /proc/[0-9]*; do
+  [ "$d" = /proc/1 ] && continue
+  { read -r line < "$d/stat"; } 2>/dev/null || continue
+  case "${line##*) }" in Z*|X*) continue ;; esac
+  n=$((n + 1))
+done
+[ "$n" -gt 0 ] && echo "benchgate: left $n process(es) running after it ended; they were killed" >&2
+exit $status"#;
+
+/// The line [`REPORT_LEFTOVERS`] starts with.
+const LEFTOVERS_PREFIX: &str = "benchgate: left ";
+
+/// What a run in [`Sandbox::run_argv`] left running (killed when it ended), in words, read from
+/// the last line of its stderr; `None` when it left nothing.
+pub fn left_running(stderr: &str) -> Option<String> {
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    last.starts_with(LEFTOVERS_PREFIX)
+        .then(|| last.trim_start_matches("benchgate: ").to_owned())
+}
+
 /// Why the sandbox cannot be used on this host.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -169,6 +195,20 @@ impl Sandbox {
         push(&["--setenv", "TMPDIR", "/tmp", "--chdir", &w, "--"]);
         argv.extend(command.iter().cloned());
         argv
+    }
+
+    /// [`Sandbox::argv`] for a measured run: a small `sh` is pid 1 and reports on stderr what the
+    /// command left running ([`left_running`] reads it), so a daemon is not killed silently.
+    /// It costs one more `sh` start per run, the same on both sides (docs/performance.md).
+    pub fn run_argv(&self, writable: &Path, command: &[String]) -> Vec<String> {
+        let mut wrapped = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            REPORT_LEFTOVERS.to_owned(),
+            "benchgate-run".to_owned(),
+        ];
+        wrapped.extend(command.iter().cloned());
+        self.argv(writable, &wrapped)
     }
 
     /// Runs `true` in the sandbox once, with a scratch directory as its worktree; `Ok` means

@@ -11,6 +11,7 @@ use rustix::process::{Pid, PidfdFlags, Signal, kill_process_group, pidfd_open};
 
 use crate::capture::{Capture, Captured};
 use crate::clock::monotonic_now;
+use crate::disk::{DiskGuard, EVERY};
 
 /// One output stream of the child: its pipe while it is open, and what is kept of it.
 #[derive(Debug)]
@@ -47,6 +48,8 @@ pub(crate) struct Watched {
     pub exited_at: Duration,
     /// The deadline passed and its process group was killed.
     pub timed_out: bool,
+    /// Its disk guard stopped it (the group was killed), in words.
+    pub disk_stop: Option<String>,
     pub streams: [Captured; 2],
 }
 
@@ -54,17 +57,20 @@ pub(crate) struct Watched {
 const EXIT: usize = 2;
 
 /// Watches the child `pid` until it has exited and its streams are at end of file; at
-/// `deadline` its process group is killed. The child stays unreaped (a zombie keeps its
+/// `deadline` its process group is killed, and when `guard` sees the disk limit or a nearly full
+/// disk (checked every [`EVERY`] while it runs). The child stays unreaped (a zombie keeps its
 /// process-group id reserved while the group may be signalled); its group is killed when it
 /// exits, since leftovers would hold the pipes and disturb the next run.
 pub(crate) fn watch(
     pid: Pid,
     deadline: Option<Instant>,
+    guard: Option<&DiskGuard>,
     mut streams: [Stream; 2],
 ) -> io::Result<Watched> {
     let exit = pidfd_open(pid, PidfdFlags::empty())?;
     let mut exited_at = None;
     let mut timed_out = false;
+    let mut disk_stop = None;
     // A pipe holds 64 KiB by default: one read empties it.
     let mut buf = [0u8; 64 << 10];
     loop {
@@ -76,6 +82,11 @@ pub(crate) fn watch(
             let _ = kill_process_group(pid, Signal::KILL);
             timed_out = true;
         }
+        let guarding = guard.filter(|_| exited_at.is_none() && disk_stop.is_none());
+        if let Some(reason) = guarding.and_then(DiskGuard::breach) {
+            let _ = kill_process_group(pid, Signal::KILL);
+            disk_stop = Some(reason);
+        }
         // Killed at the deadline and gone, yet its pipes are open: a process outside its group
         // holds them. Take what is buffered, without waiting for that process.
         let last_pass = exited_at.is_some() && timed_out;
@@ -85,6 +96,11 @@ pub(crate) fn watch(
                 Some(deadline.saturating_duration_since(Instant::now()))
             }
             _ => None,
+        };
+        let wait = match (wait, guarding.is_some() && !last_pass) {
+            (Some(w), true) => Some(w.min(EVERY)),
+            (None, true) => Some(EVERY),
+            (w, false) => w,
         };
         // A wait too long for a timespec is a wait without end.
         let wait = wait.and_then(|w| Timespec::try_from(w).ok());
@@ -129,6 +145,7 @@ pub(crate) fn watch(
     Ok(Watched {
         exited_at: exited_at.expect("the loop ends only after the exit"),
         timed_out,
+        disk_stop,
         streams: streams.map(|s| s.capture.finish()),
     })
 }

@@ -1,6 +1,6 @@
-//! Resource limits with real processes: a memory hog, a fork bomb, a file that grows without end
-//! and a daemon left behind are each stopped, said in words, and leave nothing running; the
-//! same in the bubblewrap sandbox. cgroup v1 (this machine, as root) limits the whole tree;
+//! Resource limits with real processes: a memory hog, a fork bomb, a file that grows without end,
+//! many small files filling a disk and a daemon left behind are each stopped, said in words, and
+//! leave nothing running; the same in the bubblewrap sandbox. cgroup v1 (this machine, as root) limits the whole tree;
 //! without it the tests of the tree-wide limits skip with the reason (and fail in CI).
 
 use std::path::Path;
@@ -17,6 +17,7 @@ fn limits() -> Limits {
         processes: Some(64),
         cpu_seconds: Some(30),
         file_bytes: Some(8 * MIB),
+        disk_bytes: Some(64 * MIB),
     }
 }
 
@@ -134,6 +135,89 @@ fn a_file_past_the_size_limit_stops_its_writer() {
     assert_eq!(size, 8 * MIB);
 }
 
+/// A tmpfs of `mib` MiB mounted on a fresh directory (root only), unmounted on drop: a disk of
+/// known size for the disk guard.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(mib: u64) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let size = format!("size={mib}m");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if mounted {
+            return Some(Tmpfs(dir));
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and may mount a tmpfs"
+        );
+        eprintln!("skipped: cannot mount a tmpfs here (not root?)");
+        None
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// Writes 1 MiB files, each far under the file-size limit, 10 ms apart (so the 250 ms guard
+/// sees each step of about 25 MiB), until 1024 are written or a write fails.
+const SMALL_FILES: &str = "i=0; while [ $i -lt 1024 ]; do \
+     dd if=/dev/zero of=f$i bs=1M count=1 2>>dd.err || exit 9; i=$((i+1)); sleep 0.01; done";
+
+/// Bytes under `dir`, as the files' sizes add up.
+fn written(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn many_small_files_are_stopped_at_the_disk_limit_or_before_the_disk_is_full() {
+    let _turn = crate::measuring();
+    let Some(disk) = Tmpfs::mount(512) else {
+        return;
+    };
+    // The guard needs no cgroup: rlimits containment on every host.
+    let c = Containment::rlimits(limits());
+    let run = run_process(&shell(disk.0.path(), SMALL_FILES, &c)).unwrap();
+    let said = run.contained.clone().unwrap_or_default();
+    assert!(
+        said.starts_with("stopped at the disk limit (") && said.ends_with("limit 64 MiB)"),
+        "{run:?}"
+    );
+    assert_eq!(run.exit, Exit::Signal(libc::SIGKILL), "{run:?}");
+    let wrote = written(disk.0.path());
+    assert!((64 * MIB..128 * MIB).contains(&wrote), "{wrote} bytes");
+
+    // Without a disk limit, a disk of 256 MiB keeps an eighth free: stopped before any write
+    // failed, and said as the runner's trouble.
+    let Some(small) = Tmpfs::mount(256) else {
+        return;
+    };
+    let unlimited = Containment::rlimits(Limits {
+        disk_bytes: None,
+        ..limits()
+    });
+    let run = run_process(&shell(small.0.path(), SMALL_FILES, &unlimited)).unwrap();
+    let said = run.contained.clone().unwrap_or_default();
+    assert!(
+        said.starts_with("stopped with its worktree's disk nearly full (32 MiB kept free;"),
+        "{run:?}"
+    );
+    let errors = std::fs::read_to_string(small.0.path().join("dd.err")).unwrap_or_default();
+    assert!(!errors.contains("No space left"), "{errors}");
+}
+
 /// The limits hold inside the sandbox too: bwrap is the process the cgroup holds, and
 /// everything it starts stays in it.
 #[test]
@@ -148,7 +232,8 @@ fn the_sandbox_keeps_the_limits() {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let argv = |script: &str| sandbox.argv(dir.path(), &["sh".into(), "-c".into(), script.into()]);
+    let argv =
+        |script: &str| sandbox.run_argv(dir.path(), &["sh".into(), "-c".into(), script.into()]);
     let spec = |script: &str| RunSpec {
         cwd: Some(dir.path().to_path_buf()),
         containment: Some(c.clone()),

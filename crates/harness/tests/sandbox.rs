@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use benchgate_harness::process::{Exit, RunSpec, run_process};
-use benchgate_harness::sandbox::Sandbox;
+use benchgate_harness::sandbox::{Sandbox, left_running};
 
 use crate::process::ALLOCATING_CHILD;
 
@@ -64,7 +64,7 @@ fn sandboxed(sandbox: &Sandbox, dir: &Path, script: &str) -> RunSpec {
     let shell = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
     RunSpec {
         cwd: Some(dir.to_path_buf()),
-        ..RunSpec::new(sandbox.argv(dir, &shell))
+        ..RunSpec::new(sandbox.run_argv(dir, &shell))
     }
 }
 
@@ -141,7 +141,7 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
     let sandbox = sandbox.show(&me);
     let mut alloc = RunSpec {
         cwd: Some(dir.clone()),
-        ..RunSpec::new(sandbox.argv(
+        ..RunSpec::new(sandbox.run_argv(
             &dir,
             &[
                 me.to_string_lossy().into_owned(),
@@ -165,4 +165,40 @@ fn a_sandboxed_run_is_measured_like_an_unsandboxed_one() {
     let run = run_process(&slow).unwrap();
     assert_eq!(run.exit, Exit::TimedOut);
     assert!(run.wall < Duration::from_secs(10), "{:?}", run.wall);
+}
+
+/// A run that starts a daemon (its own session, output detached) and exits 0: the daemon is
+/// killed when the run ends, and the run says how many it left, so it measures nothing.
+#[test]
+fn a_daemon_left_in_the_sandbox_is_killed_and_said() {
+    let Some(sandbox) = sandbox() else { return };
+    let tmp = scratch();
+    let dir = tmp.path().join("side");
+    std::fs::create_dir(&dir).unwrap();
+    let marker = format!("sleep 302.{}", std::process::id());
+    let script = format!("setsid {marker} < /dev/null > /dev/null 2>&1 & echo started >&2");
+    let run = run_process(&sandboxed(&sandbox, &dir, &script)).unwrap();
+    assert_eq!(run.exit, Exit::Code(0), "{}", run.stderr.text());
+    assert_eq!(
+        run.contained.as_deref(),
+        Some("left 1 process(es) running after it ended; they were killed"),
+        "{}",
+        run.stderr.text()
+    );
+    let running = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .status()
+        .unwrap();
+    assert!(!running.success(), "{marker} outlived its run");
+
+    // A run that leaves nothing says nothing, whatever it prints.
+    let clean = run_process(&sandboxed(
+        &sandbox,
+        &dir,
+        "sleep 0.1 & wait; echo done >&2",
+    ))
+    .unwrap();
+    assert_eq!(clean.exit, Exit::Code(0));
+    assert_eq!(clean.contained, None, "{}", clean.stderr.text());
+    assert_eq!(left_running("done\n"), None);
 }
