@@ -430,6 +430,73 @@ async fn a_head_filling_its_disk_with_small_files_is_stopped_and_cleaned_away() 
     assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
 }
 
+/// An agent whose work dir's disk is full takes no job (it would fail at once and be given back,
+/// again and again, until its attempts ran out); once the disk has room, the job runs on its
+/// first attempt.
+#[tokio::test]
+async fn an_agent_whose_disk_is_full_takes_no_job_until_it_has_room() {
+    let _turn = measuring_turn().await;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = dir.path().join("agent-full");
+    std::fs::create_dir_all(&work).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256m", "tmpfs"])
+        .arg(&work)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and may mount a tmpfs"
+        );
+        eprintln!("skipped: cannot mount a tmpfs here (not root?)");
+        return;
+    }
+    let _disk = Tmpfs(work.clone());
+    let fill = work.join("fill");
+    let filled = std::process::Command::new("fallocate")
+        .args(["-l", "250MiB"])
+        .arg(&fill)
+        .status()
+        .unwrap();
+    assert!(filled.success());
+    let db = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let token = add_runner(&db, "full");
+    let agent = AgentProcess::spawn("full", &server, &token, dir.path(), &[]);
+    let (path, base, head) = limited_repo(&dir.path().join("plain"), "true");
+    let req = BenchRepo { path, base, head }.comparison(4, Vec::new());
+    let created = create_comparison(&server, &req).await;
+    crate::support::wait_until(
+        "the agent to hold off",
+        Duration::from_secs(30),
+        async || {
+            if agent.logged("not taking jobs until it has room") {
+                Ok(())
+            } else {
+                Err(agent.logs())
+            }
+        },
+    )
+    .await;
+    let attempts = || async {
+        use sqlx::Connection;
+        let mut c = sqlx::SqliteConnection::connect(&db).await.unwrap();
+        sqlx::query_scalar::<_, i64>("SELECT MAX(attempts) FROM jobs WHERE comparison_id = ?")
+            .bind(created.id)
+            .fetch_one(&mut c)
+            .await
+            .unwrap()
+    };
+    assert_eq!(attempts().await, 0, "{}", agent.logs());
+
+    std::fs::remove_file(&fill).unwrap();
+    let status = wait_finished(&server, created.id, Duration::from_secs(120), &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    assert_eq!(attempts().await, 1, "{}", agent.logs());
+    assert!(agent.logged("has room again"), "{}", agent.logs());
+}
+
 /// A repository whose head does three times base's work after running `attack` (base runs
 /// nothing else).
 fn limited_repo(path: &Path, attack: &str) -> (PathBuf, String, String) {

@@ -350,10 +350,12 @@ fn interruption(ctx: &AgentContext, signals: &JobSignals) -> Option<Stop> {
 /// Free space below which the agent's work dir counts as full.
 const WORK_DIR_FULL_BELOW: u64 = 64 * 1024 * 1024;
 
-/// Whether the filesystem of the work dir has (almost) no room left now.
-fn work_dir_full(work_dir: &std::path::Path) -> bool {
+/// Whether the filesystem of the work dir has (almost) no room left now: under 64 MiB free, or
+/// as full as the disk guard would stop a build or run at.
+pub(crate) fn work_dir_full(work_dir: &std::path::Path) -> bool {
     rustix::fs::statvfs(work_dir)
         .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < WORK_DIR_FULL_BELOW)
+        || benchgate_harness::disk::nearly_full(work_dir)
 }
 
 /// A failure as the server should take it: "No space left on device" while the agent's own work

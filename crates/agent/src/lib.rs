@@ -134,7 +134,25 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
     send_fingerprint(&ctx).await?;
 
     let mut idle_backoff = client::Backoff::new(ctx.args.max_backoff());
+    let mut disk_full = false;
     while !ctx.shutdown.requested() {
+        // A job taken with a full disk fails at once and is given back; taking it again and
+        // again would use up its attempts in seconds. Jobs wait for a runner with room.
+        if job::work_dir_full(&ctx.args.work_dir) {
+            if !disk_full {
+                tracing::warn!(work_dir = %ctx.args.work_dir.display(), "the work dir's disk is full; not taking jobs until it has room");
+                disk_full = true;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(DISK_FULL_RECHECK) => {}
+                () = ctx.shutdown.wait() => break,
+            }
+            continue;
+        }
+        if disk_full {
+            tracing::info!("the work dir's disk has room again; taking jobs");
+            disk_full = false;
+        }
         let claimed = tokio::select! {
             r = client::with_retry("claim", ctx.args.max_backoff(), || ctx.client.claim(&ctx.args.labels)) => r,
             // Dropping an in-flight long poll: if the server handed out a job just then, its
@@ -164,6 +182,9 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
     tracing::info!("agent stopped");
     Ok(())
 }
+
+/// How often an agent whose work dir's disk is full looks again.
+const DISK_FULL_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Tells the server what machine this is (CPU, cores, kernel, governor…).
 async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {

@@ -29,6 +29,12 @@ pub struct DiskGuard {
     reserve: u64,
 }
 
+/// Whether `path`'s disk is as full as a guard would stop a tree at: its free space at or below
+/// the reserve. `false` when it cannot be read.
+pub fn nearly_full(path: &Path) -> bool {
+    space(path).is_some_and(|(free, total)| free <= RESERVE_MAX.min(total / 8))
+}
+
 /// Free bytes (for an unprivileged writer) and total bytes of the filesystem holding `path`.
 fn space(path: &Path) -> Option<(u64, u64)> {
     let st = rustix::fs::statvfs(path).ok()?;
@@ -84,6 +90,7 @@ mod tests {
         assert_eq!(guard.breach(), None);
         let none = DiskGuard::new(Path::new("/nonexistent/benchgate"), None);
         assert!(none.is_none());
+        assert!(!nearly_full(dir.path()));
     }
 
     #[test]
