@@ -64,8 +64,23 @@ impl RunnerConfig {
     /// `command`'s argv as this session runs it: inside the sandbox when there is one. A tool
     /// that must see the host (perf) wraps this argv from outside.
     pub fn sandboxed_argv(&self, command: &BenchCommand) -> Result<Vec<String>, NoSandboxDir> {
+        self.sandboxed(command, false)
+    }
+
+    /// [`RunnerConfig::sandboxed_argv`]; `count_leftovers` puts the sandbox's counting pid 1 in
+    /// front ([`crate::sandbox::Sandbox::run_argv`]). Warm-up runs only: its wake-up after the
+    /// command sits between the command's end and the clock's stop, and under load that
+    /// scheduling delay widened measured intervals of short commands many times over.
+    fn sandboxed(
+        &self,
+        command: &BenchCommand,
+        count_leftovers: bool,
+    ) -> Result<Vec<String>, NoSandboxDir> {
         match (&self.sandbox, &command.cwd) {
-            (Some(sandbox), Some(dir)) => Ok(sandbox.run_argv(dir, &command.argv)),
+            (Some(sandbox), Some(dir)) if count_leftovers => {
+                Ok(sandbox.run_argv(dir, &command.argv))
+            }
+            (Some(sandbox), Some(dir)) => Ok(sandbox.argv(dir, &command.argv)),
             (Some(_), None) => Err(NoSandboxDir),
             (None, _) => Ok(command.argv.clone()),
         }
@@ -199,7 +214,7 @@ impl RoundRunner {
     pub fn warm_up(&mut self, rounds: u32) -> Result<(), MeasurementError> {
         for k in Schedule::Abba.orders().take(rounds as usize) {
             for side in k {
-                self.run_side(side)?;
+                self.run_side(side, true)?;
             }
         }
         Ok(())
@@ -215,7 +230,7 @@ impl RoundRunner {
         let order = self.orders.next().expect("round orders never end");
         let (mut base, mut head) = (Vec::new(), Vec::new());
         for side in order {
-            let measured = self.run_side(side)?;
+            let measured = self.run_side(side, false)?;
             match side {
                 Side::Base => base = measured,
                 Side::Head => head = measured,
@@ -232,7 +247,8 @@ impl RoundRunner {
         })
     }
 
-    fn run_side(&self, side: Side) -> Result<Vec<Measurement>, MeasurementError> {
+    /// One run of `side`; a warm-up run (`warm`) also says what the command left running.
+    fn run_side(&self, side: Side, warm: bool) -> Result<Vec<Measurement>, MeasurementError> {
         let command = match side {
             Side::Base => &self.base,
             Side::Head => &self.head,
@@ -241,7 +257,7 @@ impl RoundRunner {
         let display = command.display();
         let argv = self
             .config
-            .sandboxed_argv(command)
+            .sandboxed(command, warm)
             .map_err(|NoSandboxDir| MeasurementError::Unsandboxable { side: name })?;
         // perf outside bwrap: its output file is written to the agent's temp dir, which the
         // sandbox hides.
