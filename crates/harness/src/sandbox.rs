@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 /// that exist on this host are bound, since bwrap refuses a missing source.
 const PROC_READ_ONLY: [&str; 4] = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
 
-/// pid 1 of a measured run ([`Sandbox::run_argv`]): runs the command, then counts what is still
+/// pid 1 of a warm-up run ([`Sandbox::run_argv`]): runs the command, then counts what is still
 /// running in the sandbox's PID namespace, with builtins only so that it counts nothing of its
 /// own, and says so last on stderr; the kernel kills them when this pid 1 exits.
 const REPORT_LEFTOVERS: &str = r#""$@"
@@ -197,9 +197,9 @@ impl Sandbox {
         argv
     }
 
-    /// [`Sandbox::argv`] for a measured run: a small `sh` is pid 1 and reports on stderr what the
-    /// command left running ([`left_running`] reads it), so a daemon is not killed silently.
-    /// It costs one more `sh` start per run, the same on both sides (docs/performance.md).
+    /// [`Sandbox::argv`] for a run that is not timed (a warm-up): a small `sh` is pid 1 and reports
+    /// on stderr what the command left running ([`left_running`] reads it), so a daemon is not
+    /// killed silently. Timed runs go without: its wake-up would be timed (docs/performance.md).
     pub fn run_argv(&self, writable: &Path, command: &[String]) -> Vec<String> {
         let mut wrapped = vec![
             "sh".to_owned(),
