@@ -96,7 +96,7 @@ impl LimitArgs {
     }
 }
 
-/// How this agent enforces `args`: cgroup v1 where it may create groups, rlimits otherwise;
+/// How this agent enforces `args`: cgroup v2 or v1 where it may create groups, rlimits otherwise;
 /// logged once at start.
 pub fn resolve(args: &LimitArgs, total_memory: u64) -> Containment {
     let mut containment = Containment::detect(args.limits(total_memory));
@@ -114,7 +114,7 @@ pub fn resolve(args: &LimitArgs, total_memory: u64) -> Containment {
     if containment.mechanism() == "rlimits" {
         tracing::warn!(
             limits = %containment.describe(),
-            "resource limits per process only (rlimits): run the agent as root on a host with cgroup v1 memory and pids controllers to limit each build and run as a whole"
+            "resource limits per process only (rlimits): run the agent as root on a host whose cgroups (v2, or v1) have the memory and pids controllers to limit each build and run as a whole"
         );
     } else {
         tracing::info!(limits = %containment.describe(), "resource limits of each build and run");

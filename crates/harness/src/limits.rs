@@ -2,9 +2,10 @@
 //! not the runner: memory (hard, so the kernel's OOM killer takes the PR's process and not the
 //! agent), processes (a fork bomb), CPU seconds and the largest file a process may write.
 //!
-//! Where the agent may create cgroups (v1 `memory` and `pids` controllers, as root), each
-//! process tree gets a cgroup of its own: the limits hold for the whole tree, what stopped it
-//! is read back from the cgroup's events, and whatever it left running is killed when it ends.
+//! Where the agent may create cgroups with the `memory` and `pids` controllers (v2 where the
+//! unified hierarchy has both, else v1; as root), each process tree gets a cgroup of its own:
+//! the limits hold for the whole tree, what stopped it is read back from the cgroup's events,
+//! and whatever it left running is killed when it ends.
 //! Elsewhere rlimits are the fallback: per process, and a process limit does not bind root.
 //! CPU seconds and file size are rlimits either way.
 
@@ -32,6 +33,10 @@ pub struct Limits {
 /// How limits are enforced on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Enforcement {
+    /// cgroup v2: the group benchgate creates groups in, `memory` and `pids` enabled for them.
+    CgroupV2 {
+        parent: PathBuf,
+    },
     /// cgroup v1: the `memory` and `pids` hierarchies' directories benchgate creates groups in.
     CgroupV1 {
         memory: PathBuf,
@@ -53,13 +58,20 @@ const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 const PARENT: &str = "benchgate";
 
 impl Containment {
-    /// cgroup v1 when the `memory` and `pids` controllers are mounted and benchgate may create
-    /// groups in them, rlimits otherwise.
+    /// cgroup v2 when the unified hierarchy (`/sys/fs/cgroup`, or `unified` under it on a hybrid
+    /// host) has the `memory` and `pids` controllers and benchgate may enable them for its
+    /// groups; else cgroup v1 when both are mounted there and writable; rlimits otherwise.
     pub fn detect(limits: Limits) -> Containment {
         Self::detect_at(Path::new(CGROUP_ROOT), limits)
     }
 
     fn detect_at(root: &Path, limits: Limits) -> Containment {
+        if let Some(parent) = v2_parent(root) {
+            return Containment {
+                limits,
+                enforcement: Enforcement::CgroupV2 { parent },
+            };
+        }
         let parent = |controller: &str| -> Option<PathBuf> {
             let dir = root.join(controller);
             // A v1 hierarchy of this controller has its own files at its root.
@@ -97,9 +109,10 @@ impl Containment {
         &self.limits
     }
 
-    /// `cgroup v1` or `rlimits`, for the job log and the runner's fingerprint.
+    /// `cgroup v2`, `cgroup v1` or `rlimits`, for the job log and the runner's fingerprint.
     pub fn mechanism(&self) -> &'static str {
         match self.enforcement {
+            Enforcement::CgroupV2 { .. } => "cgroup v2",
             Enforcement::CgroupV1 { .. } => "cgroup v1",
             Enforcement::Rlimits => "rlimits",
         }
@@ -157,14 +170,17 @@ impl Containment {
         if let Some(f) = l.file_bytes {
             rlimits.push((libc::RLIMIT_FSIZE, f));
         }
+        let name = || {
+            format!(
+                "{}-{}",
+                std::process::id(),
+                GROUPS.fetch_add(1, Ordering::Relaxed)
+            )
+        };
         let group = match &self.enforcement {
+            Enforcement::CgroupV2 { parent } => Some(Group::create_v2(parent, &name(), l)?),
             Enforcement::CgroupV1 { memory, pids } => {
-                let name = format!(
-                    "{}-{}",
-                    std::process::id(),
-                    GROUPS.fetch_add(1, Ordering::Relaxed)
-                );
-                Some(Group::create(memory, pids, &name, l)?)
+                Some(Group::create(memory, pids, &name(), l)?)
             }
             Enforcement::Rlimits => {
                 if let Some(m) = l.memory_bytes {
@@ -314,21 +330,22 @@ impl Entered {
     }
 }
 
-/// One process tree's cgroup v1 groups.
+/// One process tree's cgroups: v1's memory and pids groups, or one v2 group.
 #[derive(Debug)]
 struct Group {
-    dirs: [PathBuf; 2],
+    /// v1: `[memory, pids]`; v2: `[group]`.
+    dirs: Vec<PathBuf>,
     /// `cgroup.procs` of each, open for the child to write its pid into.
     procs: Vec<OwnedFd>,
 }
 
 impl Group {
-    fn create(memory: &Path, pids: &Path, name: &str, l: &Limits) -> io::Result<Group> {
-        let dirs = [memory.join(name), pids.join(name)];
+    /// The groups in `dirs`, made, with their `cgroup.procs` open.
+    fn open(dirs: Vec<PathBuf>) -> io::Result<Group> {
         for dir in &dirs {
             std::fs::create_dir_all(dir)?;
         }
-        let group = Group {
+        Ok(Group {
             procs: dirs
                 .iter()
                 .map(|d| {
@@ -339,7 +356,28 @@ impl Group {
                 })
                 .collect::<io::Result<_>>()?,
             dirs,
-        };
+        })
+    }
+
+    fn create_v2(parent: &Path, name: &str, l: &Limits) -> io::Result<Group> {
+        let group = Group::open(vec![parent.join(name)])?;
+        let dir = &group.dirs[0];
+        if let Some(m) = l.memory_bytes {
+            std::fs::write(dir.join("memory.max"), m.to_string())?;
+            // No escape into swap, where the kernel has swap accounting.
+            let swap = dir.join("memory.swap.max");
+            if swap.exists() {
+                let _ = std::fs::write(swap, "0");
+            }
+        }
+        if let Some(p) = l.processes {
+            std::fs::write(dir.join("pids.max"), p.to_string())?;
+        }
+        Ok(group)
+    }
+
+    fn create(memory: &Path, pids: &Path, name: &str, l: &Limits) -> io::Result<Group> {
+        let group = Group::open(vec![memory.join(name), pids.join(name)])?;
         if let Some(m) = l.memory_bytes {
             std::fs::write(group.dirs[0].join("memory.limit_in_bytes"), m.to_string())?;
             // With swap accounting, swap counts too: no escape into swap.
@@ -362,12 +400,18 @@ impl Group {
                 .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
                 .unwrap_or(0)
         };
-        let left_running = kill_all(&self.dirs[1]);
-        let oom = read(&self.dirs[0], "memory.oom_control");
-        let memory_limit = field(&oom, "oom_kill ") > 0
-            || (!oom.contains("oom_kill ")
-                && field(&read(&self.dirs[0], "memory.failcnt"), "") > 0);
-        let process_limit = field(&read(&self.dirs[1], "pids.events"), "max ") > 0;
+        // The pids group holds every process of the tree (v1's second; v2's only group).
+        let pids = self.dirs.last().expect("a group has a directory");
+        let left_running = kill_all(pids);
+        let memory_limit = if self.dirs.len() == 1 {
+            field(&read(pids, "memory.events"), "oom_kill ") > 0
+        } else {
+            let oom = read(&self.dirs[0], "memory.oom_control");
+            field(&oom, "oom_kill ") > 0
+                || (!oom.contains("oom_kill ")
+                    && field(&read(&self.dirs[0], "memory.failcnt"), "") > 0)
+        };
+        let process_limit = field(&read(pids, "pids.events"), "max ") > 0;
         drop(self.procs);
         for dir in &self.dirs {
             remove_group(dir);
@@ -378,6 +422,35 @@ impl Group {
             left_running,
         }
     }
+}
+
+/// The group benchgate makes its v2 groups in, `memory` and `pids` enabled for them, under the
+/// unified hierarchy at `root` or `root/unified`; `None` without that hierarchy, without both
+/// controllers, or when they cannot be enabled (a cgroup namespace whose root holds processes).
+fn v2_parent(root: &Path) -> Option<PathBuf> {
+    let both = |file: &Path| {
+        std::fs::read_to_string(file).is_ok_and(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            words.contains(&"memory") && words.contains(&"pids")
+        })
+    };
+    let mount = [root.to_path_buf(), root.join("unified")]
+        .into_iter()
+        .find(|d| d.join("cgroup.controllers").exists())?;
+    if !both(&mount.join("cgroup.controllers")) {
+        return None;
+    }
+    let enable = |dir: &Path| {
+        both(&dir.join("cgroup.subtree_control"))
+            || std::fs::write(dir.join("cgroup.subtree_control"), "+memory +pids").is_ok()
+    };
+    if !enable(&mount) {
+        return None;
+    }
+    let parent = mount.join(PARENT);
+    std::fs::create_dir_all(&parent).ok()?;
+    sweep_stale(&parent);
+    enable(&parent).then_some(parent)
 }
 
 /// Removes the groups of agents that died mid-run (named `PID-N` after an agent no longer
@@ -460,6 +533,74 @@ mod tests {
         let mut buf = [0u8; 12];
         assert_eq!(decimal(0, &mut buf), b"0");
         assert_eq!(decimal(4_194_304, &mut buf), b"4194304");
+    }
+
+    /// A unified hierarchy with both controllers (files as the kernel shows them) is used as v2;
+    /// one without `memory` and `pids` (this machine's hybrid `unified`: `hugetlb` only) is not.
+    #[test]
+    fn a_unified_hierarchy_with_both_controllers_is_cgroup_v2() {
+        let root = tempfile::tempdir().unwrap();
+        let unified = root.path().join("unified");
+        std::fs::create_dir(&unified).unwrap();
+        std::fs::write(unified.join("cgroup.controllers"), "hugetlb\n").unwrap();
+        let limits = Limits {
+            memory_bytes: Some(512 << 20),
+            processes: Some(256),
+            ..Limits::default()
+        };
+        assert_eq!(
+            Containment::detect_at(root.path(), limits).mechanism(),
+            "rlimits"
+        );
+        std::fs::write(
+            unified.join("cgroup.controllers"),
+            "cpuset cpu io memory hugetlb pids rdma misc\n",
+        )
+        .unwrap();
+        std::fs::write(unified.join("cgroup.subtree_control"), "cpu memory pids\n").unwrap();
+        let c = Containment::detect_at(root.path(), limits);
+        assert_eq!(c.mechanism(), "cgroup v2");
+        assert_eq!(c.describe(), "cgroup v2: memory 512 MiB, 256 processes");
+        // benchgate's parent group had both controllers enabled for its groups.
+        let enabled = std::fs::read_to_string(unified.join("benchgate/cgroup.subtree_control"));
+        assert_eq!(enabled.unwrap(), "+memory +pids");
+        // No rlimit stands in for the tree's memory or processes.
+        let entered = Entered {
+            limits,
+            mechanism: c.mechanism(),
+            group: None,
+            rlimits: Vec::new(),
+        };
+        let ended = Ended {
+            memory_limit: true,
+            ..Ended::default()
+        };
+        assert_eq!(
+            entered.reason(&ended, Some(libc::SIGKILL)).unwrap(),
+            "stopped at the memory limit (512 MiB, cgroup v2)"
+        );
+    }
+
+    /// What a v2 group's event files say when the tree met its limits.
+    #[test]
+    fn a_v2_groups_events_say_which_limit_stopped_it() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("1-0");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("cgroup.procs"), "").unwrap();
+        std::fs::write(
+            dir.join("memory.events"),
+            "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("pids.events"), "max 3\n").unwrap();
+        let group = Group {
+            dirs: vec![dir.clone()],
+            procs: Vec::new(),
+        };
+        let ended = group.end();
+        assert!(ended.memory_limit && ended.process_limit, "{ended:?}");
+        assert_eq!(ended.left_running, 0);
     }
 
     #[test]
