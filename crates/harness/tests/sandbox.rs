@@ -202,3 +202,46 @@ fn a_daemon_left_in_the_sandbox_is_killed_and_said() {
     assert_eq!(clean.contained, None, "{}", clean.stderr.text());
     assert_eq!(left_running("done\n"), None);
 }
+
+/// A session's warm-up runs say what a run left running; its measured runs go without the
+/// counting `sh`, whose wake-up would be timed, so there the daemon dies with the namespace.
+#[test]
+fn warm_up_runs_say_what_a_run_left_and_measured_runs_are_not_wrapped() {
+    use benchgate_harness::command::BenchCommand;
+    use benchgate_harness::rounds::{RoundRunner, RunnerConfig};
+    use benchgate_harness::schedule::Schedule;
+
+    let Some(sandbox) = sandbox() else { return };
+    let tmp = scratch();
+    let marker = format!("sleep 303.{}", std::process::id());
+    let side = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        BenchCommand {
+            argv: vec![
+                "sh".to_owned(),
+                "-c".to_owned(),
+                format!("setsid {marker} < /dev/null > /dev/null 2>&1 &"),
+            ],
+            cwd: Some(dir),
+            env: Vec::new(),
+        }
+    };
+    let config = RunnerConfig {
+        sandbox: Some(sandbox),
+        ..RunnerConfig::default()
+    };
+    let runner = || RoundRunner::new(side("base"), side("head"), config.clone(), Schedule::Abba);
+    let said = runner().warm_up(1).unwrap_err().to_string();
+    assert!(
+        said.contains("left 1 process(es) running after it ended; they were killed"),
+        "{said}"
+    );
+    let round = runner().run_round().unwrap();
+    assert!(!round.base.is_empty() && !round.head.is_empty());
+    let running = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .status()
+        .unwrap();
+    assert!(!running.success(), "{marker} outlived its run");
+}
