@@ -347,9 +347,9 @@ impl BenchmarkAnalysis {
             direction: self.direction,
             n: self.n,
             runs: self.runs.map(|(b, h)| [b, h]),
-            base_center: Some(self.base_center).filter(|c| c.is_finite()),
-            head_center: Some(self.head_center).filter(|c| c.is_finite()),
-            change_pct: self.change_pct.is_finite().then_some(self.change_pct),
+            base_center: Some(self.base_center).filter(|c| crate::storable(*c)),
+            head_center: Some(self.head_center).filter(|c| crate::storable(*c)),
+            change_pct: crate::storable(self.change_pct).then_some(self.change_pct),
             // A point at ±∞ (a change from or to zero) has no percentage bounds.
             interval_pct: self.interval.to_percent(),
             fixed_interval_pct: self.fixed_interval.to_percent(),
@@ -363,7 +363,7 @@ impl BenchmarkAnalysis {
                 .map_or(crate::SATURATED, |m| m.min(crate::SATURATED)),
             layout_pct: (self.layout > 0.0)
                 .then(|| percent_from_log(self.layout))
-                .filter(|p| p.is_finite()),
+                .filter(|p| crate::storable(*p)),
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,
@@ -379,7 +379,7 @@ impl BenchmarkAnalysis {
         let hl = self
             .hodges_lehmann
             .filter(|_| self.verdict != Verdict::Exact)?;
-        let estimate_pct = Some(percent_from_log(hl.estimate)).filter(|p| p.is_finite())?;
+        let estimate_pct = Some(percent_from_log(hl.estimate)).filter(|p| crate::storable(*p))?;
         Some(HodgesLehmannResult {
             estimate_pct,
             interval_pct: hl.interval.to_percent(),

@@ -47,12 +47,13 @@ impl Interval {
     }
 
     /// The interval in percent `100(e^x − 1)`; an infinite bound, or one whose percentage
-    /// overflows, becomes `None` (JSON `null`), so no non-finite number is ever served.
+    /// overflows or passes [`crate::SATURATED`], becomes `None` (JSON `null`), so no number is
+    /// served that a reader (or Postgres's `jsonb`) could not give back.
     pub fn to_percent(&self) -> [Option<f64>; 2] {
         let pct = |x: f64| {
             x.is_finite()
                 .then(|| crate::paired::percent_from_log(x))
-                .filter(|p| p.is_finite())
+                .filter(|p| crate::storable(*p))
         };
         [pct(self.lower), pct(self.upper)]
     }

@@ -33,6 +33,12 @@ pub mod words;
 /// digits that serde_json refuses, which made every such stored result unreadable.
 pub const SATURATED: f64 = 1e300;
 
+/// Whether `x` may be served and stored as a result's number: finite and within ±[`SATURATED`]
+/// (a percentage past it is served as `null`, as one that overflows is).
+pub fn storable(x: f64) -> bool {
+    x.is_finite() && x.abs() <= SATURATED
+}
+
 pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
 pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
 pub use chain::{ChainPoint, ChainStep, chain, step_alpha};

@@ -97,10 +97,17 @@ pub async fn saturated_results_read_back(store: Arc<dyn Store>) {
     let huge: Vec<f64> = (0..8).map(|i| max * wobble(i) / 1.02).collect();
     let near: Vec<f64> = huge.iter().map(|v| v * 1.02).collect();
     let extreme = benchgate_stats::analyze_pairs(&huge, &near, &opts, None).unwrap();
+    // The smallest and largest values accepted side by side: a ratio of 1e305, whose
+    // percentage is past what a result carries and is served as `null`.
+    let tiny: Vec<f64> = (0..8).map(|i| 1e-5 * wobble(i)).collect();
+    let ratio = benchgate_stats::analyze_pairs(&tiny, &huge, &opts, None).unwrap();
+    let ratio = ratio.to_result("tokenize", "time", "ns");
+    assert_eq!(ratio.change_pct, None, "{ratio:?}");
     let rows = [
         clear.to_result("parse", "time", "ns"),
         exact.to_result("parse", "instructions", "count"),
         extreme.to_result("render", "time", "ns"),
+        ratio,
     ];
     store
         .replace_comparison_results(c.id, r1.id, 1, &rows)
@@ -108,7 +115,10 @@ pub async fn saturated_results_read_back(store: Arc<dyn Store>) {
         .unwrap();
     let stored = store.comparison_results(c.id).await.unwrap();
     assert_eq!(stored.len(), rows.len(), "every row reads back: {stored:?}");
-    for (want, got) in [&rows[1], &rows[0], &rows[2]].into_iter().zip(&stored) {
+    for (want, got) in [&rows[1], &rows[0], &rows[2], &rows[3]]
+        .into_iter()
+        .zip(&stored)
+    {
         assert_eq!(
             (&got.result.name, &got.result.metric),
             (&want.name, &want.metric)
