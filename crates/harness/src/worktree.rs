@@ -31,6 +31,15 @@ pub enum WorktreeError {
     },
 }
 
+/// Where a head branched from a base branch that moved on since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchPoint {
+    /// The newest commit both share (`git merge-base`).
+    pub merge_base: String,
+    /// The base branch's commits after it.
+    pub base_ahead_by: u64,
+}
+
 /// The repository around a directory and where its benchmark worktrees live.
 #[derive(Debug, Clone)]
 pub struct Repository {
@@ -67,6 +76,39 @@ impl Repository {
             ],
         )
         .map_err(|_| WorktreeError::UnknownRevision(rev.to_owned()))
+    }
+
+    /// Where `head` branched from `base_rev` when `base_rev` names a branch (local or remote)
+    /// that has moved on since: its merge base with `head` and the branch's commits after it.
+    /// `None` for a commit, a tag, a branch that `head` contains, or unrelated histories.
+    pub fn branch_point(
+        &self,
+        base_rev: &str,
+        base: &str,
+        head: &str,
+    ) -> Result<Option<BranchPoint>, WorktreeError> {
+        let full = git(
+            &self.toplevel,
+            &["rev-parse", "--symbolic-full-name", base_rev],
+        )
+        .unwrap_or_default();
+        if !(full.starts_with("refs/heads/") || full.starts_with("refs/remotes/")) {
+            return Ok(None);
+        }
+        let Ok(merge_base) = git(&self.toplevel, &["merge-base", base, head]) else {
+            return Ok(None);
+        };
+        if merge_base == base {
+            return Ok(None);
+        }
+        let since = git(
+            &self.toplevel,
+            &["rev-list", "--count", &format!("{merge_base}..{base}")],
+        )?;
+        Ok(Some(BranchPoint {
+            merge_base,
+            base_ahead_by: since.parse().unwrap_or(0),
+        }))
     }
 
     /// The worktree of `side`, checked out at `sha` (detached), created on first use.

@@ -231,6 +231,91 @@ fn two_revisions_are_built_and_compared_in_kept_worktrees() {
     );
 }
 
+/// `--base-rev main` after main moved on since the head branched: the merge base is measured
+/// (main's newer, slower commit is not counted as head's change) and the report says so;
+/// `--base-tip` measures the tip as named.
+#[test]
+fn a_base_branch_that_moved_on_is_measured_at_the_merge_base() {
+    let _turn = measuring();
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(dir.join("bench.sh"), "sleep 0.02\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "c0"]);
+    let c0 = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "--quiet", "-b", "feature"]);
+    std::fs::write(dir.join("NOTES"), "notes only\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "notes"]);
+    let feature = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "--quiet", "main"]);
+    std::fs::write(dir.join("bench.sh"), "sleep 0.04\n").unwrap();
+    git(dir, &["commit", "--quiet", "-am", "main: slower"]);
+    let tip = git(dir, &["rev-parse", "HEAD"]);
+
+    let session = |extra: &[&str], rounds: &str| {
+        let mut words = vec![
+            "--repo",
+            dir.to_str().unwrap(),
+            "--base-rev",
+            "main",
+            "--head-rev",
+            "feature",
+            "--rounds",
+            rounds,
+        ];
+        words.extend_from_slice(extra);
+        words.extend_from_slice(&["--", "sh", "bench.sh"]);
+        compare(&args(&words), Display::Hidden, None).unwrap()
+    };
+    let merge_base = session(&[], "6");
+    assert_eq!(
+        merge_base.session.revisions,
+        Some([c0.clone(), feature.clone()])
+    );
+    let note = merge_base.session.base_note.clone().unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "base: the merge base {} of main and head; main (at {}) has 1 commit since, not \
+             measured (--base-tip measures the tip)",
+            &c0[..7],
+            &tip[..7]
+        )
+    );
+    assert_ne!(
+        wall(&merge_base).verdict,
+        VerdictKind::Faster,
+        "{:?}",
+        wall(&merge_base)
+    );
+
+    let at_tip = session(&["--base-tip"], "2");
+    assert_eq!(at_tip.session.revisions, Some([tip, feature.clone()]));
+    assert_eq!(at_tip.session.base_note, None);
+    // A sha names a commit, not a branch: measured as given.
+    let by_sha = compare(
+        &args(&[
+            "--repo",
+            dir.to_str().unwrap(),
+            "--base-rev",
+            &c0,
+            "--head-rev",
+            &feature,
+            "--rounds",
+            "2",
+            "--",
+            "sh",
+            "bench.sh",
+        ]),
+        Display::Hidden,
+        None,
+    )
+    .unwrap();
+    assert_eq!(by_sha.session.base_note, None);
+}
+
 /// `--format` in both commands' help comes from the one list of formats, each with its summary.
 #[test]
 fn format_help_lists_every_format_from_the_one_list() {

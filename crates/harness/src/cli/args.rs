@@ -33,9 +33,15 @@ pub struct CompareArgs {
     /// Run the commands through `sh -c` (pipes, redirections, variables).
     #[arg(long)]
     pub shell: bool,
-    /// Base revision of the current git repository (branch, tag, sha, HEAD~1…).
+    /// Base revision of the current git repository (branch, tag, sha, HEAD~1…). A branch that
+    /// moved on since head branched from it is measured at the merge base, so its newer
+    /// commits are not counted as head's change (see --base-tip).
     #[arg(long, value_name = "REV", requires = "head_rev")]
     pub base_rev: Option<String>,
+    /// With a --base-rev branch: measure the branch's tip, not head's merge base with it (the
+    /// difference then includes the branch's commits head never saw).
+    #[arg(long, requires = "base_rev")]
+    pub base_tip: bool,
     /// Head revision of the current git repository.
     #[arg(long, value_name = "REV", requires = "base_rev")]
     pub head_rev: Option<String>,

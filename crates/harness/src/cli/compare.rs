@@ -49,6 +49,9 @@ pub struct SessionRecord {
     /// Commits measured, in the revisions form.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<[String; 2]>,
+    /// Why base is not the commit `--base-rev` names: the branch moved on since head branched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_note: Option<String>,
     /// Benchmark files the base side took from head (`--bench-from-head`, `bench_from_head`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bench_from_head: Option<BenchFromHead>,
@@ -152,6 +155,9 @@ impl SessionRecord {
         ];
         if let Some([b, h]) = &self.revisions {
             lines.push(format!("revisions: base {b}, head {h}"));
+        }
+        if let Some(note) = &self.base_note {
+            lines.push(note.clone());
         }
         if let Some(taken) = &self.bench_from_head {
             lines.push(format!(
@@ -324,10 +330,19 @@ pub fn compare(
 
     let bench_from_head = bench_from_head_globs(args, suite.as_ref())?;
     let mut from_head = None;
+    let mut base_note = None;
     let (base, head, revisions) = match revisions {
         None => (base, head, None),
         Some((repo, [base_rev, head_rev])) => {
-            let shas = [repo.resolve(&base_rev)?, repo.resolve(&head_rev)?];
+            let mut shas = [repo.resolve(&base_rev)?, repo.resolve(&head_rev)?];
+            if !args.base_tip
+                && let Some(point) = repo.branch_point(&base_rev, &shas[0], &shas[1])?
+            {
+                let note = merge_base_note(&base_rev, &shas[0], &point);
+                display.phase(&note);
+                base_note = Some(note);
+                shas[0] = point.merge_base;
+            }
             let taken = HeadBenchmarks::plan(&repo.toplevel, &shas[0], &shas[1], &bench_from_head)?;
             let mut dirs = Vec::new();
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
@@ -437,6 +452,7 @@ pub fn compare(
         base,
         head,
         revisions,
+        base_note,
         bench_from_head: from_head,
         format: format.to_string(),
         suite: suite.as_ref().map(|s| match &s.config.suite {
@@ -491,6 +507,18 @@ fn until_globs(patterns: &[String]) -> Result<Option<RuleSet>, CliError> {
         .map(|p| BenchmarkRule::matching(p))
         .collect();
     Ok(Some(RuleSet::new(&rules)))
+}
+
+/// Says which base was measured when a `--base-rev` branch moved on since head branched.
+fn merge_base_note(base_rev: &str, tip: &str, point: &worktree::BranchPoint) -> String {
+    use benchgate_stats::words::{count, short_sha};
+    format!(
+        "base: the merge base {} of {base_rev} and head; {base_rev} (at {}) has {} since, not \
+         measured (--base-tip measures the tip)",
+        short_sha(&point.merge_base),
+        short_sha(tip),
+        count(point.base_ahead_by as usize, "commit")
+    )
 }
 
 /// The two commands, and the repository and revisions in the revisions form; with a suite,
