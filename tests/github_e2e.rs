@@ -4,6 +4,7 @@
 //! received writes we check. The server runs as a GitHub App, as users run it.
 
 mod bisect;
+mod branch_point;
 mod merge_queue;
 mod profile;
 mod soak;

@@ -267,3 +267,63 @@ async fn check_runs_are_refused_on_shas_the_repository_lacks_or_the_test_forbids
     );
     assert_eq!(github.checks().len(), 2);
 }
+
+/// Where a PR branched: its merge base with a base branch that moved on, the trees of the
+/// merge base and the head, and how far each side moved; no merge base for unrelated
+/// histories (GitHub's 404 "No common ancestor"), an error for an unknown sha.
+#[tokio::test]
+async fn the_branch_point_of_a_pr_is_its_merge_base_with_both_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::write(d.join("a"), "0").unwrap();
+    git(d, &["add", "a"]);
+    git(d, &["commit", "-q", "-m", "c0"]);
+    let c0 = git(d, &["rev-parse", "HEAD"]);
+    git(d, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(d.join("notes"), "n").unwrap();
+    git(d, &["add", "notes"]);
+    git(d, &["commit", "-q", "-m", "notes"]);
+    let feature = git(d, &["rev-parse", "HEAD"]);
+    git(d, &["checkout", "-q", "main"]);
+    for n in 1..=2 {
+        std::fs::write(d.join("a"), n.to_string()).unwrap();
+        git(d, &["commit", "-q", "-am", &format!("c{n}")]);
+    }
+    let tip = git(d, &["rev-parse", "HEAD"]);
+    git(d, &["checkout", "-q", "--orphan", "unrelated"]);
+    git(d, &["commit", "-q", "-m", "unrelated"]);
+    let unrelated = git(d, &["rev-parse", "HEAD"]);
+    let github = FakeGitHub::start(None).await;
+    github.serve_repository(d);
+    let (client, repo) = app_client(&github);
+
+    let point = client
+        .branch_point(&repo, &tip, &feature)
+        .await
+        .unwrap()
+        .expect("a merge base");
+    let tree = |sha: &str| git(d, &["rev-parse", &format!("{sha}^{{tree}}")]);
+    assert_eq!(point.merge_base, c0);
+    assert_eq!(point.merge_base_tree, tree(&c0));
+    assert_eq!(point.head_tree, tree(&feature));
+    assert_eq!((point.base_ahead_by, point.head_ahead_by), (2, 1));
+    // A head that contains its base branches from the base itself.
+    let up_to_date = client
+        .branch_point(&repo, &c0, &feature)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (up_to_date.merge_base.as_str(), up_to_date.base_ahead_by),
+        (c0.as_str(), 0)
+    );
+
+    assert_eq!(
+        client.branch_point(&repo, &tip, &unrelated).await.unwrap(),
+        None
+    );
+    let unknown = "0123456789abcdef0123456789abcdef01234567";
+    let err = client.branch_point(&repo, &tip, unknown).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+}

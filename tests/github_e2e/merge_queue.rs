@@ -117,6 +117,61 @@ async fn a_queued_pr_compared_on_the_same_base_restates_its_verdict_without_runn
     nothing_refused(&s.github);
 }
 
+/// (1b) A PR measured from its merge base while master moved on: the group holds master's
+/// newer commit too, so its trees are not the ones measured and the group is measured, although
+/// the PR's event named the group's base as its base.
+#[tokio::test]
+async fn a_group_whose_trees_were_not_measured_is_measured_not_restated() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    let path = s.project.path.clone();
+    let (base, head) = (s.project.base.clone(), s.project.head.clone());
+    let moved = commit_on(&path, &base, None, "master moved on");
+    let mut opened = s.pull_request_opened();
+    opened["pull_request"]["base"]["sha"] = json!(moved);
+    assert_eq!(
+        s.deliver("pull_request", "d-mq-tree-1", &opened).await.0,
+        202
+    );
+    s.start_agent().await;
+    eventually(&s.github, "the PR's check", 240, || {
+        checks_of(&s.github, &head)
+            .iter()
+            .any(|c| c.status == "completed")
+    })
+    .await;
+    assert_eq!(
+        s.count(&format!(
+            "SELECT COUNT(*) FROM comparisons WHERE pr_number = 2 AND base_sha = '{base}'"
+        ))
+        .await,
+        1,
+        "the PR is measured from its merge base"
+    );
+    let group = merge_commit(&path, &moved, &head, 2);
+    s.github.refuse_checks_except(&[&head, &group]);
+    let jobs = s.count(JOBS).await;
+
+    let body = merge_group(&s, "checks_requested", &moved, &group, 2);
+    assert_eq!(s.deliver("merge_group", "d-mq-tree-2", &body).await.0, 202);
+    let check = completed_check(&s, &group, 240).await;
+    assert!(!check.summary.contains("restated"), "{}", check.summary);
+    assert!(
+        check.summary.contains("compared with the tip of `master`"),
+        "the group's own comparison: {}",
+        check.summary
+    );
+    assert!(s.count(JOBS).await > jobs, "the group was measured");
+    assert_eq!(
+        s.count(&format!(
+            "SELECT COUNT(*) FROM comparisons WHERE head_sha = '{group}' AND base_sha = '{moved}'"
+        ))
+        .await,
+        1
+    );
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
 /// (2) A group of two PRs where the second one's commit is 1.5× slower: the group's check
 /// fails and names the second PR, and no check goes on the PRs' commits inside the group.
 #[tokio::test]

@@ -533,6 +533,37 @@ pub struct PullRequestContext {
     /// Benchmark files (per `[benchmark] paths`) the PR changes.
     #[serde(default)]
     pub benchmark_files_changed: Vec<String>,
+    /// Where the PR branched: the comparison's base is this merge base, not the base branch's
+    /// tip. `None` for comparisons scheduled before it was recorded.
+    #[serde(default)]
+    pub branch: Option<PullRequestBranch>,
+}
+
+/// Which base a PR comparison measures from, and what the base branch did since the PR
+/// branched: GitHub's `pull_request.base.sha` is the branch's tip, which may hold commits the
+/// PR never saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestBranch {
+    /// The base branch (`main`).
+    pub base_ref: String,
+    /// The base branch's tip when the PR was scheduled (`pull_request.base.sha`).
+    pub base_tip: String,
+    /// Commits on the base branch since the merge base: not part of this comparison.
+    pub base_ahead_by: u64,
+    /// GitHub found no common commit of base and head: the tip is measured instead.
+    #[serde(default)]
+    pub no_merge_base: bool,
+    /// Tree ids of the two commits measured (`None` without a merge base): a merge group is
+    /// the same change only when its trees are these.
+    #[serde(default)]
+    pub trees: Option<MeasuredTrees>,
+}
+
+/// Tree ids (the contents, whatever the commit) of a comparison's base and head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeasuredTrees {
+    pub base: String,
+    pub head: String,
 }
 
 /// A job just claimed, under a lease the agent keeps alive with heartbeats.

@@ -26,9 +26,9 @@ pub use error::{DEFAULT_RATE_LIMIT_WAIT, GitHubError};
 pub use manifest::convert_manifest_code;
 pub use ops::MAX_COMPARED_COMMITS;
 pub use types::{
-    Account, AppRef, ChangedFile, CheckConclusion, CheckRun, CheckRunOutput, CheckRunRequest,
-    CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest, ComparedCommit,
-    Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
+    Account, AppRef, BranchPoint, ChangedFile, CheckConclusion, CheckRun, CheckRunOutput,
+    CheckRunRequest, CheckRunUpdate, CheckStatus, CommentUpsert, CommitState, CommitStatusRequest,
+    ComparedCommit, Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
 };
 
 /// api.github.com; GitHub Enterprise uses `https://HOST/api/v3`.

@@ -4,8 +4,9 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 
 use super::types::{
-    ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert, CommitStatusRequest,
-    ComparedCommit, Identity, Issue, IssueComment, ListedCheckRun, Permission, comment_marker,
+    BranchPoint, ChangedFile, CheckRun, CheckRunRequest, CheckRunUpdate, CommentUpsert,
+    CommitStatusRequest, ComparedCommit, Identity, Issue, IssueComment, ListedCheckRun, Permission,
+    comment_marker,
 };
 use super::{GitHubClient, GitHubError, JSON, RepoTarget, decode};
 
@@ -361,6 +362,65 @@ impl GitHubClient {
             );
         }
         Ok(commits)
+    }
+
+    /// Where `head` branched from `base`: their merge base, its tree and the head's, and how
+    /// far each side moved since (one call to the compare API, one commit listed).
+    ///
+    /// Asked as `compare/{head}...{base}`: GitHub's `base_commit` is then the head, whose tree
+    /// comes with it, and `merge_base_commit` the branch point with its tree; `ahead_by` counts
+    /// the base's commits since, `behind_by` the head's. `None` when the two histories share
+    /// no commit (GitHub's 404 "No common ancestor"); a sha the repository lacks is a 404
+    /// error ([`GitHubError::is_not_found`]).
+    pub async fn branch_point(
+        &self,
+        repo: &RepoTarget,
+        base: &str,
+        head: &str,
+    ) -> Result<Option<BranchPoint>, GitHubError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            base_commit: TreeOf,
+            merge_base_commit: TreeOf,
+            ahead_by: u64,
+            behind_by: u64,
+        }
+        #[derive(Deserialize)]
+        struct TreeOf {
+            sha: String,
+            commit: CommitTree,
+        }
+        #[derive(Deserialize)]
+        struct CommitTree {
+            tree: Sha,
+        }
+        #[derive(Deserialize)]
+        struct Sha {
+            sha: String,
+        }
+        let path = format!(
+            "{}/compare/{}...{}?per_page=1",
+            repo.path(),
+            encode_query(head),
+            encode_query(base)
+        );
+        let answer = match self.call(repo, Method::GET, &path, None::<&()>, JSON).await {
+            Ok(answer) => answer,
+            Err(GitHubError::Status {
+                status: 404,
+                message,
+                ..
+            }) if message.starts_with("No common ancestor") => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let a: Answer = decode(&Method::GET, &path, &answer.body)?;
+        Ok(Some(BranchPoint {
+            merge_base: a.merge_base_commit.sha,
+            merge_base_tree: a.merge_base_commit.commit.tree.sha,
+            head_tree: a.base_commit.commit.tree.sha,
+            base_ahead_by: a.ahead_by,
+            head_ahead_by: a.behind_by,
+        }))
     }
 
     /// GETs `first` and each `rel="next"` page after it while `visit` returns true.

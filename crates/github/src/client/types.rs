@@ -314,6 +314,23 @@ pub struct ComparedCommit {
     pub parents: Vec<String>,
 }
 
+/// Where a head branched from a base, as GitHub's compare API answers it: the merge base and
+/// the tree ids of the commits that matter, so a PR is measured on its own change and a merge
+/// group's contents can be matched with what was measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchPoint {
+    /// The newest commit both histories share (`git merge-base base head`).
+    pub merge_base: String,
+    /// The merge base's tree id.
+    pub merge_base_tree: String,
+    /// The head's tree id.
+    pub head_tree: String,
+    /// Commits on the base since the merge base: 0 when the head contains the base.
+    pub base_ahead_by: u64,
+    /// The head's own commits since the merge base.
+    pub head_ahead_by: u64,
+}
+
 /// A commit as GitHub lists it: the git message sits under `commit`, parents are objects.
 #[derive(Deserialize)]
 struct ListedCommit {

@@ -65,6 +65,11 @@ struct ComparisonPage {
     comparison: Comparison,
     base_short: String,
     head_short: String,
+    /// The PR's base branch when the base measured is its merge base with it.
+    merge_base_of: Option<String>,
+    /// The base branch moved on since the PR branched, or there is no merge base (the
+    /// comment's words).
+    base_note: Option<String>,
     created: String,
     pr_url: Option<String>,
     /// `#42`, `merge queue: #11, #12`, or `—`.
@@ -476,9 +481,14 @@ pub async fn page(
     let summaries = summaries(&results, &runner_ids, &name_of);
     let profile = profile_section(store, &c).await?;
 
+    let branch = c.config.github.as_ref().and_then(|g| g.branch.as_ref());
     let page = ComparisonPage {
         base_short: short_sha(&c.base_sha).to_string(),
         head_short: short_sha(&c.head_sha).to_string(),
+        merge_base_of: branch
+            .filter(|b| !b.no_merge_base)
+            .map(|b| b.base_ref.clone()),
+        base_note: branch.and_then(|b| crate::report::branch_note(b, &c.base_sha)),
         created: words::age((now - c.created_at).num_seconds()),
         pr_url: pull_request_url(&c),
         pr_label: super::overview::pr_label(&c),

@@ -3,7 +3,7 @@
 
 use super::*;
 use benchgate_api::VerdictKind;
-use benchgate_api::agent::{BenchmarkSpec, GateSpec, ScheduleKind};
+use benchgate_api::agent::{BenchmarkSpec, GateSpec, PullRequestBranch, ScheduleKind};
 use chrono::TimeZone;
 
 /// The fixtures' clock: 2026-05-01 12:00 UTC.
@@ -111,6 +111,14 @@ pub(crate) fn example() -> CommentInput {
             computed_at: now - chrono::TimeDelta::days(2),
         }],
         benchmark_files_changed: vec!["benches/parse.rs".to_owned()],
+        // Branched from main at base_sha; main has moved three commits on since.
+        branch: Some(PullRequestBranch {
+            base_ref: "main".to_owned(),
+            base_tip: "a3f9e2c41b7d5e8f9012c3d4e5f6a7b8c9d0e1f2".to_owned(),
+            base_ahead_by: 3,
+            no_merge_base: false,
+            trees: None,
+        }),
         awaiting_approval: false,
         failure: None,
         acceptance: None,
@@ -123,6 +131,11 @@ pub(crate) fn example() -> CommentInput {
 /// a slower one within ±M, an unchanged exact count and a grown peak memory that is not gated.
 pub(crate) fn done_with_a_regression() -> CommentInput {
     let mut input = example();
+    if let Some(branch) = &mut input.branch {
+        // Up to date with main: the merge base is main's tip.
+        branch.base_ahead_by = 0;
+        branch.base_tip = input.base_sha.clone();
+    }
     input.state = ComparisonState::Done;
     input.rounds_done = 20;
     input.benchmark_files_changed.clear();
@@ -218,6 +231,17 @@ pub(crate) fn accepted() -> CommentInput {
         at: input.now - chrono::TimeDelta::hours(1),
         rows: failing_rows(&input),
     });
+    input
+}
+
+/// A PR whose branch shares no commit with main: measured against main's tip, and said so.
+pub(crate) fn no_merge_base() -> CommentInput {
+    let mut input = all_no_change();
+    if let Some(branch) = &mut input.branch {
+        branch.no_merge_base = true;
+        branch.base_ahead_by = 0;
+        branch.base_tip = input.base_sha.clone();
+    }
     input
 }
 
@@ -324,6 +348,7 @@ pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
         ("running", example()),
         ("done_with_a_regression", done_with_a_regression()),
         ("all_no_change", all_no_change()),
+        ("no_merge_base", no_merge_base()),
         ("combined_below_resolution", combined_below_resolution()),
         ("accepted", accepted()),
         ("awaiting_approval", awaiting_approval()),

@@ -151,6 +151,7 @@ pub async fn load(
         outliers,
         floors,
         benchmark_files_changed: context.benchmark_files_changed,
+        branch: context.branch,
         awaiting_approval: context.fork,
         failure,
         acceptance,

@@ -9,7 +9,7 @@ mod rules;
 
 use askama::Template;
 use benchgate_api::BenchmarkResult;
-use benchgate_api::agent::ComparisonConfig;
+use benchgate_api::agent::{ComparisonConfig, PullRequestBranch};
 use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
 use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
@@ -77,6 +77,9 @@ pub struct CommentInput {
     pub floors: Vec<FloorInfo>,
     /// Changed files under `[benchmark] paths`.
     pub benchmark_files_changed: Vec<String>,
+    /// A PR's branch point: the base measured is its merge base, and the base branch may have
+    /// moved on since.
+    pub branch: Option<PullRequestBranch>,
     /// A fork PR waiting for a maintainer's `/rebench`.
     pub awaiting_approval: bool,
     /// Why the jobs failed, when they did.
@@ -162,6 +165,7 @@ struct CommentTemplate<'a> {
     profile: Vec<String>,
     rules: Vec<String>,
     benchmark_files_changed: String,
+    branch_note: Option<String>,
     audit_flag: Option<String>,
     /// Some row's margin holds the runner's layout floor.
     layout_rows: bool,
@@ -343,6 +347,10 @@ fn render_rows(
         profile: profile::lines(input.profile.as_ref()),
         rules: rule_lines.to_vec(),
         layout_rows: input.results.iter().any(|r| r.layout_pct.is_some()),
+        branch_note: input
+            .branch
+            .as_ref()
+            .and_then(|b| branch_note(b, &input.base_sha)),
         audit_flag: input
             .runner
             .as_ref()
@@ -437,11 +445,46 @@ fn status_line(input: &CommentInput) -> String {
         ComparisonState::Superseded => "superseded by a newer push".to_owned(),
         ComparisonState::Cancelled => "cancelled (the PR was closed or made a draft)".to_owned(),
     };
-    format!(
-        "**{state}** · base `{}` → head `{}`",
-        words::short_sha(&input.base_sha),
-        words::short_sha(&input.head_sha)
-    )
+    let base = match &input.branch {
+        Some(b) if !b.no_merge_base => format!(
+            "base `{}` (merge base with {}) → head `{}`",
+            words::short_sha(&input.base_sha),
+            format::code(&b.base_ref),
+            words::short_sha(&input.head_sha)
+        ),
+        _ => format!(
+            "base `{}` → head `{}`",
+            words::short_sha(&input.base_sha),
+            words::short_sha(&input.head_sha)
+        ),
+    };
+    format!("**{state}** · {base}")
+}
+
+/// What the reader must know about the base of a PR comparison: that the base branch moved on
+/// since the PR branched (its newer commits are not measured), or that there is no merge base.
+/// The comment, the check and the dashboard say it in these words.
+pub fn branch_note(branch: &PullRequestBranch, base_sha: &str) -> Option<String> {
+    let base_ref = format::code(&branch.base_ref);
+    if branch.no_merge_base {
+        return Some(format!(
+            "This PR shares no commit with {base_ref}, so it is measured against {base_ref}'s \
+             tip `{}`: every difference between the two counts as the PR's.",
+            words::short_sha(base_sha)
+        ));
+    }
+    if branch.base_ahead_by == 0 {
+        return None;
+    }
+    Some(format!(
+        "{base_ref} has {} since this PR branched from it at `{}` (tip `{}` when scheduled); \
+         they are not measured here: this is the PR's own change, as \"Files changed\" shows \
+         it. Merge {base_ref} in (or rebase) to measure the PR on top of them; the merge queue \
+         measures both together.",
+        words::count(branch.base_ahead_by as usize, "commit"),
+        words::short_sha(base_sha),
+        words::short_sha(&branch.base_tip)
+    ))
 }
 
 fn floor_lines(input: &CommentInput) -> Vec<String> {

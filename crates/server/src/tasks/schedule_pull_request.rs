@@ -1,8 +1,12 @@
 //! Scheduling a pull request (in the outbox, where GitHub may be called): read
-//! `.benchgate.toml` from the base branch, note which benchmark files the PR changes, and
-//! create the comparison with its jobs and its first check-run row in one transaction.
+//! `.benchgate.toml` from the base branch, find where the PR branched (its merge base with the
+//! base branch: the PR's own change is head against that, not against a tip that moved on),
+//! note which benchmark files the PR changes, and create the comparison with its jobs and its
+//! first check-run row in one transaction.
 
-use benchgate_api::agent::{ComparisonConfig, PullRequestContext, StoredComparisonConfig};
+use benchgate_api::agent::{
+    ComparisonConfig, MeasuredTrees, PullRequestBranch, PullRequestContext, StoredComparisonConfig,
+};
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::StoreError;
@@ -27,6 +31,7 @@ pub struct SchedulePullRequest {
     pub clone_url: String,
     pub pr: u64,
     pub base_ref: String,
+    /// The base branch's tip as the event names it; the comparison's base is the merge base.
     pub base_sha: String,
     pub head_sha: String,
     /// Head commits come from another repository: wait for a maintainer's `/rebench`.
@@ -75,15 +80,51 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
     } else {
         Vec::new()
     };
+    let branch = branch_point(cx, &target, &t).await?;
     for (suite, label) in config.comparisons() {
         let changed = suite.benchmark_files_changed(files.iter().map(|f| f.filename.as_str()));
         let stored = config.comparison_config(suite);
-        if !schedule_one(cx, &t, repository.id, stored, label, changed).await? {
+        if !schedule_one(cx, &t, repository.id, stored, label, changed, &branch).await? {
             // A newer head was pushed meanwhile: it schedules every suite itself.
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// The base the PR is measured from: the merge base of the event's base tip and head, as
+/// GitHub's compare API finds it (docs/statistics.md §1c). Two histories with nothing in
+/// common have none: the tip is measured then, and the comment says so.
+async fn branch_point(
+    cx: &Context,
+    target: &benchgate_github::client::RepoTarget,
+    t: &SchedulePullRequest,
+) -> Result<(String, PullRequestBranch), TaskError> {
+    let mut branch = PullRequestBranch {
+        base_ref: t.base_ref.clone(),
+        base_tip: t.base_sha.clone(),
+        base_ahead_by: 0,
+        no_merge_base: false,
+        trees: None,
+    };
+    let Some(point) = cx
+        .github
+        .branch_point(target, &t.base_sha, &t.head_sha)
+        .await?
+    else {
+        tracing::warn!(tip = %t.base_sha, "the PR shares no commit with its base branch; measuring against the tip");
+        branch.no_merge_base = true;
+        return Ok((t.base_sha.clone(), branch));
+    };
+    branch.base_ahead_by = point.base_ahead_by;
+    branch.trees = Some(MeasuredTrees {
+        base: point.merge_base_tree,
+        head: point.head_tree,
+    });
+    if point.base_ahead_by > 0 {
+        tracing::info!(merge_base = %point.merge_base, tip = %t.base_sha, moved = point.base_ahead_by, "the base branch moved on since the PR branched; measuring from the merge base");
+    }
+    Ok((point.merge_base, branch))
 }
 
 /// Creates the comparison of one (suite, label) unless it exists already; `false` when a newer
@@ -96,6 +137,7 @@ async fn schedule_one(
     config: ComparisonConfig,
     label: &str,
     changed: Vec<String>,
+    (base_sha, branch): &(String, PullRequestBranch),
 ) -> Result<bool, TaskError> {
     // A retry of this row after the comparison was created must not create a second one.
     let existing = cx
@@ -104,7 +146,7 @@ async fn schedule_one(
         .await?;
     if existing.iter().any(|c| {
         c.head_sha == t.head_sha
-            && c.base_sha == t.base_sha
+            && c.base_sha == *base_sha
             && c.runner_label == label
             && super::suite_of(c).as_deref() == config.suite.as_deref()
             && !matches!(
@@ -141,6 +183,7 @@ async fn schedule_one(
         github: Some(PullRequestContext {
             fork: t.fork,
             benchmark_files_changed: changed,
+            branch: Some(branch.clone()),
         }),
         main: None,
         merged_pr: None,
@@ -163,7 +206,7 @@ async fn schedule_one(
         .create_comparison(&NewComparison {
             repository_id,
             pr_number: Some(t.pr as i64),
-            base_sha: t.base_sha.clone(),
+            base_sha: base_sha.clone(),
             head_sha: t.head_sha.clone(),
             runner_label: label.to_owned(),
             config: stored,

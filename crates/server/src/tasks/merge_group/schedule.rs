@@ -3,8 +3,8 @@
 //! group's head with its base, or say it is not measured, as `[merge_queue] mode` asks.
 
 use benchgate_api::agent::{
-    ComparisonConfig, GroupPullRequest, MergeGroupContext, MergeQueueMode, MergeQueueSettings,
-    StoredComparisonConfig,
+    ComparisonConfig, GroupPullRequest, MeasuredTrees, MergeGroupContext, MergeQueueMode,
+    MergeQueueSettings, StoredComparisonConfig,
 };
 use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
 use benchgate_github::parse_repo_config;
@@ -127,8 +127,9 @@ impl ScheduleMergeGroup {
         Ok(())
     }
 
-    /// Restates PR `number`'s verdict when its newest comparison of this suite and label had
-    /// the group's base and is decided; `false` when it cannot be reused.
+    /// Restates PR `number`'s verdict when its newest comparison of this suite and label
+    /// measured the group's base and head trees and is decided; `false` when it cannot be
+    /// reused.
     #[allow(clippy::too_many_arguments)]
     async fn reuse(
         &self,
@@ -153,9 +154,40 @@ impl ScheduleMergeGroup {
         if matches!(
             pr.state,
             ComparisonState::Superseded | ComparisonState::Cancelled
-        ) || pr.base_sha != self.base_sha
-        {
-            tracing::info!(pr = number, pr_base = %pr.base_sha, group_base = %self.base_sha, "the PR was compared on another base; measuring");
+        ) {
+            tracing::info!(
+                pr = number,
+                "the PR's newest comparison was dropped; measuring"
+            );
+            return Ok(false);
+        }
+        // The same change only when the group holds exactly the trees that were measured: a
+        // PR measured from its merge base says nothing about a group that also holds the base
+        // branch's newer commits.
+        let measured = pr
+            .config
+            .github
+            .as_ref()
+            .and_then(|g| g.branch.as_ref())
+            .and_then(|b| b.trees.clone());
+        let group = cx
+            .github
+            .branch_point(target, &self.base_sha, &self.head_sha)
+            .await?
+            .filter(|p| p.merge_base == self.base_sha)
+            .map(|p| MeasuredTrees {
+                base: p.merge_base_tree,
+                head: p.head_tree,
+            });
+        let (Some(measured), Some(group)) = (measured, group) else {
+            tracing::info!(
+                pr = number,
+                "the trees measured or the group's are unknown; measuring"
+            );
+            return Ok(false);
+        };
+        if measured != group {
+            tracing::info!(pr = number, pr_base = %pr.base_sha, group_base = %self.base_sha, "the group's trees are not the ones the PR's comparison measured; measuring");
             return Ok(false);
         }
         let Some((loaded, _)) = cx.loaded(pr.id.0).await? else {
@@ -169,9 +201,13 @@ impl ScheduleMergeGroup {
         };
         let url = cx.args.comparison_url(pr.id);
         let summary = format!(
-            "Merge queue: restated from #{number}'s [comparison]({url}) of the same change on the \
-             same base `{}`; no rounds ran for this group.\n\n{}",
+            "Merge queue: restated from #{number}'s [comparison]({url}) of `{}` → `{}`, whose \
+             trees are this group's base `{}` and head `{}`: the same code, so no rounds ran \
+             for this group.\n\n{}",
+            words::short_sha(&pr.base_sha),
+            words::short_sha(&pr.head_sha),
             words::short_sha(&self.base_sha),
+            words::short_sha(&self.head_sha),
             report::render_check_summary(&loaded.input)
         );
         let title = format!("#{number}: {}", outcome.title);
