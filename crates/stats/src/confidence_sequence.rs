@@ -122,6 +122,37 @@ impl MixtureBoundary {
         }
     }
 
+    /// Half-width for the difference of the means of two independent samples whose spreads
+    /// may differ (Welch's form): `s_base`, `s_head` the sds of `m` and `n` log run values. The
+    /// standard error `√(s_b²/m + s_h²/n)` is written as `s/√n_eff` with `n_eff = mn/(m+n)`,
+    /// and the spread's degrees of freedom are Welch–Satterthwaite's; `None` with fewer than
+    /// two runs on a side (no spread of its own).
+    pub fn welch_half_width(&self, s_base: f64, s_head: f64, m: u64, n: u64) -> Option<f64> {
+        let (sd, n_eff, nu) = welch_sizes(s_base, s_head, m, n)?;
+        let factor = self.radius_factor_at(n_eff, nu);
+        Some(if factor.is_infinite() {
+            f64::INFINITY
+        } else {
+            sd / n_eff.sqrt() * factor
+        })
+    }
+
+    /// The two-sample mixture Bayes factor of Welch's form (see [`Self::welch_half_width`]).
+    pub fn welch_ln_bayes_factor(
+        &self,
+        diff: f64,
+        s_base: f64,
+        s_head: f64,
+        m: u64,
+        n: u64,
+        mu0: f64,
+    ) -> f64 {
+        match welch_sizes(s_base, s_head, m, n) {
+            Some((sd, n_eff, nu)) => self.ln_bayes_factor_at(diff - mu0, sd, n_eff, nu),
+            None => 0.0,
+        }
+    }
+
     /// The (not yet intersected) interval at `n` pairs: `mean ± half_width`.
     pub fn interval(&self, mean: f64, sd: f64, n: u64) -> Interval {
         Interval::around(mean, self.half_width(sd, n))
@@ -182,6 +213,26 @@ fn two_sample_sizes(m: u64, n: u64) -> Option<(f64, f64)> {
     }
     let (m, n) = (m as f64, n as f64);
     Some((m * n / (m + n), m + n - 2.0))
+}
+
+/// `(sd, n_eff, nu)` of Welch's two-sample form: `sd/√n_eff` is the standard error
+/// `√(s_b²/m + s_h²/n)` with `n_eff = mn/(m+n)`, and `nu` the Welch–Satterthwaite degrees of
+/// freedom (Welch 1947). Equal spreads and counts give the pooled form's `sd` and `nu ≈ m+n−2`.
+pub fn welch_sizes(s_base: f64, s_head: f64, m: u64, n: u64) -> Option<(f64, f64, f64)> {
+    if m < 2 || n < 2 {
+        return None;
+    }
+    let (mf, nf) = (m as f64, n as f64);
+    let (vb, vh) = (s_base * s_base / mf, s_head * s_head / nf);
+    let n_eff = mf * nf / (mf + nf);
+    let se2 = vb + vh;
+    let sd = (se2 * n_eff).sqrt();
+    let nu = if se2 == 0.0 {
+        mf + nf - 2.0
+    } else {
+        se2 * se2 / (vb * vb / (mf - 1.0) + vh * vh / (nf - 1.0))
+    };
+    Some((sd, n_eff, nu))
 }
 
 /// The running confidence sequence over a stream of log-ratios: the intersection of every

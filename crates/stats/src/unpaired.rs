@@ -3,12 +3,15 @@
 //! The unit of replication is a run (a process, fork or launch); values inside one run share
 //! its layout, frequency and load, so each run counts once, as its mean. The base and head runs
 //! of two recordings were not taken together, so nothing pairs them: the change is the
-//! difference of the mean log run values, with the two-sample form of the mixture interval
-//! (pooled spread, `n_eff = mn/(m+n)`, `nu = m+n−2`). Drift between the recordings is not
-//! cancelled; only interleaved rounds (`compare`, the service) cancel it.
+//! difference of the mean log run values, with the two-sample form of the mixture interval in
+//! Welch's form (each side's own spread, `se = √(s_b²/m + s_h²/n)`, Welch–Satterthwaite degrees
+//! of freedom), so a head that got noisier, or run counts that differ, do not narrow it. With
+//! one run on a side that side has no spread of its own and the pooled form is used. Drift
+//! between the recordings is not cancelled; only interleaved rounds (`compare`, the service)
+//! cancel it.
 
 use crate::analysis::{AnalysisOptions, BenchmarkAnalysis, check_options, exact_analysis};
-use crate::confidence_sequence::MixtureBoundary;
+use crate::confidence_sequence::{MixtureBoundary, welch_sizes};
 use crate::error::{SampleSide, StatsError};
 use crate::fixed_interval::t_quantile;
 use crate::floor::{NoiseFloor, practical_margin};
@@ -56,44 +59,33 @@ pub fn analyze_runs(
     let margin = practical_margin(opts.min_effect.ln_1p(), floor);
     if m >= 2 && n >= 2 && has_zero_spread(base) && has_zero_spread(head) {
         // A deterministic metric: every run of a side reports the same value.
-        let (b, h) = (base[0], head[0]);
-        for (value, side) in [(b, SampleSide::Base), (h, SampleSide::Head)] {
-            if !value.is_finite() || value < 0.0 {
-                return Err(StatsError::NonPositive {
-                    side,
-                    index: 0,
-                    value,
-                });
-            }
-        }
-        return exact_analysis(b, h, m.min(n), Some((m, n)), opts, floor);
+        return analyze_exact_counts(base[0], head[0], (m, n), opts, floor);
     }
     validate_samples(base, SampleSide::Base)?;
     validate_samples(head, SampleSide::Head)?;
     let (b, h) = (log_summary(base), log_summary(head));
     let mean_log = h.mean - b.mean;
-    let sd = pooled_sd(&b, &h);
-    let nu = (m + n - 2) as f64;
-    let se = sd * (1.0 / m as f64 + 1.0 / n as f64).sqrt();
-    let interval = Interval::around(
+    let spread = Spread::of(&b, &h);
+    let (m64, n64) = (m as u64, n as u64);
+    let interval = Interval::around(mean_log, spread.half_width(&boundary, m64, n64));
+    let fixed_interval = Interval::around(
         mean_log,
-        boundary.two_sample_half_width(sd, m as u64, n as u64),
+        t_quantile(opts.alpha, spread.nu(m64, n64))? * spread.standard_error(m64, n64),
     );
-    let fixed_interval = Interval::around(mean_log, t_quantile(opts.alpha, nu)? * se);
     let cap = opts.rounds_cap;
-    let at_cap = boundary.two_sample_half_width(sd, m as u64 + cap, n as u64 + cap);
+    let at_cap = spread.half_width(&boundary, m64 + cap, n64 + cap);
     let verdict = decide(interval, margin, opts.direction).unwrap_or_else(|| {
         if !resolves(at_cap, mean_log, margin) {
             return Verdict::BelowResolution;
         }
-        match runs_needed(&boundary, mean_log, sd, (m, n), margin, cap) {
+        match runs_needed(&boundary, mean_log, &spread, (m, n), margin, cap) {
             Some(more) => Verdict::NoResultYet {
                 rounds_needed: more,
             },
             None => Verdict::BelowResolution,
         }
     });
-    let ln_e = boundary.two_sample_ln_bayes_factor(mean_log, sd, m as u64, n as u64, 0.0);
+    let ln_e = spread.ln_bayes_factor(&boundary, mean_log, m64, n64);
     let e_value = ln_e.exp().min(crate::SATURATED);
     Ok(BenchmarkAnalysis {
         n: m.min(n),
@@ -103,7 +95,7 @@ pub fn analyze_runs(
         head_center: geometric_mean(head)?,
         mean_log,
         // The spread of one base run against one head run, as a pair's would be.
-        sd_log: sd * std::f64::consts::SQRT_2,
+        sd_log: spread.one_against_one(),
         change_pct: percent_from_log(mean_log),
         interval,
         current_interval: interval,
@@ -126,18 +118,106 @@ pub fn analyze_runs(
     })
 }
 
+/// The spread of the difference: each side's own (Welch) when both have two runs or more, the
+/// pooled one when a side has a single run and so no spread of its own.
+enum Spread {
+    Welch { base: f64, head: f64 },
+    Pooled(f64),
+}
+
+impl Spread {
+    fn of(b: &LogSummary, h: &LogSummary) -> Self {
+        if b.n >= 2 && h.n >= 2 {
+            let sd = |x: &LogSummary| (x.ss / (x.n - 1) as f64).sqrt();
+            Spread::Welch {
+                base: sd(b),
+                head: sd(h),
+            }
+        } else {
+            Spread::Pooled(pooled_sd(b, h))
+        }
+    }
+
+    fn half_width(&self, boundary: &MixtureBoundary, m: u64, n: u64) -> f64 {
+        match *self {
+            Spread::Welch { base, head } => boundary
+                .welch_half_width(base, head, m, n)
+                .unwrap_or(f64::INFINITY),
+            Spread::Pooled(sd) => boundary.two_sample_half_width(sd, m, n),
+        }
+    }
+
+    fn ln_bayes_factor(&self, boundary: &MixtureBoundary, diff: f64, m: u64, n: u64) -> f64 {
+        match *self {
+            Spread::Welch { base, head } => {
+                boundary.welch_ln_bayes_factor(diff, base, head, m, n, 0.0)
+            }
+            Spread::Pooled(sd) => boundary.two_sample_ln_bayes_factor(diff, sd, m, n, 0.0),
+        }
+    }
+
+    /// Degrees of freedom of the spread.
+    fn nu(&self, m: u64, n: u64) -> f64 {
+        match *self {
+            Spread::Welch { base, head } => welch_sizes(base, head, m, n).map_or(1.0, |w| w.2),
+            Spread::Pooled(_) => (m + n - 2) as f64,
+        }
+    }
+
+    /// The standard error of the difference of the mean logs.
+    fn standard_error(&self, m: u64, n: u64) -> f64 {
+        let (m, n) = (m as f64, n as f64);
+        match *self {
+            Spread::Welch { base, head } => (base * base / m + head * head / n).sqrt(),
+            Spread::Pooled(sd) => sd * (1.0 / m + 1.0 / n).sqrt(),
+        }
+    }
+
+    /// The spread of one base run against one head run.
+    fn one_against_one(&self) -> f64 {
+        match *self {
+            Spread::Welch { base, head } => (base * base + head * head).sqrt(),
+            Spread::Pooled(sd) => sd * std::f64::consts::SQRT_2,
+        }
+    }
+}
+
 /// More runs of each side until the half-width reaches the nearest decision
 /// `max(|d̄|, M − |d̄|)`; `None` when not even `cap` more would.
 fn runs_needed(
     boundary: &MixtureBoundary,
     mean: f64,
-    sd: f64,
+    spread: &Spread,
     (m, n): (usize, usize),
     margin: f64,
     cap: u64,
 ) -> Option<u64> {
     let target = decision_target(mean, margin, 0.0)?;
-    (1..=cap).find(|&k| boundary.two_sample_half_width(sd, m as u64 + k, n as u64 + k) <= target)
+    (1..=cap).find(|&k| spread.half_width(boundary, m as u64 + k, n as u64 + k) <= target)
+}
+
+/// A counter its harness counts deterministically (allocations per op, instructions under
+/// callgrind), with every value of a side equal: compared exactly, whatever the number of
+/// runs, one on each side included — a count needs no replication to be known. `runs` are the
+/// runs of base and head.
+pub fn analyze_exact_counts(
+    base: f64,
+    head: f64,
+    runs: (usize, usize),
+    opts: &AnalysisOptions,
+    floor: Option<&NoiseFloor>,
+) -> Result<BenchmarkAnalysis, StatsError> {
+    check_options(opts)?;
+    for (value, side) in [(base, SampleSide::Base), (head, SampleSide::Head)] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(StatsError::NonPositive {
+                side,
+                index: 0,
+                value,
+            });
+        }
+    }
+    exact_analysis(base, head, runs.0.min(runs.1), Some(runs), opts, floor)
 }
 
 #[cfg(test)]

@@ -71,6 +71,22 @@ pub fn estimate(p: f64, i: [Option<f64>; 2]) -> String {
     format!("{} {}", percent(p), interval(i))
 }
 
+/// The fixed-n diagnostic of a row, beside its anytime interval: `raw time -4.0% [-6.2%,
+/// -1.8%]`. Valid for one look at the runs at hand (the ± a hand calculation gives), not for
+/// looking again with more. `None` for an exact or unanalysed row.
+pub fn fixed_n(r: &BenchmarkResult) -> Option<String> {
+    let p = r.change_pct?;
+    if r.verdict == VerdictKind::Exact || r.fixed_interval_pct == [None, None] {
+        return None;
+    }
+    Some(format!(
+        "{} {} {}",
+        r.name,
+        metric_label(r),
+        estimate(p, r.fixed_interval_pct)
+    ))
+}
+
 /// The change column: the estimate with its interval when the interval decides, only the
 /// interval when it does not (an undecided midpoint means nothing), the values themselves for
 /// an exact change from zero, and a dash when there is no analysis.
