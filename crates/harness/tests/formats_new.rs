@@ -128,6 +128,16 @@ const CASES: &[Case] = &[
     Case { file: "jmh-text/measuring-time_AVERAGETIME_graalvm-ce-java11-19.3.0.2.res", format: Jmh, measurements: 2, benchmarks: 2, warnings: 0, checks: &[
         at(1, "MeasuringTimeBenchmark.nano [avgt]", "time", "ns", 22.337, Lower),
     ]},
+    // Groups of rows separated by blank lines inside the one table, as people paste and edit
+    // JMH's table (JMH itself prints none): every group is read.
+    Case { file: "jmh-text/circe-readme-throughput-groups.txt", format: Jmh, measurements: 40, benchmarks: 40, warnings: 0, checks: &[
+        at(0, "DecodingBenchmark.decodeFoosC [thrpt]", "throughput", "ops/s", 3711.680, Higher),
+        at(39, "PrintingBenchmark.printIntsS [thrpt]", "throughput", "ops/s", 53015.753, Higher),
+    ]},
+    Case { file: "jmh-text/luajava-perf-lua-param-groups.txt", format: Jmh, measurements: 12, benchmarks: 12, warnings: 0, checks: &[
+        at(0, "MethodCallBenchmark.benchmarkPurePcall [avgt] (lua=Lua 5.4)", "time", "ns", 83.966, Lower),
+        at(11, "SimpleBenchmark.benchmarkBinaryTrees [avgt] (lua=LuaJ)", "time", "ns", 1284857.526, Lower),
+    ]},
     Case { file: "jmh-text/expensive-exceptions_openjdk-13.24.res", format: Jmh, measurements: 5, benchmarks: 5, warnings: 0, checks: &[
         at(0, "ExpensiveExceptions.createExceptionWithoutThrowingIt [avgt]", "time", "ns", 11.998e6, Lower),
         at(4, "ExpensiveExceptions.throwExceptionWithoutAddingStackTrace [avgt]", "time", "ns", 0.481e6, Lower),

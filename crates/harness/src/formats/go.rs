@@ -5,7 +5,10 @@
 //! BenchmarkNew/text=opticks/size=100K/bits=32-8    295   4052123 ns/op   24.68 MB/s   401490 B/op   2 allocs/op
 //! ```
 //!
-//! Every result line is one run, so `-count=10` gives ten measurements per metric, in order.
+//! Every result line is one measurement, so `-count=10` gives ten per metric, in order, all of
+//! one process. Each test binary prints a header (`goos:`, `goarch:`, `pkg:`, `cpu:`) before its
+//! results: a header after results starts the next process, so outputs appended from several
+//! `go test` runs (`>> old.txt` in a loop) are read as that many runs.
 //! Names are kept as Go prints them, including the `-8` GOMAXPROCS suffix. When the output
 //! covers several packages (`go test ./...`), the same benchmark name can occur in two of
 //! them, so names are then qualified as `pkg.BenchmarkName`.
@@ -16,6 +19,7 @@
 
 use super::benchstat;
 use super::error::column_of;
+use super::runs::ProcessRuns;
 use super::units::{self, number};
 use benchgate_api::Direction;
 
@@ -30,8 +34,12 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
     }
     let qualify = distinct_packages(text) > 1;
     let mut package = "";
+    let mut runs = ProcessRuns::default();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
+        if is_header(line) {
+            runs.start();
+        }
         if let Some(p) = line.strip_prefix("pkg:") {
             package = p.trim();
             continue;
@@ -44,9 +52,18 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
         } else {
             fields[0].to_string()
         };
-        parse_values(i + 1, line, &name, &fields[2..], &mut out)?;
+        let mut these = Vec::new();
+        parse_values(i + 1, line, &name, &fields[2..], &mut these)?;
+        out.extend(these.into_iter().map(|m| runs.tag(m)));
     }
-    Ok(out)
+    Ok(runs.finish(out))
+}
+
+/// A line of the header every test binary prints before its results.
+fn is_header(line: &str) -> bool {
+    ["goos:", "goarch:", "pkg:", "cpu:"]
+        .iter()
+        .any(|h| line.starts_with(h))
 }
 
 /// The whitespace-separated fields of a result line: a name `Benchmark…` and an iteration

@@ -40,10 +40,15 @@ const NOT_COUNTERS: &[&str] = &[
 /// Aggregates that estimate a run's typical time, kept when a run has no repetitions.
 const LOCATION_AGGREGATES: &[&str] = &["mean", "median"];
 
-/// Parse Google Benchmark JSON.
+/// Parse Google Benchmark JSON: one document per process, each with its `context` block;
+/// several appended to one file are several runs.
 pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
-    let value = json::parse(Format::Google, text)?;
-    let root = Node::root(Format::Google, &value);
+    json::each_document(Format::Google, text, parse_document)
+}
+
+/// The measurements of one process's JSON document.
+fn parse_document(value: &serde_json::Value) -> Result<Vec<Measurement>, ParseError> {
+    let root = Node::root(Format::Google, value);
     let benchmarks = root.field("benchmarks")?;
     let entries = benchmarks.items()?;
     // Runs that have repetitions: their aggregates summarise samples already read.

@@ -41,6 +41,9 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     let mut warnings = Vec::new();
     let mut percentiles = 0usize;
     let mut columns: Option<Vec<Column>> = None;
+    // JMH separates groups of rows (another parameter set, another class) by a blank line
+    // inside one table; a line after a blank that is no row ends the table.
+    let mut after_blank = false;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim_end_matches('\r');
         if is_header(line) {
@@ -59,10 +62,19 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             continue;
         };
         if line.trim().is_empty() {
-            columns = None;
+            after_blank = true;
             continue;
         }
-        let row = Row::read(cols, line, i + 1)?;
+        let row = match Row::read(cols, line, i + 1) {
+            Ok(row) => row,
+            Err(_) if after_blank => {
+                columns = None;
+                after_blank = false;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        after_blank = false;
         if is_percentile(row.name) {
             percentiles += 1;
             continue;

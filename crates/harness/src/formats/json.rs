@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{Format, ParseError};
+use super::runs::ProcessRuns;
+use super::{Format, Measurement, ParseError};
 
 /// A node of a parsed JSON document and the path that led to it (`benchmarks[2].name`).
 #[derive(Clone)]
@@ -15,6 +16,26 @@ pub(crate) struct Node<'a> {
 /// Parse `text` as JSON, reporting syntax errors by line and column.
 pub(crate) fn parse(format: Format, text: &str) -> Result<Value, ParseError> {
     serde_json::from_str(text).map_err(|e| ParseError::json_syntax(format, &e))
+}
+
+/// The measurements of every JSON document of `text`, one after the other: the outputs of
+/// several processes appended to one file (`--benchmark_out` of each run `>>` one file), one
+/// run each. One document reads as one run, untagged.
+pub(crate) fn each_document(
+    format: Format,
+    text: &str,
+    parse_document: impl Fn(&Value) -> Result<Vec<Measurement>, ParseError>,
+) -> Result<Vec<Measurement>, ParseError> {
+    let mut runs = ProcessRuns::default();
+    let mut out = Vec::new();
+    for document in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let document = document.map_err(|e| ParseError::json_syntax(format, &e))?;
+        runs.start();
+        for m in parse_document(&document)? {
+            out.push(runs.tag(m));
+        }
+    }
+    Ok(runs.finish(out))
 }
 
 impl<'a> Node<'a> {

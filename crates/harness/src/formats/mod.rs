@@ -31,6 +31,7 @@ mod libtest;
 mod pyperf;
 mod pytest;
 mod raw;
+pub mod runs;
 mod units;
 
 pub use benchgate_api::Measurement;
@@ -79,6 +80,19 @@ pub mod unit {
 
 pub use benchgate_api::format::{Format, UnknownFormat};
 
+/// Whether `format` counts `metric` deterministically: the same code on the same input gives the
+/// same count in every run (Go's `B/op` and `allocs/op`, BenchmarkDotNet's bytes allocated per
+/// operation, every gungraun/callgrind count), so one run per side is compared exactly. Values
+/// that disagree after all are analysed as timings, and the report says so.
+pub fn counts_exactly(format: Format, metric_name: &str) -> bool {
+    match format {
+        Format::Go => matches!(metric_name, metric::BYTES_PER_OP | metric::ALLOCS_PER_OP),
+        Format::Dotnet => metric_name == metric::BYTES_PER_OP,
+        Format::Gungraun => true,
+        _ => false,
+    }
+}
+
 /// What a parser found: the measurements, the format it read them as (the detected one for
 /// `auto`), and warnings about what it skipped (a failed benchmark, an unreadable row), each
 /// naming what it skipped.
@@ -109,13 +123,15 @@ pub fn parse_report(format: Format, text: &str) -> Result<Parsed, ParseError> {
     };
     // Parsers that can skip part of their input return `Parsed` themselves; the others are
     // wrapped here.
-    match format {
+    let mut parsed = match format {
         Format::Divan => divan::parse(text),
         Format::Dotnet => dotnet::parse(text),
         Format::Gungraun => gungraun::parse(text),
         Format::Jmh if !is_json(text) => jmh_text::parse(text),
-        f => parse(f, text).map(|m| Parsed::clean(f, m)),
-    }
+        f => return parse(f, text).map(|m| Parsed::clean(f, m)),
+    }?;
+    parsed.measurements = runs::by_repeats(format, parsed.measurements);
+    Ok(parsed)
 }
 
 /// Whether `text` is JSON rather than a text report (formats that come in both).
@@ -129,6 +145,15 @@ fn is_json(text: &str) -> bool {
 /// `Format::Auto` detects the format first; `Format::Command` is an error because the runner
 /// measures the process itself (see [`command`]).
 pub fn parse(format: Format, text: &str) -> Result<Vec<Measurement>, ParseError> {
+    let format = match format {
+        Format::Auto => detect(text)?,
+        f => f,
+    };
+    parse_one_format(format, text).map(|ms| runs::by_repeats(format, ms))
+}
+
+/// [`parse`] for a named format; runs are tagged by the caller.
+fn parse_one_format(format: Format, text: &str) -> Result<Vec<Measurement>, ParseError> {
     match format {
         Format::Auto => parse(detect(text)?, text),
         Format::Libtest => libtest::parse(text),

@@ -12,9 +12,14 @@ use super::units;
 use super::{Format, Measurement, ParseError, metric, unit};
 
 /// Parse pytest-benchmark JSON; benchmarks are named by `fullname` (`file.py::test_x[param]`).
+/// Several documents appended to one file are several processes, so several runs.
 pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
-    let value = json::parse(Format::Pytest, text)?;
-    let root = Node::root(Format::Pytest, &value);
+    json::each_document(Format::Pytest, text, parse_document)
+}
+
+/// The measurements of one process's JSON document.
+fn parse_document(value: &serde_json::Value) -> Result<Vec<Measurement>, ParseError> {
+    let root = Node::root(Format::Pytest, value);
     let mut out = Vec::new();
     for bench in root.field("benchmarks")?.items()? {
         let name = match bench.get("fullname") {

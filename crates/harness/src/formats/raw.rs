@@ -3,10 +3,12 @@
 //! A line may end in a unit: a time unit (`12.5 ms`) makes it `time` in ns, a size unit
 //! (`4 KiB`) `size` in bytes, and any other unit is kept as written (metric `value`). Empty
 //! lines and lines starting with `#` are skipped. Every number is a sample of the benchmark
-//! `raw`, in order, and a file is one run (its numbers may be iterations of one process):
-//! `analyze` takes several runs as several files.
+//! `raw`, in order, and **every line is one run**: the lines are whole-program times, as a
+//! script that loops a command and appends its time writes them, so `analyze` counts ten
+//! lines as ten runs. (`compare` and the agent average one process's lines, as for any format.)
 
 use super::error::column_of;
+use super::runs::ProcessRuns;
 use super::units::{self, number};
 use super::{Format, Measurement, ParseError, metric, unit};
 
@@ -15,6 +17,7 @@ pub const RAW_BENCHMARK: &str = "raw";
 
 /// Parse `raw` output.
 pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
+    let mut runs = ProcessRuns::default();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -40,9 +43,10 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Measurement>, ParseError> {
                 format!("expected a number, found {value_text:?}"),
             )
         })?;
-        out.push(measurement(value, unit_text));
+        runs.start();
+        out.push(runs.tag(measurement(value, unit_text)));
     }
-    Ok(out)
+    Ok(runs.finish(out))
 }
 
 fn measurement(value: f64, unit_text: Option<&str>) -> Measurement {
