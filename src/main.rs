@@ -80,18 +80,17 @@ fn main() -> ExitCode {
     // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
     let cli = match cli.command {
         Command::Compare(args) => {
-            // `--config`: the suite's plan as the scheduler stores it for a pull request.
-            let plan = args
-                .config
-                .as_deref()
-                .map(|path| benchgate_github::repo_config::local_plan(path, args.suite.as_deref()))
-                .transpose();
-            return match plan {
+            return match local_plan(args.config.as_deref(), args.suite.as_deref()) {
                 Ok(plan) => benchgate_harness::cli::run_compare(args, plan),
                 Err(e) => benchgate_harness::cli::usage_error(&e),
             };
         }
-        Command::Analyze(args) => return benchgate_harness::cli::run_analyze(args),
+        Command::Analyze(args) => {
+            return match local_plan(args.config.as_deref(), args.suite.as_deref()) {
+                Ok(plan) => benchgate_harness::cli::run_analyze(args, plan),
+                Err(e) => benchgate_harness::cli::usage_error(&e),
+            };
+        }
         Command::Spin(args) => {
             benchgate_agent::spin::run(&args);
             return ExitCode::SUCCESS;
@@ -179,6 +178,17 @@ fn empty_env_is_unset(cmd: clap::Command) -> clap::Command {
     subcommands.iter().fold(cmd, |cmd, name| {
         cmd.mut_subcommand(name, empty_env_is_unset)
     })
+}
+
+/// `--config FILE [--suite NAME]` of `compare` and `analyze`: the suite as the scheduler stores
+/// it for a pull request (build, run, rules, gate).
+fn local_plan(
+    config: Option<&std::path::Path>,
+    suite: Option<&str>,
+) -> Result<Option<benchgate_api::agent::ComparisonConfig>, String> {
+    config
+        .map(|path| benchgate_github::repo_config::local_plan(path, suite))
+        .transpose()
 }
 
 /// `benchgate config check FILE`: the resolved config on stdout, or the located error on stderr.

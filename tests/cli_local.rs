@@ -210,10 +210,10 @@ fn analyze_rejects_an_empty_file_and_an_unknown_format() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
 }
 
-/// `go test -count` repeats inside one process: two go files are one run per side, which has
-/// no interval; analyze says so and exits 0 on a real toolchain A/B pair.
+/// bent's go files hold one process per repetition: 25 runs a side of each benchmark. The A/A
+/// pair (two nights, one toolchain) claims nothing and exits 0.
 #[test]
-fn analyze_of_two_go_files_is_one_run_per_side_and_exits_0() {
+fn analyze_of_two_go_files_reads_their_processes_and_an_a_a_exits_0() {
     let fixtures =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/harness/tests/fixtures/aa-ab/go-bent");
     let mut files: Vec<_> = std::fs::read_dir(&fixtures)
@@ -232,13 +232,66 @@ fn analyze_of_two_go_files_is_one_run_per_side_and_exits_0() {
         files[1].to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("runs found: base 966, head 966"),
+        "{stderr}"
+    );
     let report = json(&out);
     let rows = report["benchmarks"].as_array().unwrap();
     assert!(rows.len() > 200);
     assert!(
-        rows.iter().all(|r| r["verdict"] == "not_analysed"),
+        rows.iter()
+            .all(|r| r["verdict"] != "slower" && r["verdict"] != "faster"),
         "{report}"
     );
+    assert!(
+        rows.iter()
+            .any(|r| r["runs"] == serde_json::json!([25, 25]))
+    );
+}
+
+/// A count that grew from 0 to 16 B/op in one `go test -benchmem` process a side is exact; by
+/// the usual rules the benchmark gates on its time (one run a side: no answer), so the exit is
+/// 0; with the suite's rule `metric = "bytes_per_op"` (`--config`, as `compare --config` and
+/// the service read it) the count gates and the exit is 1.
+#[test]
+fn analyze_gates_an_exact_count_from_one_process_by_the_suites_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let process = |bytes: u64| {
+        format!(
+            "goos: linux\ngoarch: amd64\npkg: example.com/engine\n\
+             BenchmarkUpdateState-12     \t     849\t   1488118 ns/op\t  {bytes} B/op\t    0 allocs/op\n\
+             PASS\nok  \texample.com/engine\t11.698s\n"
+        )
+    };
+    let (old, new) = (dir.path().join("old.txt"), dir.path().join("new.txt"));
+    std::fs::write(&old, process(0)).unwrap();
+    std::fs::write(&new, process(16)).unwrap();
+    let config = dir.path().join(".benchgate.toml");
+    std::fs::write(
+        &config,
+        "[benchmark]\nrun = \"go test -bench . -benchmem\"\nformat = \"go\"\n\n\
+         [[benchmark.rule]]\nmatch = \"BenchmarkUpdateState*\"\nmetric = \"bytes_per_op\"\n",
+    )
+    .unwrap();
+    let files = [old.to_str().unwrap(), new.to_str().unwrap()];
+    let plain = benchgate(&["analyze", "--format", "go", files[0], files[1]]);
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert_eq!(plain.status.code(), Some(0), "{text}");
+    assert!(text.contains("0 B → 16 B (exact)"), "{text}");
+    let gated = benchgate(&[
+        "analyze",
+        "--format",
+        "go",
+        "--config",
+        config.to_str().unwrap(),
+        files[0],
+        files[1],
+    ]);
+    let text = String::from_utf8_lossy(&gated.stdout);
+    assert_eq!(gated.status.code(), Some(1), "{text}");
+    assert!(text.contains("slower (exact count)"), "{text}");
 }
 
 /// Copies of `target/criterion` from runs of semver 1.0.28's suite at one commit

@@ -165,15 +165,18 @@ pub fn evaluate_runs(
                 let (m, n) = (s.base.len() as f64, s.head.len() as f64);
                 options.n_star = (m * n / (m + n)).max(1.0);
             }
+            let floor = floors.get(&s.key);
+            let analysis = if runs.is_exact(s) {
+                // A deterministic count needs no replication: one run per side is exact.
+                let runs = (s.base.len(), s.head.len());
+                benchgate_stats::analyze_exact_counts(s.base[0], s.head[0], runs, &options, floor)
+            } else {
+                benchgate_stats::analyze_runs(&s.base, &s.head, &options, floor)
+            };
             Row {
                 key: s.key.clone(),
                 unit: s.unit.clone(),
-                analysis: benchgate_stats::analyze_runs(
-                    &s.base,
-                    &s.head,
-                    &options,
-                    floors.get(&s.key),
-                ),
+                analysis,
             }
         })
         .collect();

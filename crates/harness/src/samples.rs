@@ -213,6 +213,21 @@ pub struct RunSeries {
     pub base: Vec<f64>,
     /// One value per head run.
     pub head: Vec<f64>,
+    /// Whether every run reported one value for this series, or values that agree exactly (a
+    /// count `go test -count=2` prints twice in one process): what an exact count needs.
+    #[serde(default)]
+    pub agrees_within_runs: bool,
+}
+
+impl RunSeries {
+    /// Whether this series can be compared exactly: its harness counts it deterministically
+    /// (`exact`, [`crate::formats::counts_exactly`]) and every value of each side agrees.
+    pub fn is_exact(&self, declared: bool) -> bool {
+        declared
+            && self.agrees_within_runs
+            && self.base.windows(2).all(|w| w[0] == w[1])
+            && self.head.windows(2).all(|w| w[0] == w[1])
+    }
 }
 
 /// Every series of two sets of recordings, in the order benchmarks first appeared, with those
@@ -221,14 +236,23 @@ pub struct RunSeries {
 pub struct RecordedRuns {
     series: Vec<RunSeries>,
     one_sided: Vec<OneSided>,
+    /// Series their harness counts deterministically ([`crate::formats::counts_exactly`]).
+    exact_counts: std::collections::HashSet<SeriesKey>,
 }
 
 impl RecordedRuns {
     /// The runs of every recording of each side (each recording's measurements as read).
     pub fn from_recordings(base: &[Vec<Measurement>], head: &[Vec<Measurement>]) -> Self {
-        let side_runs = |recordings: &[Vec<Measurement>]| -> Vec<Group> {
+        // Every side's groups, and the series some run reported values that disagree for.
+        let mut disagree: std::collections::HashSet<SeriesKey> = Default::default();
+        let mut side_runs = |recordings: &[Vec<Measurement>]| -> Vec<Group> {
             let mut groups: Vec<Group> = Vec::new();
             for run in recordings.iter().flat_map(|r| recording_runs(r)) {
+                for (key, _, _, values) in group(&run) {
+                    if values.windows(2).any(|w| w[0] != w[1]) {
+                        disagree.insert(key);
+                    }
+                }
                 for (key, unit, direction, value) in run_values(&run) {
                     match groups.iter_mut().find(|(k, ..)| *k == key) {
                         Some(g) => g.3.push(value),
@@ -248,6 +272,7 @@ impl RecordedRuns {
                     direction: *direction,
                     base: b.clone(),
                     head: h.clone(),
+                    agrees_within_runs: !disagree.contains(key),
                 }),
                 None => out.one_sided.push(OneSided {
                     key: key.clone(),
@@ -278,6 +303,24 @@ impl RecordedRuns {
     /// The series only one side reported.
     pub fn one_sided(&self) -> &[OneSided] {
         &self.one_sided
+    }
+
+    /// Notes that the harness which wrote `key` counts it deterministically.
+    pub fn declare_exact_count(&mut self, key: SeriesKey) {
+        self.exact_counts.insert(key);
+    }
+
+    /// Whether `series` is compared exactly ([`RunSeries::is_exact`]).
+    pub fn is_exact(&self, series: &RunSeries) -> bool {
+        series.is_exact(self.exact_counts.contains(&series.key))
+    }
+
+    /// Series declared exact counts whose values disagree (between runs or within one): they
+    /// are analysed as timings, and the report says why.
+    pub fn inexact_counts(&self) -> impl Iterator<Item = &RunSeries> {
+        self.series
+            .iter()
+            .filter(|s| self.exact_counts.contains(&s.key) && !self.is_exact(s))
     }
 }
 

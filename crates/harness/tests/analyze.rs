@@ -32,36 +32,50 @@ fn pyperf(name: &str) -> String {
 const PY36: &str = "pyperf-mult_list_py36.json";
 const PY37: &str = "pyperf-mult_list_py37.json";
 
-/// `go test -count` repeats a benchmark inside one process: a file is one run, and two files
-/// are one run per side, which holds no interval however many lines they have.
+/// bent runs every benchmark binary 25 times, one process each with its own `goos:` header:
+/// those processes are the runs (25 + 25), so the A/A pair (two nights, the same toolchain)
+/// can be analysed, and claims nothing; the build-time rows, one process per file, cannot. The
+/// A/B pair (another toolchain) finds real changes.
 #[test]
-fn go_files_are_one_run_each_and_claim_nothing() {
-    for (base, head) in [(GO_BASE, GO_HEAD), (GO_BASE, GO_NEXT_DAY)] {
-        let outcome = run(&[&fixture(base), &fixture(head), "--format", "go"]).unwrap();
-        let report = outcome.evaluation.report();
-        assert!(report.benchmarks.len() > 200, "{}", report.benchmarks.len());
-        for row in &report.benchmarks {
-            assert_eq!(row.verdict, VerdictKind::NotAnalysed, "{row:?}");
-            assert_eq!(row.runs, Some([1, 1]));
-            assert!(
-                row.reason
-                    .as_deref()
-                    .unwrap()
-                    .starts_with("one run per side"),
-                "{row:?}"
-            );
-        }
-        assert!(!outcome.evaluation.has_regression(FailOn::Regression));
-        assert!(outcome.formats_read[0].ends_with("read as go (as configured), one run"));
-        assert!(
-            outcome
-                .warnings
-                .iter()
-                .any(|w| w.contains("have one run per side")),
-            "{:?}",
-            outcome.warnings
-        );
-    }
+fn go_processes_in_one_file_are_its_runs_and_the_a_a_claims_nothing() {
+    let aa = run(&[&fixture(GO_BASE), &fixture(GO_NEXT_DAY), "--format", "go"]).unwrap();
+    assert!(
+        aa.formats_read[0].ends_with("read as go (as configured), 966 runs"),
+        "{:?}",
+        aa.formats_read
+    );
+    assert!(
+        aa.formats_read
+            .contains(&"runs found: base 966, head 966".to_owned())
+    );
+    let report = aa.evaluation.report();
+    let row = |r: &benchgate_harness::cli::analyze::AnalyzeOutcome, name: &str, metric: &str| {
+        r.evaluation
+            .report()
+            .benchmarks
+            .into_iter()
+            .find(|b| b.name == name && b.metric == metric)
+            .unwrap_or_else(|| panic!("{name} {metric}"))
+    };
+    let claims: Vec<_> = report
+        .benchmarks
+        .iter()
+        .filter(|b| matches!(b.verdict, VerdictKind::Slower | VerdictKind::Faster))
+        .collect();
+    assert!(claims.is_empty(), "A/A claims: {claims:#?}");
+    let zap = "go.uber.org/zap/zapcore.BenchmarkZapJSON-12";
+    assert_eq!(row(&aa, zap, "time").runs, Some([25, 25]));
+    let build = row(&aa, "BenchmarkEthereum_storage", "build-real-ns/op");
+    assert_eq!(
+        (build.runs, build.verdict),
+        (Some([1, 1]), VerdictKind::NotAnalysed)
+    );
+    assert!(!aa.evaluation.has_regression(FailOn::Regression));
+
+    let ab = run(&[&fixture(GO_BASE), &fixture(GO_HEAD), "--format", "go"]).unwrap();
+    let zap_json = row(&ab, zap, "time");
+    assert_eq!(zap_json.verdict, VerdictKind::Slower, "{zap_json:?}");
+    assert!(ab.evaluation.has_regression(FailOn::Regression));
 }
 
 /// pyperf starts a worker process per run: 20 runs of 3 values each are 20 runs. The large real
@@ -144,7 +158,7 @@ fn run_dir(dir: &std::path::Path, side: &str, values: &[f64]) -> String {
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("README.md"), "not a recording\n").unwrap();
     for (i, v) in values.iter().enumerate() {
-        // Several numbers per file: iterations of one process, one run.
+        // Two lines per file: two runs.
         std::fs::write(
             d.join(format!("run{i:02}.txt")),
             format!("{v}\n{}\n", v * 1.001),
@@ -154,9 +168,19 @@ fn run_dir(dir: &std::path::Path, side: &str, values: &[f64]) -> String {
     d.to_string_lossy().into_owned()
 }
 
+/// A `raw` line is a whole-program time, one run: four lines a side are four runs, and a
+/// directory of files holds all their lines.
 #[test]
-fn a_raw_file_is_one_run_and_a_directory_of_them_is_several() {
+fn a_raw_line_is_one_run_and_a_directory_of_files_holds_them_all() {
     let (_dir, b, h) = files("100\n101\n99\n100\n", "110\n111\n109\n110\n");
+    let row = run(&[&b, &h, "--format", "raw"])
+        .unwrap()
+        .evaluation
+        .report()
+        .benchmarks[0]
+        .clone();
+    assert_eq!((row.runs, row.verdict), (Some([4, 4]), VerdictKind::Slower));
+    let (_dir, b, h) = files("100\n", "110\n");
     let row = run(&[&b, &h, "--format", "raw"])
         .unwrap()
         .evaluation
@@ -179,14 +203,14 @@ fn a_raw_file_is_one_run_and_a_directory_of_them_is_several() {
     );
     let outcome = run(&[&b, &h, "--format", "raw"]).unwrap();
     let row = &outcome.evaluation.report().benchmarks[0];
-    assert_eq!(row.runs, Some([10, 8]));
+    assert_eq!(row.runs, Some([20, 16]), "two lines a file");
     assert_eq!(row.verdict, VerdictKind::Slower);
     let [lo, hi] = row.interval_pct;
     assert!(lo.unwrap() < 10.0 && 10.0 < hi.unwrap(), "{row:?}");
     assert_eq!(
         outcome.formats_read.len(),
-        18,
-        "the README is not a recording"
+        19,
+        "18 recordings (the README is none) and the runs found"
     );
 }
 

@@ -2,6 +2,7 @@
 //! module. Run one file's tests with `cargo test -p benchgate-harness --test integration compare::`.
 
 mod analyze;
+mod analyze_procedures;
 mod compare;
 mod formats_behaviour;
 mod formats_errors;

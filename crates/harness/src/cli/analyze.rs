@@ -12,9 +12,10 @@ use benchgate_stats::NoiseFloor;
 
 use crate::cli::CliError;
 use crate::cli::args::AnalyzeArgs;
-use crate::evaluate::{Evaluation, RunsTuning, evaluate_runs};
+use crate::evaluate::{Evaluation, FailOn, Policy, RunsTuning, evaluate, evaluate_runs};
 use crate::formats::{self, Format};
-use crate::samples::{RecordedRuns, SeriesKey, recording_runs};
+use crate::samples::{PairedSamples, RecordedRuns, SeriesKey, recording_runs};
+use benchgate_api::agent::ComparisonConfig;
 
 /// What the report says under every unpaired table: what the interval can and cannot cover.
 pub const UNPAIRED_NOTE: &str = "Two recordings made at different times: each run counts once \
@@ -38,6 +39,8 @@ pub struct AnalyzeOutcome {
     pub formats_read: Vec<String>,
     /// Lines under the table: what two recordings cannot cancel, and how the interval is tuned.
     pub context: Vec<String>,
+    /// What fails the gate: the flag, else the suite's `[gate] fail_on`, else `regression`.
+    pub fail_on: crate::evaluate::FailOn,
 }
 
 /// One recording as read: its measurements, the format used, and what the parser skipped.
@@ -83,6 +86,30 @@ impl ResultsFile {
 
 /// Runs the analysis of `args` without printing anything.
 pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
+    analyze_with(args, None)
+}
+
+/// The policy of `args`, with the rules and gate of the suite `--config` named: its rules
+/// always, its `min_effect` and `fail_on` unless a flag says otherwise (as `compare --config`).
+fn policy_of(args: &AnalyzeArgs, plan: Option<&ComparisonConfig>) -> (Policy, FailOn) {
+    let mut policy = args.policy.policy();
+    let mut fail_on = args.policy.fail_on();
+    if let Some(config) = plan {
+        if args.policy.min_effect.is_none() {
+            policy.min_effect_pct = 100.0 * config.gate.min_effect;
+        }
+        fail_on = args.policy.fail_on.unwrap_or(config.gate.fail_on);
+        policy.rules = config.rules.clone();
+    }
+    (policy, fail_on)
+}
+
+/// [`analyze`] judged by the rules and gate of `plan` (the suite `--config` named).
+pub fn analyze_with(
+    args: &AnalyzeArgs,
+    plan: Option<&ComparisonConfig>,
+) -> Result<AnalyzeOutcome, CliError> {
+    let (policy, fail_on) = policy_of(args, plan);
     let base = read_side(&args.base_file, args.format)?;
     let head = read_side(&args.head_file, args.format)?;
     let mut formats_read = Vec::new();
@@ -94,7 +121,27 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
     let measurements = |side: &[(PathBuf, ResultsFile)]| -> Vec<Vec<Measurement>> {
         side.iter().map(|(_, f)| f.measurements.clone()).collect()
     };
-    let runs = RecordedRuns::from_recordings(&measurements(&base), &measurements(&head));
+    let mut runs = RecordedRuns::from_recordings(&measurements(&base), &measurements(&head));
+    for (_, file) in base.iter().chain(&head) {
+        for m in &file.measurements {
+            if formats::counts_exactly(file.format, &m.metric) {
+                runs.declare_exact_count(SeriesKey {
+                    benchmark: m.benchmark.clone(),
+                    metric: m.metric.clone(),
+                });
+            }
+        }
+    }
+    let count_runs = |side: &Recordings| -> usize {
+        side.iter()
+            .map(|(_, f)| recording_runs(&f.measurements).len())
+            .sum()
+    };
+    formats_read.push(format!(
+        "runs found: base {}, head {}",
+        count_runs(&base),
+        count_runs(&head)
+    ));
     if runs.series().is_empty() {
         return Err(CliError::Input(format!(
             "{} and {} share no benchmark; nothing to compare",
@@ -102,10 +149,27 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
             args.head_file.display()
         )));
     }
+    for s in runs.inexact_counts() {
+        warnings.push(format!(
+            "`{}` {}: its harness counts it exactly, but the values disagree between or within \
+             runs, so it is analysed like a timing",
+            s.key.benchmark, s.key.metric
+        ));
+    }
+    if args.paired {
+        return paired(
+            args,
+            &policy,
+            fail_on,
+            (&base, &head),
+            warnings,
+            formats_read,
+        );
+    }
     let single = runs
         .series()
         .iter()
-        .filter(|s| s.base.len() == 1 && s.head.len() == 1)
+        .filter(|s| s.base.len() == 1 && s.head.len() == 1 && !runs.is_exact(s))
         .count();
     if single > 0 {
         warnings.push(format!(
@@ -120,12 +184,108 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
         Some(_) => RunsTuning::Planned,
         None => RunsTuning::RecordedRuns,
     };
+    let evaluation = evaluate_runs(&runs, &policy, &floors, tuning);
+    let mut context = vec![
+        UNPAIRED_NOTE.to_owned(),
+        TUNING_NOTES[usize::from(args.policy.n_star.is_some())].to_owned(),
+    ];
+    context.extend(fixed_n_lines(&evaluation));
     Ok(AnalyzeOutcome {
-        evaluation: evaluate_runs(&runs, &args.policy.policy(), &floors, tuning),
+        evaluation,
+        fail_on,
+        warnings,
+        formats_read,
+        context,
+    })
+}
+
+/// Rows shown with their fixed-n interval under the table; `--json` has every row's.
+const FIXED_N_SHOWN: usize = 10;
+
+/// The fixed-n (Welch t) interval of the gated rows, the ± a hand calculation of the same runs
+/// gives, labelled as good for one look only.
+fn fixed_n_lines(evaluation: &Evaluation) -> Vec<String> {
+    let rows: Vec<String> = evaluation
+        .results
+        .iter()
+        .filter(|r| r.gated)
+        .filter_map(benchgate_stats::words::fixed_n)
+        .collect();
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "Fixed-n t interval (Welch), valid for one look at these runs only, not safe to peek: {}",
+        rows.iter()
+            .take(FIXED_N_SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")
+    )];
+    if rows.len() > FIXED_N_SHOWN {
+        lines.push(format!(
+            "… and {} more rows' fixed-n intervals in --json (fixed_interval_pct)",
+            rows.len() - FIXED_N_SHOWN
+        ));
+    }
+    lines
+}
+
+/// One side's recordings as read, each with its path.
+type Recordings = [(PathBuf, ResultsFile)];
+
+/// What `--paired` says under the table.
+pub const PAIRED_NOTE: &str = "Recordings paired run by run (--paired): base run i and head run i \
+    were taken one after the other, so drift of the machine is cancelled as in benchgate compare.";
+
+/// `--paired`: base run i and head run i are one pair (recordings made interleaved), analysed
+/// with `compare`'s paired interval.
+fn paired(
+    args: &AnalyzeArgs,
+    policy: &Policy,
+    fail_on: FailOn,
+    (base, head): (&Recordings, &Recordings),
+    warnings: Vec<String>,
+    formats_read: Vec<String>,
+) -> Result<AnalyzeOutcome, CliError> {
+    let side_runs = |side: &Recordings| -> Vec<Vec<Measurement>> {
+        side.iter()
+            .flat_map(|(_, f)| recording_runs(&f.measurements))
+            .collect()
+    };
+    let (base_runs, head_runs) = (side_runs(base), side_runs(head));
+    if base_runs.len() != head_runs.len() {
+        return Err(CliError::Usage(format!(
+            "--paired pairs base run i with head run i, but base has {} runs and head {}: \
+             record both sides the same number of times, interleaved, or leave out --paired",
+            base_runs.len(),
+            head_runs.len()
+        )));
+    }
+    let mut samples = PairedSamples::default();
+    for (b, h) in base_runs.iter().zip(&head_runs) {
+        samples.push_round(b, h, true);
+    }
+    if samples.series().is_empty() {
+        return Err(CliError::Input(format!(
+            "{} and {} share no benchmark; nothing to compare",
+            args.base_file.display(),
+            args.head_file.display()
+        )));
+    }
+    let floors = aa_floors(&args.aa, args.format)?;
+    // As for unpaired recordings: tuned for the pairs recorded unless --n-star fixes it.
+    let mut policy = policy.clone();
+    if args.policy.n_star.is_none() {
+        policy.n_star = (base_runs.len() as f64).max(2.0);
+    }
+    Ok(AnalyzeOutcome {
+        evaluation: evaluate(&samples, &policy, &floors),
+        fail_on,
         warnings,
         formats_read,
         context: vec![
-            UNPAIRED_NOTE.to_owned(),
+            PAIRED_NOTE.to_owned(),
             TUNING_NOTES[usize::from(args.policy.n_star.is_some())].to_owned(),
         ],
     })

@@ -167,11 +167,13 @@ pub struct ProfileArgs {
 
 /// Compare two recordings of benchmark results, anytime-valid (benchstat, but honest about
 /// noise). A run (process, JMH fork, pyperf run, BenchmarkDotNet launch) counts once, never
-/// its iterations, and base and head runs are independent samples, not pairs: drift between the
-/// two recordings is not cancelled (`benchgate compare` interleaves and cancels it). One run per
-/// side gives no interval; record several (docs/configuration.md, "Recording runs for analyze").
+/// its iterations; outputs of several processes appended to one file are several runs, and a
+/// `raw` file's lines are whole-program times, one run each. Base and head runs are
+/// independent samples unless --paired: drift between the two recordings is not cancelled
+/// (`benchgate compare` interleaves and cancels it). One run per side gives no interval, except
+/// for counts a harness makes exactly (allocations, instructions), which compare exactly.
 #[derive(Debug, Clone, Parser)]
-#[command(after_help = EXIT_CODES_HELP)]
+#[command(after_help = EXIT_CODES_HELP, after_long_help = runs_help())]
 pub struct AnalyzeArgs {
     /// Results of the base build: a file, a criterion directory, or a directory of recordings
     /// (one file, or one copy of target/criterion, per run).
@@ -181,6 +183,18 @@ pub struct AnalyzeArgs {
     /// Format of both sides (`command` measures processes, so it has no files to read).
     #[arg(long, default_value = "auto", value_parser = format_parser(), ignore_case = true)]
     pub format: Format,
+    /// The recordings were made interleaved (base, head, base, head…): pair base run i with
+    /// head run i and use `compare`'s paired interval, which cancels drift. Both sides must have
+    /// the same number of runs.
+    #[arg(long)]
+    pub paired: bool,
+    /// Judge the rows by this `.benchgate.toml`'s rules and gate (which metric gates, its
+    /// `min_effect`, `fail_on`), as `compare --config` and the service do.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// With --config: the `[[suite]]` whose rules apply (needed when the file has several).
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub suite: Option<String>,
     /// A/A recordings giving this machine's noise floor, in pairs: base and head of one A/A
     /// session (the same code on both sides, recorded apart as the A/B ones), then the next …
     #[arg(long, value_name = "FILE", num_args = 1..)]
@@ -260,6 +274,21 @@ pub enum ScheduleKind {
 }
 
 /// `--format`'s values and their help, from the one list of formats ([`Format::ALL`]).
+/// What a run is in each format's output, from the one list
+/// ([`crate::formats::runs::process_rule`]), then the exit codes.
+fn runs_help() -> String {
+    let mut text = String::from("What one run is, per format (appended outputs are split):\n");
+    for f in Format::ALL {
+        let rule = crate::formats::runs::process_rule(f);
+        if !rule.is_empty() {
+            text.push_str(&format!("  {}: {rule}\n", f.as_str()));
+        }
+    }
+    text.push('\n');
+    text.push_str(EXIT_CODES_HELP);
+    text
+}
+
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     let values = Format::ALL.map(|f| {

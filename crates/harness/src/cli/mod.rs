@@ -87,8 +87,9 @@ fn print_profile(outcome: &compare::CompareOutcome, args: &CompareArgs) {
 }
 
 /// `benchgate analyze`: reads both files, prints the report to stdout, returns 0, 1 or 2.
-pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
-    match analyze::analyze(&args) {
+/// `plan` is the suite `--config` names: its rules and gate judge the rows.
+pub fn run_analyze(args: AnalyzeArgs, plan: Option<ComparisonConfig>) -> ExitCode {
+    match analyze::analyze_with(&args, plan.as_ref()) {
         Ok(outcome) => {
             for line in &outcome.formats_read {
                 eprintln!("{line}");
@@ -97,7 +98,7 @@ pub fn run_analyze(args: AnalyzeArgs) -> ExitCode {
                 eprintln!("warning: {warning}");
             }
             print_report(&outcome.evaluation, &args.output, &outcome.context);
-            exit_for(&outcome.evaluation, args.policy.fail_on())
+            exit_for(&outcome.evaluation, outcome.fail_on)
         }
         Err(e) => fail(&e),
     }
