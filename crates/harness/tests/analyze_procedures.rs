@@ -317,3 +317,33 @@ fn real_appended_go_outputs_are_read_as_their_processes() {
             .collect::<Vec<_>>()
     );
 }
+
+/// criterion's stdout of one suite appended three times (`cargo bench >> out.txt` in a loop; the
+/// real file excsn/fibre `cache/docs/benches.md`, tests/fixtures/real/README.md): every
+/// benchmark printed again starts the next process, so three runs a side.
+#[test]
+fn appended_criterion_stdout_is_one_run_per_process() {
+    let one = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/real/criterion/fibre-cache-benches.txt"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The published file lacks a final newline; a process's own output ends with one.
+    let one = format!("{}\n", one.trim_end());
+    let three = write(dir.path(), "three.txt", &one.repeat(3));
+    let outcome = run(&[&three, &three, "--format", "criterion"]).unwrap();
+    assert!(
+        outcome.formats_read[0]
+            .ends_with("read as criterion (as configured), 3 runs, each a summary (one aggregate per benchmark)"),
+        "{:?}",
+        outcome.formats_read
+    );
+    let report = outcome.evaluation.report();
+    assert!(report.benchmarks.len() > 100);
+    assert!(
+        report.benchmarks.iter().all(|b| b.runs == Some([3, 3])),
+        "{:?}",
+        report.benchmarks.iter().find(|b| b.runs != Some([3, 3]))
+    );
+}

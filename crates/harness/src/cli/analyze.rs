@@ -69,12 +69,11 @@ impl ResultsFile {
             .measurements
             .iter()
             .all(|m| m.lower.is_some() && m.upper.is_some());
-        let runs = if summary {
-            "one run, a summary (one aggregate per benchmark, no samples)".to_owned()
-        } else if runs == 1 {
-            "one run".to_owned()
-        } else {
-            format!("{runs} runs")
+        let runs = match (summary, runs) {
+            (true, 1) => "one run, a summary (one aggregate per benchmark, no samples)".to_owned(),
+            (true, n) => format!("{n} runs, each a summary (one aggregate per benchmark)"),
+            (false, 1) => "one run".to_owned(),
+            (false, n) => format!("{n} runs"),
         };
         format!(
             "{}: read as {} ({how}), {runs}",
