@@ -179,6 +179,7 @@ fn result(
         direction: Default::default(),
         margin_pct: 1.0,
         layout_pct: None,
+        tolerance_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,

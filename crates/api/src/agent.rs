@@ -242,17 +242,26 @@ pub struct GateSpec {
     /// Policy minimum of the practical margin M, as a fraction (0.01 = 1%).
     #[serde(default = "default_min_effect")]
     pub min_effect: f64,
+    /// The slowdown the gate tolerates, as a fraction (0.05 = 5%): a row passes once its
+    /// anytime-valid bound on the worse side is below it ("not slower than +5%"). `None`:
+    /// the gate waits for equivalence within ±M. Comparisons stored before it have none.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
 }
 
 fn default_min_effect() -> f64 {
     0.01
 }
 
+/// The tolerance of `[gate]` when the file names none: 5%.
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+
 impl Default for GateSpec {
     fn default() -> Self {
         GateSpec {
             fail_on: crate::FailOn::default(),
             min_effect: default_min_effect(),
+            tolerance: Some(DEFAULT_TOLERANCE),
         }
     }
 }

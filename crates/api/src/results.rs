@@ -12,6 +12,9 @@ pub enum VerdictKind {
     Slower,
     Faster,
     Equivalent,
+    /// Not slower than the gate's tolerance: the anytime-valid bound on the worse side is
+    /// below `tolerance_pct`. The gate passes it; equivalence is the stronger answer.
+    NotSlower,
     NoResultYet,
     BelowResolution,
     Exact,
@@ -76,6 +79,10 @@ pub struct BenchmarkResult {
     /// this row, in percent. A claim needs the whole interval beyond it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_pct: Option<f64>,
+    /// The gate's tolerance in percent (`[gate] tolerance`): a row whose interval stays below
+    /// it on the worse side is "not slower than +T%". `None` when the gate has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance_pct: Option<f64>,
     /// Whether this row decides the gate: the benchmark's time metric (other metrics, such as
     /// CPU time, peak memory or build time, are shown beside it).
     #[serde(default)]
@@ -152,6 +159,7 @@ impl BenchmarkResult {
             e_value: 1.0,
             margin_pct: default_margin_pct(),
             layout_pct: None,
+            tolerance_pct: None,
             gated: false,
             selected: false,
             hodges_lehmann: None,

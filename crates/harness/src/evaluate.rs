@@ -49,6 +49,9 @@ pub struct Policy {
     pub n_star: f64,
     /// Policy minimum of the margin M, in percent.
     pub min_effect_pct: f64,
+    /// The gate's tolerance as a fraction ([`benchgate_stats::AnalysisOptions::tolerance`]);
+    /// `None` waits for equivalence.
+    pub tolerance: Option<f64>,
     /// The suite's per-benchmark rules (`.benchgate.toml`), first match wins; what the
     /// service's gate applies.
     pub rules: Vec<benchgate_api::BenchmarkRule>,
@@ -212,6 +215,7 @@ fn options(
             .unwrap_or(policy.min_effect_pct / 100.0),
         order,
         direction,
+        tolerance: policy.tolerance,
         ..AnalysisOptions::default()
     }
 }

@@ -94,8 +94,14 @@ fn pyperf_runs_are_the_unit_and_a_real_change_is_found() {
     assert_eq!(row("[1,2]*1000").runs, Some([20, 20]));
     assert_eq!(row("[1,2]*1000").verdict, VerdictKind::Slower);
     assert_eq!(row("[1,2,3]*1000").verdict, VerdictKind::Slower);
-    assert_eq!(row("[1]*1000").verdict, VerdictKind::NoResultYet);
+    // The −1.7% change is shown not slower than the default 5% tolerance; without a
+    // tolerance it needs more runs to be told from zero or from ±M.
+    assert_eq!(row("[1]*1000").verdict, VerdictKind::NotSlower);
     assert!(outcome.evaluation.has_regression(FailOn::Regression));
+    let off = run(&[&pyperf(PY36), &pyperf(PY37), "--tolerance", "off"]).unwrap();
+    let report = off.evaluation.report();
+    let row = |name: &str| report.benchmarks.iter().find(|b| b.name == name).unwrap();
+    assert_eq!(row("[1]*1000").verdict, VerdictKind::NoResultYet);
 }
 
 #[test]

@@ -347,3 +347,28 @@ fn appended_criterion_stdout_is_one_run_per_process() {
         report.benchmarks.iter().find(|b| b.runs != Some([3, 3]))
     );
 }
+
+/// The same build timed ten times again (the write-up's times in another order): the change is
+/// shown not slower than the default 5% tolerance, so the gate passes without waiting for the
+/// interval to fit inside ±1% (CONVENTIONS 21: the words are a snapshot).
+#[test]
+fn a_rerun_of_the_same_build_is_not_slower_than_the_tolerance() {
+    let again: Vec<f64> = (0..10).map(|i| TEN_TIMES[(i + 7) % 10]).collect();
+    let lines = |v: &[f64]| v.iter().map(|t| format!("{t:.2} ms\n")).collect::<String>();
+    let dir = tempfile::tempdir().unwrap();
+    let old = write(dir.path(), "old.txt", &lines(&TEN_TIMES));
+    let new = write(dir.path(), "new.txt", &lines(&again));
+    let outcome = run(&[&old, &new, "--format", "raw"]).unwrap();
+    let r = row(&outcome, "raw", "time");
+    assert_eq!(r.verdict, VerdictKind::NotSlower, "{r:?}");
+    assert_eq!(
+        outcome.evaluation.outcome(FailOn::Regression),
+        benchgate_stats::GateOutcome::Pass
+    );
+    let args = AnalyzeArgs::try_parse_from(["analyze", "a", "b"]).unwrap();
+    let table = format_report(&outcome.evaluation, &args.output, &outcome.context);
+    insta::assert_snapshot!("analyze_not_slower_than_the_tolerance", table);
+    // Without a tolerance the gate waits for equivalence within ±M.
+    let off = run(&[&old, &new, "--format", "raw", "--tolerance", "off"]).unwrap();
+    assert_eq!(row(&off, "raw", "time").verdict, VerdictKind::NoResultYet);
+}

@@ -126,6 +126,7 @@ fn row(shape: Shape, base: &Runs, head: &Runs) -> BenchmarkResult {
         alpha: 0.05,
         n_star: 20.0,
         min_effect_pct: 1.0,
+        tolerance: None,
         rules: Vec::new(),
         planned: Default::default(),
     };

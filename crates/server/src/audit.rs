@@ -403,6 +403,8 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
                 rounds_cap: ROUNDS_CAP,
                 order: RoundOrder::BaseFirst(pairs.base_first.clone()),
                 direction: pairs.direction,
+                // Canaries score claims of a change; the gate's tolerance decides no claim.
+                tolerance: None,
             };
             let floor = floors.get(&(benchmark.clone(), metric.clone()));
             let first = match decision(&pairs.base, &head, &opts, floor) {

@@ -172,6 +172,7 @@ async fn analyze_pairs(
         rounds_cap: ROUNDS_CAP,
         order: RoundOrder::Abba,
         direction: Direction::LowerIsBetter,
+        tolerance: stored.config.gate.tolerance,
     };
     let reading = std::time::Instant::now();
     let read_samples = kept.refresh(store, id).await?;

@@ -32,6 +32,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
             gate: GateSpec {
                 fail_on: Default::default(),
                 min_effect: 0.05,
+                tolerance: None,
             },
             suite: None,
             rules: Vec::new(),

@@ -13,7 +13,7 @@ use crate::outliers::{Outlier, modified_z_outliers};
 use crate::paired::{
     geometric_mean, has_zero_spread, mean_sd, paired_log_ratios, percent_from_log,
 };
-use crate::verdict::{Progress, Verdict, verdict};
+use crate::verdict::{DecisionRule, Progress, Verdict, verdict};
 use crate::wilcoxon::{HodgesLehmann, WALSH_LIMIT, hodges_lehmann};
 use crate::words;
 
@@ -43,6 +43,9 @@ pub struct AnalysisOptions {
     pub order: RoundOrder,
     /// Which way is better for this metric: decides whether a larger head is slower or faster.
     pub direction: Direction,
+    /// The gate's tolerance as a fraction (0.05 = 5%): an interval whose worse-side bound is
+    /// below `ln(1 + T)` is "not slower than +T%". `None`: no such decision.
+    pub tolerance: Option<f64>,
 }
 
 impl Default for AnalysisOptions {
@@ -54,6 +57,7 @@ impl Default for AnalysisOptions {
             rounds_cap: 1000,
             order: RoundOrder::Abba,
             direction: Direction::LowerIsBetter,
+            tolerance: None,
         }
     }
 }
@@ -97,6 +101,9 @@ pub struct BenchmarkAnalysis {
     /// Layout band from the floor (0 without a layout calibration): a claim needs the whole
     /// interval beyond it.
     pub layout: f64,
+    /// The gate's tolerance this row was judged with, as a fraction (see
+    /// [`AnalysisOptions::tolerance`]).
+    pub tolerance: Option<f64>,
     /// The floor M came from, if any.
     pub floor: Option<NoiseFloor>,
     pub verdict: Verdict,
@@ -192,15 +199,13 @@ pub fn analyze_pairs(
             sd: summary.sd,
             n: n as u64,
         };
-        let v = verdict(
-            interval,
-            &boundary,
-            progress,
+        let rule = DecisionRule {
             margin,
             layout,
-            opts.rounds_cap,
-            opts.direction,
-        );
+            tolerance: opts.tolerance.map(f64::ln_1p),
+            direction: opts.direction,
+        };
+        let v = verdict(interval, &boundary, progress, &rule, opts.rounds_cap);
         (
             interval,
             t_interval(summary.mean, summary.sd, n, opts.alpha)?,
@@ -240,6 +245,7 @@ pub fn analyze_pairs(
         estimators_disagree,
         margin,
         layout,
+        tolerance: opts.tolerance,
         floor: floor.copied(),
         verdict,
         e_value: sequence.e_value(),
@@ -322,6 +328,7 @@ pub(crate) fn exact_analysis(
         estimators_disagree: false,
         margin: practical_margin(opts.min_effect.ln_1p(), floor),
         layout: crate::floor::layout_band(floor),
+        tolerance: opts.tolerance,
         floor: floor.copied(),
         verdict: Verdict::Exact,
         e_value: if changed { crate::SATURATED } else { 1.0 },
@@ -364,6 +371,7 @@ impl BenchmarkAnalysis {
             layout_pct: (self.layout > 0.0)
                 .then(|| percent_from_log(self.layout))
                 .filter(|p| crate::storable(*p)),
+            tolerance_pct: self.tolerance.map(|t| 100.0 * t),
             // A lone row gates alone; `gate::mark_gate` decides for a whole comparison.
             gated: true,
             selected: true,

@@ -58,6 +58,6 @@ pub use outliers::{MODIFIED_Z_THRESHOLD, Outlier, modified_z_outliers};
 pub use paired::{log_from_percent, paired_log_ratios, percent_from_log};
 pub use stratified::{StrataMemo, Stratum, analyze_strata, analyze_strata_with};
 pub use unpaired::{analyze_exact_counts, analyze_runs};
-pub use verdict::{Progress, Verdict, decide, decide_beyond, total_rounds_needed};
+pub use verdict::{DecisionRule, Progress, Verdict, decide, decide_beyond, total_rounds_needed};
 pub use walsh::walsh_order_statistic;
 pub use wilcoxon::{HodgesLehmann, hodges_lehmann};

@@ -37,7 +37,10 @@ pub fn standing(r: &BenchmarkResult) -> Standing {
         VerdictKind::Faster => Standing::Improvement,
         VerdictKind::Exact if is_regression_ignoring_gate(r) => Standing::Regression,
         VerdictKind::Exact if exact_changed(r) => Standing::Improvement,
-        VerdictKind::Exact | VerdictKind::Equivalent => Standing::Unchanged,
+        // Not slower than the tolerance: decided for the gate, folded with the unchanged.
+        VerdictKind::Exact | VerdictKind::Equivalent | VerdictKind::NotSlower => {
+            Standing::Unchanged
+        }
         VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => Standing::OneSided,
         VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed => {
             Standing::Undecided

@@ -13,7 +13,7 @@ use crate::error::StatsError;
 use crate::floor::{NoiseFloor, practical_margin};
 use crate::interval::Interval;
 use crate::paired::{has_zero_spread, paired_log_ratios};
-use crate::verdict::{Progress, Verdict, verdict};
+use crate::verdict::{DecisionRule, Progress, Verdict, verdict};
 
 /// One runner's paired samples of a benchmark and metric, with its order and floor.
 #[derive(Debug, Clone)]
@@ -352,15 +352,13 @@ pub fn analyze_strata_with(
         n: analysis.n as u64,
     };
     let single = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
-    analysis.verdict = match verdict(
-        interval,
-        &single,
-        progress,
+    let rule = DecisionRule {
         margin,
         layout,
-        opts.rounds_cap,
-        opts.direction,
-    ) {
+        tolerance: opts.tolerance.map(f64::ln_1p),
+        direction: opts.direction,
+    };
+    analysis.verdict = match verdict(interval, &single, progress, &rule, opts.rounds_cap) {
         // Rounds are added to every runner at once: each needs its share.
         Verdict::NoResultYet { rounds_needed } => Verdict::NoResultYet {
             rounds_needed: rounds_needed.div_ceil(strata.len() as u64).max(1),

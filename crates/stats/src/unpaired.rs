@@ -17,7 +17,7 @@ use crate::fixed_interval::t_quantile;
 use crate::floor::{NoiseFloor, practical_margin};
 use crate::interval::Interval;
 use crate::paired::{geometric_mean, has_zero_spread, percent_from_log, validate_samples};
-use crate::verdict::{Verdict, decide, decision_target, resolves};
+use crate::verdict::{DecisionRule, Verdict};
 
 /// Log values, their mean and sum of squared deviations.
 struct LogSummary {
@@ -74,11 +74,15 @@ pub fn analyze_runs(
     );
     let cap = opts.rounds_cap;
     let at_cap = spread.half_width(&boundary, m64 + cap, n64 + cap);
-    let verdict = decide(interval, margin, opts.direction).unwrap_or_else(|| {
-        if !resolves(at_cap, mean_log, margin) {
+    let rule = DecisionRule {
+        tolerance: opts.tolerance.map(f64::ln_1p),
+        ..DecisionRule::new(margin, opts.direction)
+    };
+    let verdict = rule.decide(interval).unwrap_or_else(|| {
+        if !rule.resolves(at_cap, mean_log) {
             return Verdict::BelowResolution;
         }
-        match runs_needed(&boundary, mean_log, &spread, (m, n), margin, cap) {
+        match runs_needed(&boundary, mean_log, &spread, (m, n), &rule, cap) {
             Some(more) => Verdict::NoResultYet {
                 rounds_needed: more,
             },
@@ -105,6 +109,7 @@ pub fn analyze_runs(
         margin,
         // A layout floor belongs to a runner's builds; recordings are judged without one.
         layout: 0.0,
+        tolerance: opts.tolerance,
         floor: floor.copied(),
         verdict,
         e_value,
@@ -189,10 +194,10 @@ fn runs_needed(
     mean: f64,
     spread: &Spread,
     (m, n): (usize, usize),
-    margin: f64,
+    rule: &DecisionRule,
     cap: u64,
 ) -> Option<u64> {
-    let target = decision_target(mean, margin, 0.0)?;
+    let target = rule.target(mean)?;
     (1..=cap).find(|&k| spread.half_width(boundary, m as u64 + k, n as u64 + k) <= target)
 }
 

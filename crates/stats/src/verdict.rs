@@ -17,6 +17,9 @@ pub enum Verdict {
     Faster { practical: bool },
     /// `−M < L` and `U < M`: no change larger than M.
     Equivalent,
+    /// Not slower than the gate's tolerance T: the bound on the worse side is below
+    /// `ln(1 + T)` (a one-sided use of the same anytime-valid interval). The gate passes it.
+    NotSlower,
     /// Undecided; `rounds_needed` more rounds at the current spread should settle it.
     NoResultYet { rounds_needed: u64 },
     /// Undecided, and even the rounds cap would not settle it on this runner.
@@ -32,6 +35,7 @@ impl Verdict {
             Verdict::Slower { .. } => VerdictKind::Slower,
             Verdict::Faster { .. } => VerdictKind::Faster,
             Verdict::Equivalent => VerdictKind::Equivalent,
+            Verdict::NotSlower => VerdictKind::NotSlower,
             Verdict::NoResultYet { .. } => VerdictKind::NoResultYet,
             Verdict::BelowResolution => VerdictKind::BelowResolution,
             Verdict::Exact => VerdictKind::Exact,
@@ -55,10 +59,86 @@ impl Verdict {
     }
 }
 
+/// What decides a row from its interval (all on the log scale): the margin M, the layout band
+/// a claim must clear, the gate's tolerance, and which way is worse for the metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecisionRule {
+    pub margin: f64,
+    /// What rebuilding the same code moves (0 without a layout floor).
+    pub layout: f64,
+    /// `ln(1 + T)` for the gate's tolerance T; `None` when the gate has none.
+    pub tolerance: Option<f64>,
+    pub direction: Direction,
+}
+
+impl DecisionRule {
+    /// The rule with neither a layout band nor a tolerance.
+    pub fn new(margin: f64, direction: Direction) -> Self {
+        DecisionRule {
+            margin,
+            layout: 0.0,
+            tolerance: None,
+            direction,
+        }
+    }
+
+    /// The decision the interval alone makes, or `None` when it straddles every boundary.
+    /// Slower or faster when the whole interval lies beyond the layout band (beyond zero
+    /// without one); equivalent inside ±M; otherwise not slower when its worse-side bound is
+    /// below the tolerance. Equivalence is the stronger answer and is reported when reached.
+    pub fn decide(&self, interval: Interval) -> Option<Verdict> {
+        // On the "worse" scale a positive value is a regression whichever way the metric points.
+        let worse = match self.direction {
+            Direction::LowerIsBetter => interval,
+            Direction::HigherIsBetter => interval.negated(),
+        };
+        let (margin, layout) = (self.margin, self.layout);
+        if worse.lower > layout {
+            Some(Verdict::Slower {
+                practical: worse.lower > margin,
+            })
+        } else if worse.upper < -layout {
+            Some(Verdict::Faster {
+                practical: worse.upper < -margin,
+            })
+        } else if -margin < interval.lower && interval.upper < margin {
+            Some(Verdict::Equivalent)
+        } else if self.tolerance.is_some_and(|t| worse.upper < t) {
+            Some(Verdict::NotSlower)
+        } else {
+            None
+        }
+    }
+
+    /// The half-width that decides an undecided interval around `mean`: the largest of the
+    /// distances to a decision, `|d̄| − layout`, `M − |d̄|` and, with a tolerance, `T − d̄`
+    /// on the worse side; `None` when there is none to reach.
+    pub(crate) fn target(&self, mean: f64) -> Option<f64> {
+        let worse = mean * self.direction.worse_sign();
+        let to_tolerance = self.tolerance.map_or(f64::NEG_INFINITY, |t| t - worse);
+        let target = (mean.abs() - self.layout)
+            .max(self.margin - mean.abs())
+            .max(to_tolerance);
+        (!target.is_nan() && target > 0.0).then_some(target)
+    }
+
+    /// Whether the half-width reached at the round cap would decide: it excludes zero at this
+    /// estimate when the estimate is beyond M/2, and otherwise it is at most M/2 (or T/2 with a
+    /// tolerance), which decides an interval wherever its centre lies in ±M/2 (±T/2): it then
+    /// excludes zero, fits inside ±M, or stays below T. So for a change smaller than that,
+    /// "below resolution" depends on the spread, M, T and the cap, never on where the estimate
+    /// happens to be: the same benchmark is not resolvable in one session and "needs ~69 more"
+    /// in the next because its estimate moved from M/2 to 0.
+    pub(crate) fn resolves(&self, half_width_at_cap: f64, mean: f64) -> bool {
+        let half = self.margin.max(self.tolerance.unwrap_or(0.0)) / 2.0;
+        half_width_at_cap <= mean.abs().max(half)
+    }
+}
+
 /// The decision the interval alone makes, or `None` when it straddles a boundary. The interval
 /// is of the raw metric's log-ratio; `direction` turns "head is larger" into better or worse.
 pub fn decide(interval: Interval, margin: f64, direction: Direction) -> Option<Verdict> {
-    decide_beyond(interval, margin, 0.0, direction)
+    DecisionRule::new(margin, direction).decide(interval)
 }
 
 /// [`decide`] with a layout band: slower or faster only when the whole interval lies beyond
@@ -69,31 +149,11 @@ pub fn decide_beyond(
     layout: f64,
     direction: Direction,
 ) -> Option<Verdict> {
-    // On the "worse" scale a positive value is a regression whichever way the metric points.
-    let worse = match direction {
-        Direction::LowerIsBetter => interval,
-        Direction::HigherIsBetter => interval.negated(),
-    };
-    if worse.lower > layout {
-        Some(Verdict::Slower {
-            practical: worse.lower > margin,
-        })
-    } else if worse.upper < -layout {
-        Some(Verdict::Faster {
-            practical: worse.upper < -margin,
-        })
-    } else if -margin < interval.lower && interval.upper < margin {
-        Some(Verdict::Equivalent)
-    } else {
-        None
+    DecisionRule {
+        layout,
+        ..DecisionRule::new(margin, direction)
     }
-}
-
-/// The half-width that decides an undecided interval around `mean`: the distance to the
-/// nearest decision, `max(|d̄| − layout, M − |d̄|)`; `None` when there is none to reach.
-pub(crate) fn decision_target(mean: f64, margin: f64, layout: f64) -> Option<f64> {
-    let target = (mean.abs() - layout).max(margin - mean.abs());
-    (!target.is_nan() && target > 0.0).then_some(target)
+    .decide(interval)
 }
 
 /// The smallest total n ≥ `n_current` whose half-width at spread `sd` reaches the nearest
@@ -111,7 +171,7 @@ pub fn total_rounds_needed(
         sd,
         n_current,
         cap,
-        decision_target(mean, margin, 0.0)?,
+        DecisionRule::new(margin, Direction::LowerIsBetter).target(mean)?,
     )
 }
 
@@ -136,46 +196,35 @@ pub struct Progress {
 }
 
 /// The verdict from the running interval, or the rounds still needed when it is undecided.
-/// `layout` is the floor's layout band (0 without one; see [`decide_beyond`]).
 pub fn verdict(
     interval: Interval,
     boundary: &MixtureBoundary,
     progress: Progress,
-    margin: f64,
-    layout: f64,
+    rule: &DecisionRule,
     cap: u64,
-    direction: Direction,
 ) -> Verdict {
     let Progress {
         mean,
         sd,
         n: n_current,
     } = progress;
-    if let Some(decided) = decide_beyond(interval, margin, layout, direction) {
+    if let Some(decided) = rule.decide(interval) {
         return decided;
     }
-    let reach = (mean.abs() - layout).max(0.0);
-    if !resolves(boundary.half_width(sd, cap.max(n_current)), reach, margin) {
+    let reach = (mean.abs() - rule.layout).max(0.0);
+    if !rule.resolves(boundary.half_width(sd, cap.max(n_current)), reach) {
         return Verdict::BelowResolution;
     }
-    let target = decision_target(mean, margin, layout);
-    match target.and_then(|t| rounds_to_target(boundary, sd, n_current, cap, t)) {
+    match rule
+        .target(mean)
+        .and_then(|t| rounds_to_target(boundary, sd, n_current, cap, t))
+    {
         // At least one more round: the current n did not decide.
         Some(total) => Verdict::NoResultYet {
             rounds_needed: total.saturating_sub(n_current).max(1),
         },
         None => Verdict::BelowResolution,
     }
-}
-
-/// Whether the half-width reached at the round cap would decide: it excludes zero at this
-/// estimate when the estimate is beyond M/2, and otherwise it is at most M/2, which decides an
-/// interval wherever its centre lies in ±M/2 (it then excludes zero or fits inside ±M). So for
-/// a change smaller than M/2, "below resolution" depends on the spread, M and the cap, never on
-/// where the estimate happens to be: the same benchmark is not resolvable in one session and
-/// "needs ~69 more" in the next because its estimate moved from M/2 to 0.
-pub(crate) fn resolves(half_width_at_cap: f64, mean: f64, margin: f64) -> bool {
-    half_width_at_cap <= mean.abs().max(margin / 2.0)
 }
 
 #[cfg(test)]
@@ -186,6 +235,46 @@ mod tests {
 
     fn iv(lower: f64, upper: f64) -> Interval {
         Interval { lower, upper }
+    }
+
+    /// Lower is better, no tolerance.
+    fn rule(margin: f64, layout: f64) -> DecisionRule {
+        DecisionRule {
+            layout,
+            ..DecisionRule::new(margin, Direction::LowerIsBetter)
+        }
+    }
+
+    /// With a 5% tolerance: an interval whose worse bound is below ln(1.05) is not slower;
+    /// equivalence and a decided change still come first, and a throughput's worse side is
+    /// its lower bound.
+    #[test]
+    fn a_tolerance_passes_what_is_shown_not_slower_than_it() {
+        let t = 0.05f64.ln_1p();
+        let with = |direction| DecisionRule {
+            tolerance: Some(t),
+            ..DecisionRule::new(M, direction)
+        };
+        let lower = with(Direction::LowerIsBetter);
+        assert_eq!(lower.decide(iv(-0.03, 0.04)), Some(Verdict::NotSlower));
+        assert_eq!(
+            lower.decide(iv(-0.03, 0.06)),
+            None,
+            "the bound is above +5%"
+        );
+        assert_eq!(lower.decide(iv(-0.005, 0.005)), Some(Verdict::Equivalent));
+        assert_eq!(
+            lower.decide(iv(0.001, 0.04)),
+            Some(Verdict::Slower { practical: false })
+        );
+        let higher = with(Direction::HigherIsBetter);
+        assert_eq!(higher.decide(iv(-0.04, 0.03)), Some(Verdict::NotSlower));
+        assert_eq!(higher.decide(iv(-0.06, 0.03)), None);
+        // Without a tolerance the same interval waits.
+        assert_eq!(rule(M, 0.0).decide(iv(-0.03, 0.04)), None);
+        // The rounds asked for aim at the nearest decision, the tolerance included.
+        assert!((lower.target(0.01).unwrap() - (t - 0.01)).abs() < 1e-12);
+        assert!((higher.target(-0.01).unwrap() - (t - 0.01)).abs() < 1e-12);
     }
 
     #[test]
@@ -263,7 +352,7 @@ mod tests {
             sd: 0.03,
             n: 5,
         };
-        let v = verdict(iv(0.0, 0.12), &b, at, m, layout, 1000, lower);
+        let v = verdict(iv(0.0, 0.12), &b, at, &rule(m, layout), 1000);
         let Verdict::NoResultYet { rounds_needed } = v else {
             panic!("{v:?}")
         };
@@ -274,9 +363,8 @@ mod tests {
     #[test]
     fn undecided_reports_rounds_or_resolution() {
         let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
-        let lower = Direction::LowerIsBetter;
         let at = |mean, sd| Progress { mean, sd, n: 10 };
-        let v = verdict(iv(-0.01, 0.05), &b, at(0.02, 0.035), M, 0.0, 1000, lower);
+        let v = verdict(iv(-0.01, 0.05), &b, at(0.02, 0.035), &rule(M, 0.0), 1000);
         let Verdict::NoResultYet { rounds_needed } = v else {
             panic!("{v:?}")
         };
@@ -284,7 +372,7 @@ mod tests {
         assert!(b.half_width(0.035, total) <= 0.02);
         assert!(b.half_width(0.035, total - 1) > 0.02);
         assert_eq!(
-            verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), 0.001, 0.0, 100, lower),
+            verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), &rule(0.001, 0.0), 100),
             Verdict::BelowResolution
         );
     }
@@ -295,7 +383,6 @@ mod tests {
     #[test]
     fn below_resolution_depends_on_the_spread_not_on_the_estimate() {
         let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
-        let lower = Direction::LowerIsBetter;
         let cap = 1000;
         // Between the two old thresholds: h(cap) reaches M but not M/2.
         let sd = (1..5000)
@@ -304,7 +391,7 @@ mod tests {
             .unwrap();
         for mean in [0.0, 0.002, 0.004, -0.0049] {
             let wide = iv(mean - 0.05, mean + 0.05);
-            let v = verdict(wide, &b, Progress { mean, sd, n: 10 }, M, 0.0, cap, lower);
+            let v = verdict(wide, &b, Progress { mean, sd, n: 10 }, &rule(M, 0.0), cap);
             assert_eq!(v, Verdict::BelowResolution, "mean {mean}");
         }
         let large = 3.0 * M;
@@ -317,10 +404,8 @@ mod tests {
                 sd,
                 n: 10,
             },
-            M,
-            0.0,
+            &rule(M, 0.0),
             cap,
-            lower,
         );
         assert!(matches!(v, Verdict::NoResultYet { .. }), "{v:?}");
         // A spread that resolves M/2 by the cap is never given up on, wherever the estimate is.
@@ -335,10 +420,8 @@ mod tests {
                     sd: quiet,
                     n: 10,
                 },
-                M,
-                0.0,
+                &rule(M, 0.0),
                 cap,
-                lower,
             );
             assert!(
                 matches!(v, Verdict::NoResultYet { .. }),

@@ -9,7 +9,6 @@ use crate::gate::exact_changed;
 
 /// `+3.1%`, `-0.42%`, `+12%`: two decimals near zero, fewer when large.
 pub fn percent(p: f64) -> String {
-    let sign = if p >= 0.0 { "+" } else { "-" };
     let a = p.abs();
     let digits = if a >= 10.0 {
         0
@@ -18,7 +17,14 @@ pub fn percent(p: f64) -> String {
     } else {
         2
     };
-    format!("{sign}{a:.digits$}%")
+    let shown = format!("{a:.digits$}");
+    // A change that rounds to zero has no sign to show: never "-0.00%".
+    let sign = if p >= 0.0 || shown.parse::<f64>() == Ok(0.0) {
+        "+"
+    } else {
+        "-"
+    };
+    format!("{sign}{shown}%")
 }
 
 /// A change in a share, in percentage points with its sign and one decimal: `+6.1 pp`,
@@ -105,9 +111,10 @@ pub fn change(r: &BenchmarkResult) -> String {
             }
             _ => "exact".to_owned(),
         },
-        VerdictKind::Equivalent | VerdictKind::NoResultYet | VerdictKind::BelowResolution => {
-            interval(r.interval_pct)
-        }
+        VerdictKind::Equivalent
+        | VerdictKind::NotSlower
+        | VerdictKind::NoResultYet
+        | VerdictKind::BelowResolution => interval(r.interval_pct),
         VerdictKind::NotAnalysed | VerdictKind::OnlyInBase | VerdictKind::OnlyInHead => {
             "—".to_owned()
         }
@@ -136,6 +143,10 @@ pub fn verdict(r: &BenchmarkResult) -> String {
             format!("no change beyond {m} (layout)")
         }
         VerdictKind::Equivalent => format!("no change beyond {m}"),
+        VerdictKind::NotSlower => match r.tolerance_pct {
+            Some(t) => format!("not slower than {}", percent(t)),
+            None => "not slower than the tolerance".to_owned(),
+        },
         VerdictKind::NoResultYet => match r.rounds_needed {
             Some(n) => format!("no result yet — needs ~{n} more {}", more_of(r)),
             None => "no result yet".to_owned(),
@@ -162,6 +173,7 @@ pub fn verdict_kind(kind: VerdictKind) -> &'static str {
         VerdictKind::Slower => BenchmarkStanding::Slower.words(),
         VerdictKind::Faster => BenchmarkStanding::Faster.words(),
         VerdictKind::Equivalent => BenchmarkStanding::NoChange.words(),
+        VerdictKind::NotSlower => BenchmarkStanding::WithinTolerance.words(),
         VerdictKind::NoResultYet => BenchmarkStanding::NoResultYet.words(),
         VerdictKind::BelowResolution => BenchmarkStanding::BelowResolution.words(),
         VerdictKind::NotAnalysed => BenchmarkStanding::NotAnalysed.words(),
@@ -289,6 +301,9 @@ pub enum BenchmarkStanding {
     NoResultYet,
     BelowResolution,
     NotAnalysed,
+    /// Shown not slower than the gate's tolerance: the gate passes it. A weaker answer than
+    /// no change, so a benchmark with both stands here.
+    WithinTolerance,
     NoChange,
     /// Only one side ran it (added or removed).
     OneSided,
@@ -306,6 +321,7 @@ impl BenchmarkStanding {
             BenchmarkStanding::BelowResolution => "below resolution",
             BenchmarkStanding::NotAnalysed => "not analysed",
             BenchmarkStanding::NoChange => "no change",
+            BenchmarkStanding::WithinTolerance => "within tolerance",
             BenchmarkStanding::OneSided => "on one side only",
             BenchmarkStanding::NotGated => "not gated",
         }
@@ -322,10 +338,11 @@ impl BenchmarkStanding {
     }
 
     /// Every standing, in the order a tally lists them.
-    pub const ALL: [BenchmarkStanding; 8] = [
+    pub const ALL: [BenchmarkStanding; 9] = [
         BenchmarkStanding::Slower,
         BenchmarkStanding::Faster,
         BenchmarkStanding::NoChange,
+        BenchmarkStanding::WithinTolerance,
         BenchmarkStanding::NoResultYet,
         BenchmarkStanding::BelowResolution,
         BenchmarkStanding::NotAnalysed,
@@ -343,6 +360,7 @@ pub fn row_standing(r: &BenchmarkResult) -> BenchmarkStanding {
         VerdictKind::Faster => BenchmarkStanding::Faster,
         VerdictKind::Exact if exact_changed(r) => BenchmarkStanding::Faster,
         VerdictKind::Exact | VerdictKind::Equivalent => BenchmarkStanding::NoChange,
+        VerdictKind::NotSlower => BenchmarkStanding::WithinTolerance,
         VerdictKind::NoResultYet => BenchmarkStanding::NoResultYet,
         VerdictKind::BelowResolution => BenchmarkStanding::BelowResolution,
         VerdictKind::NotAnalysed => BenchmarkStanding::NotAnalysed,

@@ -4,6 +4,7 @@
 mod issue_numbers;
 mod noise_floor_fixture;
 mod properties;
+mod tolerance;
 mod unequal_spreads;
 mod verdict_table;
 mod walsh;

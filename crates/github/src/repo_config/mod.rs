@@ -304,6 +304,9 @@ pub struct GateConfig {
     /// The policy floor for the practical margin M.
     #[serde(default)]
     pub min_effect: Percent,
+    /// The slowdown the gate tolerates: a row passes once it is shown not slower than this.
+    #[serde(default)]
+    pub tolerance: values::Tolerance,
 }
 
 /// When the check run fails: the wire type, so the config, the stored comparison and the gate

@@ -32,6 +32,7 @@ impl RepoConfig {
             gate: GateSpec {
                 fail_on: self.gate.fail_on,
                 min_effect: self.gate.min_effect.fraction(),
+                tolerance: self.gate.tolerance.fraction(),
             },
             suite: self.suite_key(suite).map(str::to_owned),
             rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),

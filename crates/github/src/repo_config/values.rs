@@ -47,6 +47,54 @@ impl fmt::Display for Percent {
     }
 }
 
+/// `[gate] tolerance`: a percentage above zero (`"5%"`), or `"off"` for a gate that waits for
+/// equivalence within ±M as before; 5% when the file names none.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Tolerance(pub(super) Option<f64>);
+
+impl Tolerance {
+    /// As a fraction (`"5%"` is 0.05); `None` for `"off"`.
+    pub fn fraction(self) -> Option<f64> {
+        self.0
+    }
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Self(Some(benchgate_api::agent::DEFAULT_TOLERANCE))
+    }
+}
+
+impl TryFrom<String> for Tolerance {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.trim() == "off" {
+            return Ok(Self(None));
+        }
+        let bad = || {
+            format!(
+                "expected a slowdown to tolerate such as \"5%\" (above 0%, below 100%) or \
+                 \"off\", got {s:?}"
+            )
+        };
+        let p = Percent::try_from(s.clone()).map_err(|_| bad())?;
+        if p.fraction() <= 0.0 {
+            return Err(bad());
+        }
+        Ok(Self(Some(p.fraction())))
+    }
+}
+
+impl fmt::Display for Tolerance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(t) => write!(f, "{}%", t * 100.0),
+            None => f.write_str("off"),
+        }
+    }
+}
+
 /// Rounds within [`ROUNDS`]: one pair proves nothing, so at least two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "i64")]

@@ -99,6 +99,9 @@ fn policy_of(args: &AnalyzeArgs, plan: Option<&ComparisonConfig>) -> (Policy, Fa
         }
         fail_on = args.policy.fail_on.unwrap_or(config.gate.fail_on);
         policy.rules = config.rules.clone();
+        if args.policy.tolerance.is_none() {
+            policy.tolerance = config.gate.tolerance;
+        }
     }
     (policy, fail_on)
 }

@@ -229,6 +229,28 @@ pub struct PolicyArgs {
     /// `[gate] fail_on` of --config].
     #[arg(long, value_name = "RULE", value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
+    /// The slowdown the gate tolerates, in percent, or `off`: a benchmark passes once it is
+    /// shown not slower than this ("not slower than +5%"), without waiting for the interval
+    /// to fit inside ±M [default: 5, or `[gate] tolerance` of --config].
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    pub tolerance: Option<Tolerance>,
+}
+
+/// `--tolerance`: a percentage above zero, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance(pub Option<f64>);
+
+fn parse_tolerance(s: &str) -> Result<Tolerance, String> {
+    if s.trim() == "off" {
+        return Ok(Tolerance(None));
+    }
+    match parse_percent(s) {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(Tolerance(Some(p / 100.0))),
+        _ => Err(format!(
+            "expected a slowdown to tolerate such as 5 or 2.5% (above 0, below 100), or off; \
+             got {s:?}"
+        )),
+    }
 }
 
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
@@ -242,6 +264,9 @@ impl PolicyArgs {
             alpha: self.alpha,
             n_star: self.n_star.unwrap_or(crate::evaluate::DEFAULT_N_STAR),
             min_effect_pct: self.min_effect.unwrap_or(DEFAULT_MIN_EFFECT_PCT),
+            tolerance: self
+                .tolerance
+                .map_or(Some(benchgate_api::agent::DEFAULT_TOLERANCE), |t| t.0),
             rules: Vec::new(),
             planned: Default::default(),
         }

@@ -271,6 +271,9 @@ pub fn compare(
         }
         fail_on = args.policy.fail_on.unwrap_or(s.config.gate.fail_on);
         policy.rules = s.config.rules.clone();
+        if args.policy.tolerance.is_none() {
+            policy.tolerance = s.config.gate.tolerance;
+        }
     }
     let until = until_globs(&args.until)?;
     let mut aa_sessions = recorded_aa(&args.aa_from)?;

@@ -186,6 +186,7 @@ mod tests {
             alpha: 0.05,
             n_star: 20.0,
             min_effect_pct: 1.0,
+            tolerance: None,
             rules: Vec::new(),
             planned: Default::default(),
         }

@@ -195,6 +195,7 @@ mod tests {
             direction: Default::default(),
             margin_pct: 1.0,
             layout_pct: None,
+            tolerance_pct: None,
             reason: None,
             runners: Vec::new(),
             runs: None,

@@ -18,11 +18,12 @@ use crate::{ApiError, AppState};
 const LISTED: i64 = 100;
 
 /// Verdicts a list can be filtered by, in the order the form offers them.
-const VERDICTS: [VerdictKind; 9] = [
+const VERDICTS: [VerdictKind; 10] = [
     VerdictKind::Slower,
     VerdictKind::Faster,
     VerdictKind::Exact,
     VerdictKind::Equivalent,
+    VerdictKind::NotSlower,
     VerdictKind::NoResultYet,
     VerdictKind::BelowResolution,
     VerdictKind::NotAnalysed,

@@ -20,7 +20,7 @@ pub fn standing_class(s: BenchmarkStanding) -> &'static str {
     match s {
         BenchmarkStanding::Slower => "slower",
         BenchmarkStanding::Faster => "faster",
-        BenchmarkStanding::NoChange => "same",
+        BenchmarkStanding::NoChange | BenchmarkStanding::WithinTolerance => "same",
         BenchmarkStanding::NoResultYet
         | BenchmarkStanding::BelowResolution
         | BenchmarkStanding::NotAnalysed

@@ -256,7 +256,7 @@ fn verdict_rank(kind: VerdictKind) -> u8 {
         VerdictKind::Slower => 0,
         VerdictKind::Faster => 1,
         VerdictKind::Exact => 2,
-        VerdictKind::Equivalent => 3,
+        VerdictKind::Equivalent | VerdictKind::NotSlower => 3,
         VerdictKind::NoResultYet => 4,
         VerdictKind::BelowResolution => 5,
         VerdictKind::NotAnalysed => 6,

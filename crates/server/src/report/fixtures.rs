@@ -40,6 +40,7 @@ pub(crate) fn result(
         direction: Default::default(),
         margin_pct: 1.0,
         layout_pct: None,
+        tolerance_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,
@@ -234,6 +235,27 @@ pub(crate) fn accepted() -> CommentInput {
     input
 }
 
+/// Done, every gated row shown not slower than the 5% tolerance (one also inside ±M): the
+/// check passes without waiting for equivalence.
+pub(crate) fn within_tolerance() -> CommentInput {
+    let mut input = all_no_change();
+    input.results = vec![
+        BenchmarkResult {
+            tolerance_pct: Some(5.0),
+            ..result("parse/large", VerdictKind::NotSlower, 0.4, [-2.1, 3.2])
+        },
+        BenchmarkResult {
+            tolerance_pct: Some(5.0),
+            ..result("render", VerdictKind::NotSlower, -1.2, [-4.4, 2.1])
+        },
+        BenchmarkResult {
+            tolerance_pct: Some(5.0),
+            ..result("parse|small", VerdictKind::Equivalent, 0.1, [-0.6, 0.7])
+        },
+    ];
+    input
+}
+
 /// A PR whose branch shares no commit with main: measured against main's tip, and said so.
 pub(crate) fn no_merge_base() -> CommentInput {
     let mut input = all_no_change();
@@ -349,6 +371,7 @@ pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
         ("done_with_a_regression", done_with_a_regression()),
         ("all_no_change", all_no_change()),
         ("no_merge_base", no_merge_base()),
+        ("within_tolerance", within_tolerance()),
         ("combined_below_resolution", combined_below_resolution()),
         ("accepted", accepted()),
         ("awaiting_approval", awaiting_approval()),

@@ -207,6 +207,14 @@ fn only_gated_rows_selected_by_e_bh_decide_the_check() {
 }
 
 #[test]
+fn rows_shown_not_slower_than_the_tolerance_pass_the_check() {
+    let input = fixtures::within_tolerance();
+    let outcome = check_outcome(&input);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Success));
+    assert_eq!(outcome.title, "1 no change, 2 within tolerance");
+}
+
+#[test]
 fn a_grown_exact_count_fails_the_check_like_compare_does() {
     let mut input = example();
     input.state = ComparisonState::Done;

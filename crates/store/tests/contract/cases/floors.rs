@@ -164,6 +164,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         direction: Default::default(),
         margin_pct: 1.0,
         layout_pct: None,
+        tolerance_pct: None,
         reason: None,
         runners: Vec::new(),
         runs: None,
