@@ -3,6 +3,7 @@
 
 mod issue_numbers;
 mod noise_floor_fixture;
+mod normal;
 mod properties;
 mod tolerance;
 mod unequal_spreads;

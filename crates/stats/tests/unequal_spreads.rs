@@ -3,26 +3,9 @@
 //! base's, counts unequal in both directions. The pooled spread would be too narrow exactly
 //! there: it is computed beside, to show the case bites.
 
+use crate::normal::Normal;
 use benchgate_stats::fixed_interval::t_quantile;
 use benchgate_stats::{AnalysisOptions, MixtureBoundary, analyze_runs};
-
-/// SplitMix64 and Box–Muller: seeded normal draws, the same on every machine.
-struct Normal(u64);
-
-impl Normal {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn draw(&mut self) -> f64 {
-        let (u, v) = (self.uniform().max(1e-300), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
 
 const TRIALS: usize = 2000;
 const ALPHA: f64 = 0.05;
