@@ -122,7 +122,11 @@ async fn a_pr_is_measured_from_its_merge_base_not_the_tip_main_moved_on_to() {
     let body = done_comment(&s, 3).unwrap();
     eprintln!("PR #3:\n{body}");
     let row = wall_time_row(&body);
-    assert!(!row.contains("faster") && !row.contains("slower"), "{row}");
+    // No decided change (bold "faster"/"slower"); "not slower than +5%" may come first.
+    assert!(
+        !row.contains("**faster") && !row.contains("**slower"),
+        "{row}"
+    );
     assert!(
         body.contains(&format!(
             "base `{}` (merge base with `master`) → head `{}`",
@@ -147,7 +151,10 @@ async fn a_pr_is_measured_from_its_merge_base_not_the_tip_main_moved_on_to() {
     let body = done_comment(&s, 4).unwrap();
     eprintln!("PR #4:\n{body}");
     let row = wall_time_row(&body);
-    assert!(!row.contains("slower") && !row.contains("faster"), "{row}");
+    assert!(
+        !row.contains("**slower") && !row.contains("**faster"),
+        "{row}"
+    );
     let check = &checks_of(&s.github, &more_notes)[0];
     assert_ne!(check.conclusion.as_deref(), Some("failure"), "{check:?}");
 
