@@ -130,7 +130,7 @@ impl RepoConfig {
 fn describe_merge_queue(mq: &MergeQueueConfig) -> String {
     let decided = match mq.mode {
         MergeQueueMode::Reuse => {
-            "a group holding one PR already compared on the same base restates its verdict; \
+            "a group holding one PR whose comparison measured the same code (trees) restates its verdict; \
              otherwise the group's head is compared with its base"
         }
         MergeQueueMode::Measure => {

@@ -118,7 +118,7 @@ fn config_check_says_what_each_mode_does_and_when_it_gives_up() {
     };
     assert_eq!(
         line(""),
-        "merge queue: a group holding one PR already compared on the same base restates its \
+        "merge queue: a group holding one PR whose comparison measured the same code (trees) restates its \
          verdict; otherwise the group's head is compared with its base. Undecided after 45 \
          min: neutral (the queue moves on)"
     );
