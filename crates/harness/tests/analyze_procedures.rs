@@ -276,6 +276,11 @@ fn help_says_what_a_run_is_per_format() {
         "{help}"
     );
     assert!(help.contains("--paired"), "{help}");
+    // A tolerance is a slowdown above zero, or off.
+    for bad in ["0", "fast", "100"] {
+        let err = run(&["a", "b", "--tolerance", bad]).unwrap_err();
+        assert!(err.contains("above 0, below 100"), "{bad}: {err}");
+    }
 }
 
 fn real_go(name: &str) -> String {

@@ -257,6 +257,20 @@ fn invalid_configs_name_line_column_and_field() {
             &["below 100"],
         ),
         (
+            "[benchmark]\nrun = \"x\"\n[gate]\ntolerance = \"0%\"\n",
+            4,
+            13,
+            Some("gate.tolerance"),
+            &["above 0%", "\"off\""],
+        ),
+        (
+            "[benchmark]\nrun = \"x\"\n[gate]\ntolerance = \"fast\"\n",
+            4,
+            13,
+            Some("gate.tolerance"),
+            &["such as \"5%\""],
+        ),
+        (
             "[benchmark]\nrun = \"   \"\n",
             2,
             7,
@@ -449,4 +463,17 @@ fn layout_salt_is_checked_and_reaches_the_plan() {
         let err = parse_repo_config(&text).unwrap_err().to_string();
         assert!(err.contains("layout_salt must be"), "{bad}: {err}");
     }
+}
+
+/// `[gate] tolerance`: 5% when unset, a percentage, or "off" (wait for ±M as before).
+#[test]
+fn the_gate_tolerance_defaults_to_five_percent_and_can_be_off() {
+    let plan = |gate: &str| {
+        let text = format!("[benchmark]\nrun = \"x\"\n{gate}");
+        let c = parse_repo_config(&text).unwrap();
+        c.comparison_config(&c.suites[0]).gate.tolerance
+    };
+    assert_eq!(plan(""), Some(0.05));
+    assert_eq!(plan("[gate]\ntolerance = \"2.5%\"\n"), Some(0.025));
+    assert_eq!(plan("[gate]\ntolerance = \"off\"\n"), None);
 }
