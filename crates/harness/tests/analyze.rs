@@ -178,23 +178,21 @@ fn run_dir(dir: &std::path::Path, side: &str, values: &[f64]) -> String {
 /// directory of files holds all their lines.
 #[test]
 fn a_raw_line_is_one_run_and_a_directory_of_files_holds_them_all() {
-    let (_dir, b, h) = files("100\n101\n99\n100\n", "110\n111\n109\n110\n");
-    let row = run(&[&b, &h, "--format", "raw"])
-        .unwrap()
-        .evaluation
-        .report()
-        .benchmarks[0]
-        .clone();
-    assert_eq!((row.runs, row.verdict), (Some([4, 4]), VerdictKind::Slower));
-    let (_dir, b, h) = files("100\n", "110\n");
-    let row = run(&[&b, &h, "--format", "raw"])
-        .unwrap()
-        .evaluation
-        .report()
-        .benchmarks[0]
-        .clone();
+    // The one row of two `raw` files.
+    let raw_row = |base: &str, head: &str| {
+        let (_dir, b, h) = files(base, head);
+        let report = run(&[&b, &h, "--format", "raw"])
+            .unwrap()
+            .evaluation
+            .report();
+        (report.benchmarks[0].runs, report.benchmarks[0].verdict)
+    };
     assert_eq!(
-        (row.runs, row.verdict),
+        raw_row("100\n101\n99\n100\n", "110\n111\n109\n110\n"),
+        (Some([4, 4]), VerdictKind::Slower)
+    );
+    assert_eq!(
+        raw_row("100\n", "110\n"),
         (Some([1, 1]), VerdictKind::NotAnalysed)
     );
 
