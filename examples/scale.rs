@@ -433,6 +433,8 @@ async fn create_comparison(
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                ignore: Vec::new(),
+                budget_secs: None,
             },
             gate: GateSpec::default(),
             suite: None,

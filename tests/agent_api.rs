@@ -159,6 +159,8 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                ignore: Vec::new(),
+                budget_secs: None,
             },
             gate: GateSpec::default(),
             suite: None,

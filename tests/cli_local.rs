@@ -211,9 +211,9 @@ fn analyze_rejects_an_empty_file_and_an_unknown_format() {
 }
 
 /// bent's go files hold one process per repetition: 25 runs a side of each benchmark. The A/A
-/// pair (two nights, one toolchain) claims nothing and exits 0.
+/// pair (two nights, one toolchain) claims nothing; with rows undecided it exits 3 (no answer yet), never 1.
 #[test]
-fn analyze_of_two_go_files_reads_their_processes_and_an_a_a_exits_0() {
+fn analyze_of_two_go_files_reads_their_processes_and_an_a_a_claims_nothing() {
     let fixtures =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/harness/tests/fixtures/aa-ab/go-bent");
     let mut files: Vec<_> = std::fs::read_dir(&fixtures)
@@ -231,7 +231,8 @@ fn analyze_of_two_go_files_reads_their_processes_and_an_a_a_exits_0() {
         files[0].to_str().unwrap(),
         files[1].to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0));
+    // Rows still undecided and rows of one run per side: no answer yet, which is no pass.
+    assert_eq!(out.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("runs found: base 966, head 966"),
@@ -278,7 +279,8 @@ fn analyze_gates_an_exact_count_from_one_process_by_the_suites_rules() {
     let files = [old.to_str().unwrap(), new.to_str().unwrap()];
     let plain = benchgate(&["analyze", "--format", "go", files[0], files[1]]);
     let text = String::from_utf8_lossy(&plain.stdout);
-    assert_eq!(plain.status.code(), Some(0), "{text}");
+    // Without the suite's rule the count does not gate and the time has one run: no answer.
+    assert_eq!(plain.status.code(), Some(3), "{text}");
     assert!(text.contains("0 B → 16 B (exact)"), "{text}");
     let gated = benchgate(&[
         "analyze",
@@ -330,7 +332,7 @@ fn scaled_times(text: &str, factor: f64) -> String {
 }
 
 /// The issue's case on a real crate: same-commit criterion runs analysed pairwise claim nothing
-/// (one run per side) and exit 0; ten runs against ten others of the same commit claim nothing;
+/// (one run per side) and exit 3 (no answer); ten runs against ten others of the same commit claim nothing;
 /// the twenty with the head's times scaled by 1.25 are slower and exit 1.
 #[test]
 fn analyze_of_real_same_commit_criterion_runs_claims_nothing() {
@@ -340,7 +342,11 @@ fn analyze_of_real_same_commit_criterion_runs_claims_nothing() {
         let base = semver_runs(&dir.path().join(format!("p{i}")), i, i, 1.0);
         let head = semver_runs(&dir.path().join(format!("q{i}")), j, j, 1.0);
         let out = benchgate(&["analyze", "--json", &base, &head]);
-        assert_eq!(out.status.code(), Some(0), "run {i} vs run {j}");
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "one run a side: no answer, run {i} vs run {j}"
+        );
         let report = json(&out);
         let rows = report["benchmarks"].as_array().unwrap();
         assert_eq!(rows.len(), 3, "{report}");
@@ -353,7 +359,8 @@ fn analyze_of_real_same_commit_criterion_runs_claims_nothing() {
     let aa = semver_runs(&dir.path().join("aa"), 11, 20, 1.0);
     let out = benchgate(&["analyze", "--json", &base, &aa]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Nothing claimed, and not every row decided in ten runs: status 3, never 1.
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert_eq!(
         stderr
             .matches("read as criterion (auto-detected), one run")
@@ -403,7 +410,11 @@ fn analyze_reads_criterion_directories() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "one run per side answers nothing: {stderr}"
+    );
     assert!(
         stderr.contains("read as criterion (auto-detected), one run"),
         "{stderr}"
@@ -511,6 +522,189 @@ fn compare_runs_the_repository_config_as_ci_and_stops_when_the_gated_rows_decide
     assert!(
         stderr.contains("no suite `missing`; the file has default"),
         "{stderr}"
+    );
+}
+
+/// `compare --config` with the suite's `ignore`: a commit of docs alone answers at once, exit 0,
+/// without building or running anything; one that also touches the benchmark is measured.
+#[test]
+fn compare_skips_a_change_whose_files_the_suite_ignores() {
+    let repo = tempfile::tempdir().unwrap();
+    suite_repository(repo.path());
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    let config = repo.path().join(".benchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "warmup = 1\n",
+        "warmup = 1\nignore = [\"**/*.md\", \"docs/**\"]\n",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    git(&["commit", "--quiet", "-am", "ignore docs"]);
+    std::fs::create_dir_all(repo.path().join("docs")).unwrap();
+    std::fs::write(repo.path().join("README.md"), "# suite\n").unwrap();
+    std::fs::write(repo.path().join("docs/guide.txt"), "how to\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "docs only"]);
+    let run = |base: &str, extra: &[&str]| {
+        Command::new(BIN)
+            .args(["compare", "--config", config.to_str().unwrap()])
+            .args(["--repo", repo.path().to_str().unwrap()])
+            .args(["--base-rev", base, "--head-rev", "main"])
+            .args(["--env", &format!("BG={BIN}"), "--max-rounds", "2"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run("main~1", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("no benchmarked file changed between base ")
+            && stdout.contains(
+                ": all 2 files changed match the suite's ignore (**/*.md, docs/**); nothing was run"
+            ),
+        "{stdout}"
+    );
+    assert!(
+        !repo.path().join(".git/benchgate-worktrees").exists(),
+        "nothing checked out or built"
+    );
+    let out = run("main~1", &["--json"]);
+    let report = json(&out);
+    assert_eq!(report["skipped"], "no benchmarked file changed", "{report}");
+    assert_eq!(
+        report["change"]["files"],
+        serde_json::json!(["README.md", "docs/guide.txt"])
+    );
+    // Three commits back: the benchmark's own change is in the range, so it is measured.
+    let out = run("main~3", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("fast time"), "measured: {stdout}");
+}
+
+/// A gated row too noisy to decide: `--budget` ends the session with what is known, exit 3
+/// (no answer yet), and the report says what an answer still needs in rounds and time.
+#[test]
+fn compare_stops_at_its_time_budget_and_says_what_an_answer_needs() {
+    let _turn = support::measuring_turn_blocking();
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    let config = repo.path().join(".benchgate.toml");
+    // Rounds of about two seconds, so ten seconds hold a handful: 5% spread stays undecided.
+    std::fs::write(
+        &config,
+        "[benchmark]\nrun = \"sleep 1; $BG spin --iterations 100000 --modelled-spread 0.05\"\n\
+         format = \"libtest\"\nwarmup = 0\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base"]);
+    git(&["commit", "--quiet", "--allow-empty", "-m", "head"]);
+    let out = Command::new(BIN)
+        .args(["compare", "--config", config.to_str().unwrap()])
+        .args(["--repo", repo.path().to_str().unwrap()])
+        .args(["--base-rev", "main~1", "--head-rev", "main"])
+        .args(["--env", &format!("BG={BIN}")])
+        .args(["--max-rounds", "100000", "--budget", "10s"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("(time budget spent)"), "{stdout}");
+    let forecast = stdout
+        .lines()
+        .find(|l| l.starts_with("an answer needs ~"))
+        .unwrap_or_else(|| panic!("a forecast line: {stdout}"));
+    assert!(forecast.contains(" a round (--max-rounds"), "{forecast}");
+    let bad = Command::new(BIN)
+        .args([
+            "compare",
+            "--base",
+            "true",
+            "--head",
+            "true",
+            "--budget",
+            "2 fortnights",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("is not a duration such as"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+/// `{benchmarks}` in the run command: rounds after a row decides run only the undecided ones
+/// (a regular expression of their names, shell-quoted), and the decided row keeps its pairs.
+#[test]
+fn compare_runs_only_the_undecided_benchmarks_through_the_placeholder() {
+    let _turn = support::measuring_turn_blocking();
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    let script = |fast: u64| {
+        format!(
+            "echo \"$1\" >> \"$LOG\"\n\
+             if echo fast | grep -Eq -- \"$1\"; then \"$BG\" spin --iterations {fast} \
+             --modelled-spread 0.01 | sed 's/test spin/test fast/'; fi\n\
+             if echo steady | grep -Eq -- \"$1\"; then \"$BG\" spin --iterations 100000 \
+             --modelled-spread 0.05 | sed 's/test spin/test steady/'; fi\n"
+        )
+    };
+    let config = repo.path().join(".benchgate.toml");
+    std::fs::write(
+        &config,
+        "[benchmark]\nrun = \"sh run.sh {benchmarks}\"\nformat = \"libtest\"\nwarmup = 0\n\
+         rounds = 60\n",
+    )
+    .unwrap();
+    std::fs::write(repo.path().join("run.sh"), script(100_000)).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base"]);
+    std::fs::write(repo.path().join("run.sh"), script(150_000)).unwrap();
+    git(&["commit", "--quiet", "-am", "head: fast does 50% more work"]);
+    let log = repo.path().join("filters.log");
+    let out = Command::new(BIN)
+        .args(["compare", "--config", config.to_str().unwrap(), "--json"])
+        .args(["--repo", repo.path().to_str().unwrap()])
+        .args(["--base-rev", "main~1", "--head-rev", "main"])
+        .args(["--env", &format!("BG={BIN}")])
+        .args(["--env", &format!("LOG={}", log.display())])
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let pairs = |name: &str| {
+        report["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {report}"))["n"]
+            .as_u64()
+            .unwrap()
+    };
+    let filters = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = filters.lines().collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"."),
+        "every benchmark at first: {filters}"
+    );
+    assert!(
+        lines.contains(&"^(steady)$"),
+        "then only the undecided row: {filters}\n{report}"
+    );
+    assert!(
+        pairs("fast") < pairs("steady"),
+        "the decided row kept its pairs and ran no more: {report}"
+    );
+    assert_eq!(
+        lines.len() as u64,
+        2 * pairs("steady"),
+        "one run per side per round: {filters}"
     );
 }
 

@@ -5,6 +5,7 @@
 
 mod bisect;
 mod branch_point;
+mod early_answer;
 mod merge_queue;
 mod profile;
 mod soak;
@@ -368,10 +369,15 @@ fn checks_of(github: &FakeGitHub, head: &str) -> Vec<github::CheckRun> {
 
 fn report_done(github: &FakeGitHub, rounds: u32) -> bool {
     let reports = github.bot_report_comments(LABEL);
-    reports.len() == 1
-        && reports[0]
-            .body
-            .contains(&format!("done, {rounds} of {rounds} rounds"))
+    reports.len() == 1 && done_of(&reports[0].body, rounds)
+}
+
+/// The comment says its comparison is done with `planned` rounds planned: all run, or fewer
+/// when the gate had its answer before the last ("done, answered after 3 of 8 rounds").
+fn done_of(body: &str, planned: u32) -> bool {
+    body.contains(&format!("done, {planned} of {planned} rounds"))
+        || body.contains("**done, answered after ")
+            && body.contains(&format!(" of {planned} rounds**"))
 }
 
 /// A PR opened → the agent runs → one comment that says "slower" and a failed check.
@@ -950,7 +956,7 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
     eventually(&s.github, "three final comments", 240, || {
         keys.iter().all(|key| {
             let reports = s.github.bot_report_comments(key);
-            reports.len() == 1 && reports[0].body.contains("done, 3 of 3 rounds")
+            reports.len() == 1 && done_of(&reports[0].body, 3)
         })
     })
     .await;
@@ -1047,11 +1053,10 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
     // ahead of the other two, and by the next; the last two jobs and the re-run reused it.
     assert_eq!(built_lines(&work, "head"), 3);
     assert_eq!(count("benchgate / spin (e2e-arm)"), 1);
-    assert!(
-        s.github.bot_report_comments("spin (e2e)")[0]
-            .body
-            .contains("done, 3 of 3 rounds")
-    );
+    assert!(done_of(
+        &s.github.bot_report_comments("spin (e2e)")[0].body,
+        3
+    ));
     nothing_refused(&s.github);
 }
 

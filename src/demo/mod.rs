@@ -120,6 +120,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             network: false,
             layout_salt: None,
             canary_work: false,
+            ignore: Vec::new(),
+            budget_secs: None,
         },
         gate: GateSpec::default(),
         suite: None,

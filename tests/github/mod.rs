@@ -156,6 +156,9 @@ struct State {
     check_shas: Option<Vec<String>>,
     /// Every request received, as `METHOD /path`, in order.
     requests: Vec<String>,
+    /// Pull requests a test opened on the served repository: (number, base tip, head); their
+    /// files are listed from it.
+    pulls: Vec<(u64, String, String)>,
     next_id: u64,
 }
 
@@ -267,6 +270,14 @@ impl FakeGitHub {
     pub fn serve_repository(&self, path: &Path) {
         let mut s = self.state.lock().unwrap();
         s.repository = Some(path.to_owned());
+    }
+
+    /// PR `number` is `head` on a base branch at `base`: `GET pulls/{number}/files` lists the
+    /// files of the served repository from their merge base to `head`, as GitHub does.
+    pub fn open_pull(&self, number: u64, base: &str, head: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.pulls.retain(|(n, _, _)| *n != number);
+        s.pulls.push((number, base.to_owned(), head.to_owned()));
     }
 
     /// From now on a check run or commit status on any sha but `shas` is refused (422 `No commit

@@ -12,6 +12,16 @@ use super::fixture;
 /// What GitHub lists for a comparison asked without `per_page` or `page`: the newest 250.
 pub(super) const UNPAGED_COMMITS: usize = 250;
 
+/// Most files GitHub lists for a pull request.
+pub(super) const MAX_PULL_FILES: usize = 3000;
+
+/// The files of a pull request whose base branch is at `base`: from the merge base to `head`,
+/// as GitHub's "Files changed" lists them; `None` when either is unknown.
+pub(super) fn pull_files(repo: &Path, base: &str, head: &str) -> Option<Vec<Value>> {
+    let merge_base = git(repo, &["merge-base", base, head])?;
+    Some(files(repo, merge_base.trim(), head))
+}
+
 /// A comparison of two commits of the repository.
 pub(super) struct Comparison {
     /// The top-level fields of GitHub's answer except `commits`.

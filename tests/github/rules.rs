@@ -135,7 +135,22 @@ impl Responder {
                 }
             }
             ("GET", r) if r.starts_with("/pulls/") && r.ends_with("/files") => {
-                Ok(ResponseTemplate::new(200).set_body_json(json!([])))
+                let pr = number(r, 2)?;
+                let pull = s.pulls.iter().find(|(n, _, _)| *n == pr).cloned();
+                let (Some(repo), Some((_, base, head))) = (s.repository.clone(), pull) else {
+                    // A PR no test opened on a served repository changes nothing.
+                    return Ok(ResponseTemplate::new(200).set_body_json(json!([])));
+                };
+                let mut all = repository::pull_files(&repo, &base, &head)
+                    .ok_or((404, "Not Found".to_owned()))?;
+                // "Responses include a maximum of 3000 files."
+                all.truncate(repository::MAX_PULL_FILES);
+                let (items, link) =
+                    self.page(path_of(request), all, query("per_page"), query("page"))?;
+                Ok(with_link(
+                    ResponseTemplate::new(200).set_body_json(items),
+                    link,
+                ))
             }
             ("GET", r) if r.starts_with("/issues/") && r.ends_with("/comments") => {
                 let pr = number(r, 2)?;

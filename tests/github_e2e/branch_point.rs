@@ -18,7 +18,12 @@ fn config() -> String {
 }
 
 /// A commit on `from` that sets the work to `iterations`, or adds the file `note` alone.
-fn commit(path: &std::path::Path, from: &str, work: Result<u64, &str>, message: &str) -> String {
+pub(super) fn commit(
+    path: &std::path::Path,
+    from: &str,
+    work: Result<u64, &str>,
+    message: &str,
+) -> String {
     git(path, &["checkout", "-q", "--detach", from]);
     match work {
         Ok(n) => std::fs::write(path.join("iterations"), n.to_string()).unwrap(),
@@ -30,7 +35,7 @@ fn commit(path: &std::path::Path, from: &str, work: Result<u64, &str>, message: 
 }
 
 /// `pull_request.opened` for PR `number` from `head`, with `tip` as GitHub's `base.sha`.
-fn opened(s: &Setup, number: u64, tip: &str, head: &str) -> Value {
+pub(super) fn opened(s: &Setup, number: u64, tip: &str, head: &str) -> Value {
     let mut p = s.pull_request_opened();
     p["number"] = json!(number);
     p["pull_request"]["number"] = json!(number);

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{LABEL, Project, Setup, eventually, nothing_refused, report_done, setup_project};
+use super::{
+    LABEL, Project, Setup, done_of, eventually, nothing_refused, report_done, setup_project,
+};
 use crate::github::{self, FakeGitHub};
 use crate::support::{git, http, wait_until};
 
@@ -136,7 +138,7 @@ async fn a_slower_head_is_profiled_after_its_verdict_and_the_comment_names_the_f
                            WHERE j.profile IS NOT NULL";
     assert_eq!(s.count(profile_samples).await, 0);
     assert_eq!(table(&body), table(&verdict));
-    assert!(body.contains("done, 8 of 8 rounds"), "{body}");
+    assert!(done_of(&body, 8), "{body}");
     // They ran after every measuring job had finished.
     let before_verdict = "SELECT COUNT(*) FROM jobs p JOIN jobs m ON m.comparison_id = p.comparison_id \
                           WHERE p.profile IS NOT NULL AND m.profile IS NULL \

@@ -87,6 +87,8 @@ impl BenchRepo {
                     network: false,
                     layout_salt: None,
                     canary_work: false,
+                    ignore: Vec::new(),
+                    budget_secs: None,
                 },
                 gate: GateSpec::default(),
                 suite: None,

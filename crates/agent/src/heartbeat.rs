@@ -17,8 +17,14 @@ pub struct JobSignals {
     cancelled: AtomicBool,
     lease_lost: AtomicBool,
     rounds_uploaded: AtomicU32,
+    /// The server said the comparison's gate has its answer.
+    decided: AtomicBool,
+    /// The benchmarks the server last said are undecided (`None`: run them all).
+    undecided: std::sync::Mutex<Option<Vec<String>>>,
     /// Woken when the lease is lost, so waits end at once.
     lost: Notify,
+    /// Woken after each stored round.
+    uploaded: Notify,
 }
 
 impl JobSignals {
@@ -50,6 +56,52 @@ impl JobSignals {
     /// Counts one more round stored by the server (reported with heartbeats).
     pub fn round_uploaded(&self) {
         self.rounds_uploaded.fetch_add(1, Ordering::SeqCst);
+        self.uploaded.notify_waiters();
+    }
+
+    /// Records that an upload's receipt said the gate has its answer.
+    pub fn mark_decided(&self) {
+        self.decided.store(true, Ordering::SeqCst);
+    }
+
+    /// Records the benchmarks the last receipt says are undecided.
+    pub fn set_undecided(&self, names: Option<Vec<String>>) {
+        *self
+            .undecided
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = names;
+    }
+
+    /// The benchmarks the next round should run (`None`: all).
+    pub fn undecided(&self) -> Option<Vec<String>> {
+        self.undecided
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Whether the server said the gate has its answer.
+    pub fn decided(&self) -> bool {
+        self.decided.load(Ordering::SeqCst)
+    }
+
+    /// Waits until `rounds` rounds are stored, the lease is lost, or `limit` passes; whether
+    /// they were stored.
+    pub async fn wait_uploaded(&self, rounds: u32, limit: Duration) -> bool {
+        let stored = async {
+            loop {
+                let woken = self.uploaded.notified();
+                if self.rounds_uploaded() >= rounds || self.lease_lost() {
+                    return;
+                }
+                tokio::select! {
+                    () = woken => {}
+                    () = self.wait_lease_lost() => {}
+                }
+            }
+        };
+        let _ = tokio::time::timeout(limit, stored).await;
+        self.rounds_uploaded() >= rounds
     }
 
     /// Rounds stored by the server so far.
@@ -120,5 +172,25 @@ mod tests {
             .unwrap();
         // Already lost: returns at once.
         signals.wait_lease_lost().await;
+    }
+
+    #[tokio::test]
+    async fn waiting_for_an_upload_ends_when_it_is_stored_or_at_the_limit() {
+        let signals = Arc::new(JobSignals::default());
+        let waiter = {
+            let signals = Arc::clone(&signals);
+            tokio::spawn(async move { signals.wait_uploaded(1, Duration::from_secs(30)).await })
+        };
+        tokio::task::yield_now().await;
+        signals.round_uploaded();
+        let stored = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken")
+            .unwrap();
+        assert!(stored);
+        assert!(
+            !signals.wait_uploaded(2, Duration::from_millis(10)).await,
+            "round 2 was never stored"
+        );
     }
 }

@@ -25,6 +25,9 @@ use crate::upload::{Uploader, UploadsEnd};
 use crate::{AgentContext, JobEnd};
 use benchgate_api::paths::PathGlobs;
 
+/// Longest wait for a round's receipt before the next round starts anyway.
+const DECISION_WAIT: Duration = Duration::from_secs(10);
+
 /// Why the round loop stopped.
 #[derive(Debug)]
 enum Stop {
@@ -194,10 +197,30 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         ctx.args.max_backoff(),
     );
     let mut interrupted = None;
+    let measuring = std::time::Instant::now();
+    let budget = claim.benchmark.budget_secs.map(Duration::from_secs);
     for k in 0..claim.benchmark.rounds {
         if let Some(stop) = interruption(ctx, signals) {
             interrupted = Some(stop);
             break;
+        }
+        if k >= 2
+            && let Some(budget) = budget
+            && measuring.elapsed() >= budget
+        {
+            // Two rounds at least: one pair has no spread to judge.
+            tracing::info!(
+                rounds = k,
+                planned = claim.benchmark.rounds,
+                budget_secs = budget.as_secs(),
+                "the suite's time budget is spent; the check concludes with these rounds"
+            );
+            break;
+        }
+        if claim.stop_when_decided && runner.can_narrow() {
+            // Only what the gate still waits on; decided rows keep their interval. Jobs that
+            // run their planned rounds (main's history, merge groups) keep every benchmark.
+            runner.run_only(signals.undecided().as_deref());
         }
         let running = tokio::task::spawn_blocking(move || {
             let round = runner.run_round();
@@ -241,6 +264,19 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
                 .extend(build_time_samples(prepared.build_times));
         }
         uploader.send(upload);
+        if claim.stop_when_decided && k + 1 < claim.benchmark.rounds {
+            // The receipt of this round says whether another is worth running; the wait is
+            // the server's analysis, short beside a round.
+            signals.wait_uploaded(k + 1, DECISION_WAIT).await;
+            if signals.decided() {
+                tracing::info!(
+                    rounds = k + 1,
+                    planned = claim.benchmark.rounds,
+                    "the gate has its answer; the remaining rounds are not run"
+                );
+                break;
+            }
+        }
     }
     match uploader
         .finish_until(ctx.shutdown.deadline(ctx.drain().uploads))

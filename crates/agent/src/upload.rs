@@ -126,8 +126,13 @@ async fn upload_all(
                         round = round.round,
                         inserted = receipt.inserted,
                         duplicates = receipt.duplicates,
+                        decided = receipt.decided,
                         "round uploaded"
                     );
+                    if receipt.decided {
+                        signals.mark_decided();
+                    }
+                    signals.set_undecided(receipt.undecided);
                     break;
                 }
                 Err(e) if e.is_transient() => {

@@ -106,6 +106,14 @@ pub struct BenchmarkSpec {
     /// so a benchmark added by the PR is measured against the base's code.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bench_from_head: Vec<String>,
+    /// `ignore`: globs of files no benchmark can depend on (docs, CI config). A change whose
+    /// files all match is not measured: nothing it touches can be faster or slower.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+    /// `budget`: seconds of measuring a job may spend (after its build and warm-up); the job
+    /// then ends with the rounds it has, and the check concludes with what they show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_secs: Option<u64>,
     /// The runs may use the network (a sandboxed run has loopback only otherwise; builds keep
     /// the agent's network either way).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -251,6 +259,27 @@ pub struct GateSpec {
 
 fn default_min_effect() -> f64 {
     0.01
+}
+
+/// Shortest and longest time budget a suite may set: below 10 s no round fits, and a day
+/// of one job is a configuration mistake.
+pub const BUDGET_SECS: std::ops::RangeInclusive<u64> = 10..=24 * 3600;
+
+/// A time budget as people write one (`"10m"`, `"90s"`, `"1h 30m"`), in whole seconds within
+/// [`BUDGET_SECS`].
+pub fn parse_budget(text: &str) -> Result<u64, String> {
+    let secs = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration such as \"10m\" or \"90s\": {e}"))?
+        .as_secs();
+    if BUDGET_SECS.contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "a budget of {text:?} is outside {} s to {} h",
+            BUDGET_SECS.start(),
+            BUDGET_SECS.end() / 3600
+        ))
+    }
 }
 
 /// The tolerance of `[gate]` when the file names none: 5%.
@@ -606,6 +635,11 @@ pub struct ClaimedJob {
     /// session's salts); absent when the sides differ only in their commits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sides: Option<SideEnvs>,
+    /// End the job (succeeded) once an upload's receipt says the gate has its answer: set for
+    /// a pull request's or a canary's comparison that was undecided when claimed, so
+    /// `/rebench` on a decided comparison still runs the rounds it asked for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_when_decided: bool,
 }
 
 /// Profiled runs of both sides after a verdict. The profiler changes timings, so these runs are
@@ -695,12 +729,20 @@ pub struct RoundUpload {
 }
 
 /// What an upload stored: re-sent values count as duplicates and keep their first value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UploadReceipt {
     /// Values newly stored.
     pub inserted: u64,
     /// Values already stored by an earlier identical upload.
     pub duplicates: u64,
+    /// With this round the comparison's gate has its answer on this runner (passes or fails):
+    /// an agent told `stop_when_decided` ends the job.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub decided: bool,
+    /// The benchmarks whose gated rows are still undecided on this runner, when some others
+    /// are decided: a run command holding `{benchmarks}` runs only these from the next round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Vec<String>>,
 }
 
 /// How the agent ended a job.

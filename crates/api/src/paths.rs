@@ -23,6 +23,16 @@ impl PathGlobs {
         self.set.is_match(path.trim_start_matches("./"))
     }
 
+    /// Whether a change is covered whole: some globs, some paths, and every path matches one.
+    /// A change of nothing, or no globs, is never covered.
+    pub fn cover<'a, I>(&self, changed: I) -> bool
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        let mut changed = changed.into_iter().peekable();
+        !self.patterns.is_empty() && changed.peek().is_some() && changed.all(|p| self.matches(p))
+    }
+
     /// The paths that match a glob, in the order given.
     pub fn touched<'a, I>(&self, changed: I) -> Vec<&'a str>
     where

@@ -102,6 +102,43 @@ impl Evaluation {
         rows.peek().is_some() && rows.all(is_decided)
     }
 
+    /// Keeps a row "below this runner's resolution" once a session gave up on it: its
+    /// forecast hovers around the round cap as the spread estimate moves, and a verdict that
+    /// flips back to "no result yet" every few rounds helps no one. `given_up` carries the
+    /// rows from one evaluation of the session to the next; a row the interval decides since
+    /// (slower, faster, equivalent, not slower) shows that instead.
+    pub fn hold_given_up(&mut self, given_up: &mut std::collections::BTreeSet<(String, String)>) {
+        for r in &mut self.results {
+            let key = (r.name.clone(), r.metric.clone());
+            if r.verdict == VerdictKind::BelowResolution && is_decided(r) {
+                given_up.insert(key);
+            } else if r.verdict == VerdictKind::NoResultYet && given_up.contains(&key) {
+                r.verdict = VerdictKind::BelowResolution;
+                r.rounds_needed = None;
+            }
+        }
+    }
+
+    /// The benchmarks with a gated row still undecided, each once, in report order.
+    pub fn undecided_benchmarks(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for r in self.results.iter().filter(|r| r.gated && !is_decided(r)) {
+            if !names.contains(&r.name) {
+                names.push(r.name.clone());
+            }
+        }
+        names
+    }
+
+    /// How many benchmarks the rows name.
+    pub fn benchmark_count(&self) -> usize {
+        self.results
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    }
+
     /// What the gate concludes under `fail_on`.
     pub fn outcome(&self, fail_on: FailOn) -> GateOutcome {
         outcome(&self.results, fail_on)
@@ -270,4 +307,46 @@ fn one_sided_result(s: &OneSided) -> BenchmarkResult {
         &s.unit,
         s.direction,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evaluation(verdict: VerdictKind, n: usize) -> Evaluation {
+        let mut r = BenchmarkResult::unanalysed(
+            "parse",
+            "time",
+            "ns",
+            Direction::LowerIsBetter,
+            verdict,
+            String::new(),
+        );
+        (r.n, r.gated, r.rounds_needed) = (n, true, Some(900));
+        Evaluation {
+            alpha: 0.05,
+            rows: Vec::new(),
+            results: vec![r],
+        }
+    }
+
+    #[test]
+    fn a_row_given_up_stays_below_resolution_until_its_interval_decides() {
+        let mut given_up = std::collections::BTreeSet::new();
+        // Too few pairs to give up: nothing is held.
+        evaluation(VerdictKind::BelowResolution, 5).hold_given_up(&mut given_up);
+        let mut later = evaluation(VerdictKind::NoResultYet, 6);
+        later.hold_given_up(&mut given_up);
+        assert_eq!(later.results[0].verdict, VerdictKind::NoResultYet);
+
+        evaluation(VerdictKind::BelowResolution, MIN_PAIRS_TO_GIVE_UP).hold_given_up(&mut given_up);
+        let mut later = evaluation(VerdictKind::NoResultYet, 14);
+        later.hold_given_up(&mut given_up);
+        assert_eq!(later.results[0].verdict, VerdictKind::BelowResolution);
+        assert_eq!(later.results[0].rounds_needed, None);
+        assert!(later.all_decided());
+        let mut decided = evaluation(VerdictKind::NotSlower, 20);
+        decided.hold_given_up(&mut given_up);
+        assert_eq!(decided.results[0].verdict, VerdictKind::NotSlower);
+    }
 }

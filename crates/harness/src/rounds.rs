@@ -175,6 +175,44 @@ fn reading(format: Format) -> String {
     }
 }
 
+/// The placeholder a run command may hold for the benchmarks a round runs: a regular
+/// expression, `.` (all of them) until some are decided, then `^(a|b)$` of the undecided ones.
+/// Criterion, Go's `-bench`, Google Benchmark's `--benchmark_filter`, libtest's and divan's
+/// filters take it where their names are the ones benchgate reads.
+pub const BENCHMARKS_PLACEHOLDER: &str = "{benchmarks}";
+
+/// The regular expression `{benchmarks}` stands for: every benchmark (`None`), or exactly these.
+pub fn benchmarks_filter(names: Option<&[String]>) -> String {
+    match names {
+        None => ".".to_owned(),
+        Some(names) => {
+            let escaped: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+            // A plain group: POSIX ERE, RE2, std::regex and Rust's regex all read it.
+            format!("^({})$", escaped.join("|"))
+        }
+    }
+}
+
+/// `command` with [`BENCHMARKS_PLACEHOLDER`] replaced by `filter`: shell-quoted inside a
+/// `sh -c` line (names come from the benchmark's own output and must never reach the shell as
+/// code), as one word elsewhere.
+pub fn with_benchmarks(command: &BenchCommand, filter: &str) -> BenchCommand {
+    let shell = command.argv.len() == 3 && command.argv[0] == "sh" && command.argv[1] == "-c";
+    let mut out = command.clone();
+    for (i, word) in out.argv.iter_mut().enumerate() {
+        if !word.contains(BENCHMARKS_PLACEHOLDER) {
+            continue;
+        }
+        let value = if shell && i == 2 {
+            shlex::try_quote(filter).map_or_else(|_| "'.'".to_owned(), |q| q.into_owned())
+        } else {
+            filter.to_owned()
+        };
+        *word = word.replace(BENCHMARKS_PLACEHOLDER, &value);
+    }
+    out
+}
+
 /// Runs base and head in rounds.
 #[derive(Debug)]
 pub struct RoundRunner {
@@ -184,6 +222,8 @@ pub struct RoundRunner {
     orders: RoundOrders,
     next_index: u64,
     instructions: bool,
+    /// What `{benchmarks}` stands for in the next runs.
+    filter: String,
 }
 
 impl RoundRunner {
@@ -202,7 +242,22 @@ impl RoundRunner {
             orders: schedule.orders(),
             next_index: 0,
             instructions,
+            filter: benchmarks_filter(None),
         }
+    }
+
+    /// Whether the run command holds [`BENCHMARKS_PLACEHOLDER`], so rounds can be narrowed.
+    pub fn can_narrow(&self) -> bool {
+        self.base
+            .argv
+            .iter()
+            .chain(&self.head.argv)
+            .any(|w| w.contains(BENCHMARKS_PLACEHOLDER))
+    }
+
+    /// From the next round on, run only `names` (`None`: every benchmark).
+    pub fn run_only(&mut self, names: Option<&[String]>) {
+        self.filter = benchmarks_filter(names);
     }
 
     /// Whether instruction counts are being collected (asked for and supported).
@@ -249,10 +304,13 @@ impl RoundRunner {
 
     /// One run of `side`; a warm-up run (`warm`) also says what the command left running.
     fn run_side(&self, side: Side, warm: bool) -> Result<Vec<Measurement>, MeasurementError> {
-        let command = match side {
-            Side::Base => &self.base,
-            Side::Head => &self.head,
-        };
+        let command = &with_benchmarks(
+            match side {
+                Side::Base => &self.base,
+                Side::Head => &self.head,
+            },
+            &self.filter,
+        );
         let name = side.as_str();
         let display = command.display();
         let argv = self
@@ -355,4 +413,34 @@ pub fn extract(
         out.push(sample(INSTRUCTIONS, formats::unit::COUNT, count as f64));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_benchmarks_placeholder_is_a_regex_quoted_for_the_shell() {
+        assert_eq!(benchmarks_filter(None), ".");
+        let names = ["req/req".to_owned(), "uri/(weird)".to_owned()];
+        let filter = benchmarks_filter(Some(&names));
+        assert_eq!(filter, r"^(req/req|uri/\(weird\))$");
+        let line = BenchCommand::shell("cargo bench --bench parse -- {benchmarks}").unwrap();
+        let narrowed = with_benchmarks(&line, &filter);
+        let words = shlex::split(&narrowed.argv[2]).unwrap();
+        assert_eq!(
+            words,
+            ["cargo", "bench", "--bench", "parse", "--", filter.as_str()]
+        );
+        // A hostile name stays one word: the shell never runs it.
+        let hostile = benchmarks_filter(Some(&["x'; rm -rf ~; echo '".to_owned()]));
+        let narrowed = with_benchmarks(&line, &hostile);
+        let words = shlex::split(&narrowed.argv[2]).unwrap();
+        assert_eq!(words.last().unwrap(), &hostile, "{}", narrowed.argv[2]);
+        let argv = BenchCommand::from_words("./bench --benchmark_filter={benchmarks}").unwrap();
+        assert_eq!(
+            with_benchmarks(&argv, ".").argv,
+            ["./bench", "--benchmark_filter=."]
+        );
+    }
 }

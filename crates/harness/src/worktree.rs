@@ -111,6 +111,21 @@ impl Repository {
         }))
     }
 
+    /// The files that differ between two commits (a rename as both its names), as GitHub's
+    /// "Files changed" lists a PR's from its merge base.
+    pub fn changed_files(&self, base: &str, head: &str) -> Result<Vec<String>, WorktreeError> {
+        let listed = run_git(
+            &self.toplevel,
+            &["diff", "--name-only", "-z", "--no-renames", base, head],
+            &[],
+        )?;
+        Ok(listed
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// The worktree of `side`, checked out at `sha` (detached), created on first use.
     pub fn checkout(&self, side: Side, sha: &str) -> Result<PathBuf, WorktreeError> {
         let path = self.worktrees_dir.join(side.as_str());

@@ -85,7 +85,7 @@ async fn claim(
     let deadline = Instant::now() + wait;
     loop {
         if let Some(claimed) = app.store.claim_job(runner.0.id, &labels, lease).await? {
-            match describe_claim(&app, &claimed).await {
+            match describe_claim(&app, &claimed, &runner.0).await {
                 Err(ClaimProblem::Store(e)) => {
                     // The database hiccuped, not the job: give it back untouched.
                     let _ = app.store.release_job(claimed.job.id, &claimed.lease).await;
@@ -148,6 +148,7 @@ enum ClaimProblem {
 async fn describe_claim(
     app: &AppState,
     claimed: &ClaimedJob,
+    runner: &benchgate_store::model::Runner,
 ) -> Result<wire::ClaimedJob, ClaimProblem> {
     let job = &claimed.job;
     let repository = app
@@ -159,6 +160,19 @@ async fn describe_claim(
     let mut benchmark = job.config.config.benchmark.clone();
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
     let sides = job.config.side_envs().map_err(ClaimProblem::Unrunnable)?;
+    // Decided already (a `/rebench` of an answered comparison): the rounds asked for all run.
+    let stop_when_decided = match job.comparison_id {
+        Some(id)
+            if job.kind == JobKind::Comparison
+                && job.profile.is_none()
+                && comparison_analysis::stops_when_decided(&job.config) =>
+        {
+            !comparison_analysis::gate_answered(&app.store, id, runner)
+                .await
+                .map_err(ClaimProblem::Store)?
+        }
+        _ => false,
+    };
     Ok(wire::ClaimedJob {
         job_id: job.id.0,
         attempt: job.attempts,
@@ -178,6 +192,7 @@ async fn describe_claim(
         heartbeat_secs: (app.config.lease_secs / 3).max(1),
         profile: job.profile.clone(),
         sides,
+        stop_when_decided,
     })
 }
 
@@ -255,12 +270,22 @@ async fn upload_round(
         .upload_round(job.id, &LeaseToken(req.lease_token), &upload)
         .await
         .map_err(fenced)?;
+    let mut progress = comparison_analysis::GateProgress::default();
     if let Some(comparison) = job.comparison_id {
         comparison_analysis::refresh_comparison(&app, comparison).await;
+        // A store error only costs rounds: the job runs on as planned, every benchmark.
+        progress = comparison_analysis::gate_progress(&app.store, comparison, &runner.0)
+            .await
+            .unwrap_or_default();
+        if progress.answered {
+            tracing::info!(comparison = %comparison, "the gate has its answer on this runner");
+        }
     }
     Ok(Json(UploadReceipt {
         inserted: receipt.inserted,
         duplicates: receipt.duplicates,
+        decided: progress.answered,
+        undecided: progress.undecided,
     }))
 }
 

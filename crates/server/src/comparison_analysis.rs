@@ -553,3 +553,65 @@ pub async fn comparison_report(
         runners,
     }))
 }
+
+/// Whether a comparison's jobs end once its gate has an answer ([`gate_answered`]): a pull
+/// request's, whose author waits on it, and a canary's, which audits what a pull request gets.
+/// Merge groups, main's history, culprit probes and layout sessions run their planned rounds.
+pub fn stops_when_decided(config: &benchgate_api::agent::StoredComparisonConfig) -> bool {
+    let plain = config.merge_group.is_none() && config.main.is_none() && config.layout.is_none();
+    plain && (config.github.is_some() || config.canary.is_some())
+}
+
+/// Where the gate stands on one runner after an upload.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateProgress {
+    /// A gated row fails, or every gated row is decided (the check would pass). More rounds
+    /// cannot undo either: the intervals are valid at any stopping time (docs/statistics.md
+    /// §4b).
+    pub answered: bool,
+    /// The benchmarks still undecided when others are decided (at most
+    /// [`MAX_UNDECIDED_NAMED`] of them; more: `None`, every benchmark runs).
+    pub undecided: Option<Vec<String>>,
+}
+
+/// Most benchmark names an upload receipt lists for the next round.
+pub const MAX_UNDECIDED_NAMED: usize = 1000;
+
+/// Where the gate stands for `runner` in comparison `id`: its own stored rows, or the rows of
+/// its hardware group, stored under the group's first runner and naming every member. Read
+/// from the store, not from this process's analysis: another replica may have stored a newer
+/// one.
+pub async fn gate_progress(
+    store: &Arc<dyn Store>,
+    id: ComparisonId,
+    runner: &benchgate_store::model::Runner,
+) -> Result<GateProgress, StoreError> {
+    let Some(comparison) = store.comparison(id).await? else {
+        return Ok(GateProgress::default());
+    };
+    let rows: Vec<BenchmarkResult> = store
+        .comparison_results(id)
+        .await?
+        .into_iter()
+        .filter(|r| r.runner_id == runner.id || r.result.runners.contains(&runner.name))
+        .map(|r| r.result)
+        .collect();
+    let answered = !rows.is_empty()
+        && benchgate_stats::outcome(&rows, comparison.config.config.gate.fail_on)
+            != benchgate_stats::GateOutcome::Undecided;
+    let undecided = benchgate_stats::undecided_benchmarks(&rows)
+        .filter(|names| names.len() <= MAX_UNDECIDED_NAMED);
+    Ok(GateProgress {
+        answered,
+        undecided,
+    })
+}
+
+/// Whether the gate has its answer from `runner`'s stored results ([`GateProgress::answered`]).
+pub async fn gate_answered(
+    store: &Arc<dyn Store>,
+    id: ComparisonId,
+    runner: &benchgate_store::model::Runner,
+) -> Result<bool, StoreError> {
+    Ok(gate_progress(store, id, runner).await?.answered)
+}

@@ -28,6 +28,8 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                ignore: Vec::new(),
+                budget_secs: None,
             },
             gate: GateSpec {
                 fail_on: Default::default(),

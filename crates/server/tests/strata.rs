@@ -188,6 +188,15 @@ async fn one_hardware_class_is_one_set_of_rows_and_other_hardware_stays_apart() 
         r.interval_pct[1].unwrap_or(f64::INFINITY) - r.interval_pct[0].unwrap_or(f64::NEG_INFINITY)
     };
     assert!(width(combined) < width(alone), "{combined:?} vs {alone:?}");
+    // The gate's answer for a job of beta's is the group's rows, stored under alpha: a slower
+    // row fails the gate, so beta's job may stop too.
+    for name in ["alpha", "beta"] {
+        let runner = f.store.runner_by_name(name).await.unwrap().unwrap();
+        let progress = comparison_analysis::gate_progress(&f.store, id, &runner)
+            .await
+            .unwrap();
+        assert!(progress.answered, "{name}: {progress:?}");
+    }
 
     let loaded = report::load(f.store.as_ref(), id, "https://bench.example/c".into())
         .await

@@ -130,6 +130,26 @@ pub enum GateOutcome {
     Pass,
 }
 
+/// The benchmarks with a gated row still undecided (no result yet, below resolution, not
+/// analysed), each once in row order; `None` when that is every benchmark the rows name, or
+/// none: then there is nothing to narrow a round to.
+pub fn undecided_benchmarks(results: &[BenchmarkResult]) -> Option<Vec<String>> {
+    let waits = |r: &BenchmarkResult| {
+        matches!(
+            r.verdict,
+            VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed
+        )
+    };
+    let mut names: Vec<String> = Vec::new();
+    for r in results.iter().filter(|r| r.gated && waits(r)) {
+        if !names.contains(&r.name) {
+            names.push(r.name.clone());
+        }
+    }
+    let all: std::collections::BTreeSet<&str> = results.iter().map(|r| r.name.as_str()).collect();
+    (!names.is_empty() && names.len() < all.len()).then_some(names)
+}
+
 /// The comparison's conclusion from its rows (already marked by [`mark_gate`]).
 pub fn outcome(results: &[BenchmarkResult], fail_on: FailOn) -> GateOutcome {
     if results.iter().any(|r| is_regression(r, fail_on)) {

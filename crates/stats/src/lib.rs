@@ -47,7 +47,10 @@ pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};
 pub use error::{SampleSide, StatsError};
 pub use fixed_interval::t_interval;
 pub use floor::{NoiseFloor, layout_band, plan_per_benchmark, practical_margin};
-pub use gate::{GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome};
+pub use gate::{
+    GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome,
+    undecided_benchmarks,
+};
 pub use interval::Interval;
 pub use multiplicity::{
     GeomeanRow, GeomeanSummary, benjamini_hochberg, bonferroni, e_benjamini_hochberg, e_by_level,

@@ -93,6 +93,19 @@ impl RepoConfig {
                     suite.bench_from_head.patterns().join(", ")
                 );
             }
+            if let Some(budget) = suite.budget {
+                let _ = writeln!(
+                    out,
+                    "  budget: {budget} of measuring per job, then the check concludes with what is known"
+                );
+            }
+            if !suite.ignore.patterns().is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  ignore: {} (a change to these files alone is not measured)",
+                    suite.ignore.patterns().join(", ")
+                );
+            }
             if suite.network {
                 let _ = writeln!(out, "  network: runs may use the network");
             }

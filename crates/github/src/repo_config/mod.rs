@@ -202,6 +202,14 @@ pub struct SuiteConfig {
     /// against the base's code too. Their changes then no longer differ between the sides.
     #[serde(default)]
     pub bench_from_head: PathGlobs,
+    /// Globs of files no benchmark depends on (docs, CI config, changelogs): a PR whose
+    /// changed files all match passes at once, with no runner time.
+    #[serde(default)]
+    pub ignore: PathGlobs,
+    /// The most time a job measures (`"10m"`); then the check concludes with what is known.
+    /// Unset: `rounds` alone bounds it.
+    #[serde(default)]
+    pub budget: Option<values::Budget>,
     /// The runs need the network (a local database, a service): without it a sandboxed run has
     /// loopback only. Builds keep the network either way.
     #[serde(default)]
@@ -223,6 +231,15 @@ impl SuiteConfig {
     /// The suite's name (`default` for a lone `[benchmark]` without one).
     pub fn name(&self) -> &str {
         self.name.as_ref().map_or(DEFAULT_SUITE, SuiteName::as_str)
+    }
+
+    /// Whether every one of `changed` matches `ignore`, so nothing the suite measures can
+    /// differ. An empty change, or an empty `ignore`, is never "all ignored".
+    pub fn all_ignored<'a, I>(&self, changed: I) -> bool
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        self.ignore.cover(changed)
     }
 
     /// The changed files under `paths` that base and head run differently: a file the base

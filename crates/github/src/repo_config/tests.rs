@@ -477,3 +477,51 @@ fn the_gate_tolerance_defaults_to_five_percent_and_can_be_off() {
     assert_eq!(plan("[gate]\ntolerance = \"2.5%\"\n"), Some(0.025));
     assert_eq!(plan("[gate]\ntolerance = \"off\"\n"), None);
 }
+
+#[test]
+fn a_change_is_all_ignored_only_when_every_file_matches_and_something_changed() {
+    let text = "[benchmark]\nrun = \"x\"\nignore = [\"**/*.md\", \"docs/**\", \".github/**\"]\n";
+    let suite = parse_repo_config(text).unwrap().suites[0].clone();
+    assert!(suite.all_ignored([
+        "README.md",
+        "docs/guide/intro.txt",
+        ".github/workflows/ci.yml"
+    ]));
+    assert!(!suite.all_ignored(["README.md", "src/lib.rs"]));
+    assert!(!suite.all_ignored([]), "nothing changed is no evidence");
+    let plain = parse_repo_config("[benchmark]\nrun = \"x\"\n")
+        .unwrap()
+        .suites[0]
+        .clone();
+    assert!(
+        !plain.all_ignored(["README.md"]),
+        "no ignore: everything counts"
+    );
+    let bad = parse_repo_config("[benchmark]\nrun = \"x\"\nignore = [\"docs/[\"]\n").unwrap_err();
+    assert!(bad.to_string().contains("benchmark.ignore"), "{bad}");
+}
+
+#[test]
+fn a_budget_is_a_duration_people_write_within_its_range() {
+    let budget = |text: &str| {
+        parse_repo_config(&format!("[benchmark]\nrun = \"x\"\nbudget = \"{text}\"\n"))
+            .map(|c| c.suites[0].budget.map(|b| b.secs()))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(budget("10m"), Ok(Some(600)));
+    assert_eq!(budget("90s"), Ok(Some(90)));
+    assert_eq!(budget("1h 30m"), Ok(Some(5400)));
+    for bad in ["5s", "2d", "soon"] {
+        let e = budget(bad).unwrap_err();
+        assert!(e.contains("benchmark.budget"), "{bad}: {e}");
+    }
+    let plain = parse_repo_config("[benchmark]\nrun = \"x\"\n").unwrap();
+    assert_eq!(plain.suites[0].budget, None);
+    assert_eq!(
+        plain
+            .comparison_config(&plain.suites[0])
+            .benchmark
+            .budget_secs,
+        None
+    );
+}

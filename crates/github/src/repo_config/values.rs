@@ -95,6 +95,35 @@ impl fmt::Display for Tolerance {
     }
 }
 
+/// `[benchmark] budget`: the most time a job may measure, written `"10m"`, `"90s"`, `"1h"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Budget(pub(super) u64);
+
+impl Budget {
+    /// In seconds.
+    pub fn secs(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            s if s % 3600 == 0 => write!(f, "{} h", s / 3600),
+            s if s % 60 == 0 => write!(f, "{} min", s / 60),
+            s => write!(f, "{s} s"),
+        }
+    }
+}
+
+impl TryFrom<String> for Budget {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        benchgate_api::agent::parse_budget(&s).map(Self)
+    }
+}
+
 /// Rounds within [`ROUNDS`]: one pair proves nothing, so at least two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "i64")]

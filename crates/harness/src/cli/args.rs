@@ -8,12 +8,19 @@ use clap::{Args, Parser, ValueEnum};
 use crate::evaluate::{FailOn, Policy};
 use crate::formats::Format;
 
+/// `--budget` in seconds, as `[benchmark] budget` reads it.
+fn budget_parser(text: &str) -> Result<u64, String> {
+    benchgate_api::agent::parse_budget(text)
+}
+
 /// Exit statuses, shown in `--help` of both commands.
 pub const EXIT_CODES_HELP: &str = "Exit status:\n  \
-    0  no regression (under --fail-on)\n  \
+    0  the gate passes: every gated benchmark decided, none a regression (under --fail-on)\n  \
     1  a regression (under --fail-on)\n  \
     2  usage or measurement error (bad arguments, unreadable input, a benchmark command that \
-    failed, timed out or printed nothing parsable)";
+    failed, timed out or printed nothing parsable)\n  \
+    3  no answer yet: a gated benchmark is undecided (more rounds or runs would tell), or \
+    nothing gates; not a pass";
 
 /// Run a base and a head benchmark interleaved (ABBA) until every benchmark has a verdict.
 ///
@@ -96,9 +103,14 @@ pub struct CompareArgs {
     /// Run exactly N rounds instead of stopping when every benchmark has a verdict.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     pub rounds: Option<u32>,
-    /// Stop after this many rounds even without a verdict.
-    #[arg(long, default_value_t = 50, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
-    pub max_rounds: u32,
+    /// Stop after this many rounds even without a verdict [default: the suite's `rounds` with
+    /// --config, else 50].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub max_rounds: Option<u32>,
+    /// Stop measuring after this long even without a verdict ("10m", "90s") [default: the
+    /// suite's `budget` with --config, else none]. The report then says what is known.
+    #[arg(long, value_name = "DURATION", value_parser = budget_parser)]
+    pub budget: Option<u64>,
 
     #[command(flatten)]
     pub policy: PolicyArgs,

@@ -36,8 +36,13 @@ pub enum StopReason {
     AllDecided,
     /// `--rounds N` were run.
     FixedRounds,
-    /// `--max-rounds` was reached without a verdict for every benchmark.
+    /// `--max-rounds` (or the suite's `rounds`) was reached without a verdict for every
+    /// benchmark.
     MaxRounds,
+    /// `--budget` (or the suite's `budget`) was spent without a verdict for every benchmark.
+    Budget,
+    /// A gated row is a regression: the gate fails whatever the undecided rows show.
+    Regression,
 }
 
 /// Everything a session did, for `--record` and the report's context lines.
@@ -67,6 +72,13 @@ pub struct SessionRecord {
     pub env: Vec<String>,
     pub instructions_counted: bool,
     pub stop: StopReason,
+    /// Median wall time of one measured round (both sides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_per_round: Option<f64>,
+    /// What an answer still needs, in rounds and minutes at this session's pace, when a gated
+    /// row is undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<String>,
     /// Wall time of the whole session: checkout, builds, warm-up and rounds.
     pub elapsed_seconds: f64,
     /// n* per benchmark planned from the A/A floor (no `--n-star`), as the service plans.
@@ -148,6 +160,8 @@ impl SessionRecord {
             StopReason::AllDecided => "every gated benchmark decided",
             StopReason::FixedRounds => "fixed round count",
             StopReason::MaxRounds => "round limit reached",
+            StopReason::Budget => "time budget spent",
+            StopReason::Regression => "the gate failed: a gated regression",
         };
         let mut lines = vec![
             format!("base: {}", self.base.display()),
@@ -178,6 +192,9 @@ impl SessionRecord {
             self.warmup_rounds,
             self.format
         ));
+        if let Some(forecast) = &self.forecast {
+            lines.push(forecast.clone());
+        }
         let q = &self.quieting;
         lines.push(format!(
             "quieting: {}, ASLR {}, load limit {}; instructions {}",
@@ -227,6 +244,71 @@ pub struct CompareOutcome {
     pub fail_on: FailOn,
     /// How the session's runs were made, for further runs of the same commands (`--profile`).
     pub runner: RunnerConfig,
+}
+
+/// A change `compare --config` does not measure: every file between the two commits matches
+/// the suite's `ignore`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IgnoredChange {
+    pub base: String,
+    pub head: String,
+    pub files: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl IgnoredChange {
+    /// What `compare` prints instead of a table.
+    pub fn describe(&self) -> String {
+        use benchgate_stats::words::short_sha;
+        let files = match self.files.as_slice() {
+            [one] => format!("the one file changed ({one}) matches"),
+            many => format!("all {} files changed match", many.len()),
+        };
+        format!(
+            "no benchmarked file changed between base {} and head {}: {files} the suite's \
+             ignore ({}); nothing was run\n",
+            short_sha(&self.base),
+            short_sha(&self.head),
+            self.ignore.join(", ")
+        )
+    }
+}
+
+/// With a suite that sets `ignore` and the revisions form: the change between the commits
+/// that would be measured (the merge base, as [`compare`] picks it) when the globs cover it.
+pub fn ignored_change(
+    args: &CompareArgs,
+    plan: Option<&ComparisonConfig>,
+) -> Result<Option<IgnoredChange>, CliError> {
+    let Some(spec) = plan.map(|p| &p.benchmark).filter(|b| !b.ignore.is_empty()) else {
+        return Ok(None);
+    };
+    let (Some(base_rev), Some(head_rev)) = (&args.base_rev, &args.head_rev) else {
+        return Ok(None);
+    };
+    let globs = PathGlobs::try_from(spec.ignore.clone())
+        .map_err(|e| CliError::Usage(format!("--config: ignore: {e}")))?;
+    let cwd = match &args.repo {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| CliError::Usage(format!("no current directory: {e}")))?,
+    };
+    let repo = Repository::discover(&cwd)?;
+    let (mut base, head) = (repo.resolve(base_rev)?, repo.resolve(head_rev)?);
+    if !args.base_tip
+        && let Some(point) = repo.branch_point(base_rev, &base, &head)?
+    {
+        base = point.merge_base;
+    }
+    let files = repo.changed_files(&base, &head)?;
+    Ok(globs
+        .cover(files.iter().map(String::as_str))
+        .then(|| IgnoredChange {
+            base,
+            head,
+            files,
+            ignore: spec.ignore.clone(),
+        }))
 }
 
 /// The suite `--config` named, as the harness runs it, with its gate and rules.
@@ -328,7 +410,16 @@ pub fn compare(
         count_instructions: args.instructions,
         ..RunnerConfig::default()
     };
-    let limit = args.rounds.unwrap_or(args.max_rounds);
+    // As CI runs the suite: its `rounds` bound a session and its `budget` its measuring time.
+    let limit = args
+        .rounds
+        .or(args.max_rounds)
+        .or(suite.as_ref().map(|s| s.config.benchmark.rounds))
+        .unwrap_or(DEFAULT_MAX_ROUNDS);
+    let budget = args
+        .budget
+        .or(suite.as_ref().and_then(|s| s.config.benchmark.budget_secs))
+        .map(Duration::from_secs);
     let mut display = Progress::new(u64::from(limit), display);
 
     let bench_from_head = bench_from_head_globs(args, suite.as_ref())?;
@@ -414,11 +505,25 @@ pub fn compare(
     runner.warm_up(warmup)?;
     let mut samples = PairedSamples::default();
     let mut rounds = Vec::new();
+    let mut round_secs = Vec::new();
+    let mut given_up = std::collections::BTreeSet::new();
+    let measuring = std::time::Instant::now();
     let (evaluation, stop) = loop {
+        let started = std::time::Instant::now();
         let round = runner.run_round()?;
+        round_secs.push(started.elapsed().as_secs_f64());
         samples.push_round(&round.base, &round.head, round.base_first());
         rounds.push(round);
-        let evaluation = evaluate(&samples, &policy, &floors);
+        let mut evaluation = evaluate(&samples, &policy, &floors);
+        evaluation.hold_given_up(&mut given_up);
+        if runner.can_narrow() {
+            // Later rounds run only what is undecided; decided rows keep their interval.
+            let undecided = evaluation.undecided_benchmarks();
+            let narrowed = (!undecided.is_empty()
+                && undecided.len() < evaluation.benchmark_count())
+            .then_some(undecided.as_slice());
+            runner.run_only(narrowed);
+        }
         display.update(rounds.len() as u64, &evaluation);
         if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
             break (evaluation, StopReason::FixedRounds);
@@ -443,10 +548,22 @@ pub fn compare(
         if args.rounds.is_none() && decided {
             break (evaluation, StopReason::AllDecided);
         }
+        // A gated regression is the gate's answer, as on a runner; `--until` waits for its rows.
+        if args.rounds.is_none() && until.is_none() && evaluation.has_regression(fail_on) {
+            break (evaluation, StopReason::Regression);
+        }
         if rounds.len() >= limit as usize {
             break (evaluation, StopReason::MaxRounds);
         }
+        if args.rounds.is_none()
+            && rounds.len() >= 2
+            && budget.is_some_and(|b| measuring.elapsed() >= b)
+        {
+            break (evaluation, StopReason::Budget);
+        }
     };
+    let seconds_per_round = benchgate_stats::paired::median(&round_secs);
+    let forecast = seconds_per_round.and_then(|pace| forecast(&evaluation, pace));
     let elapsed_seconds = display.elapsed().as_secs_f64();
     display.finish();
 
@@ -468,6 +585,8 @@ pub fn compare(
         env: env.names(),
         instructions_counted: runner.counts_instructions(),
         stop,
+        seconds_per_round,
+        forecast,
         elapsed_seconds,
         planned_n_star: policy.planned.clone(),
         aa_rounds,
@@ -484,6 +603,28 @@ pub fn compare(
         fail_on,
         runner: config,
     })
+}
+
+/// Rounds a session runs at most with neither `--max-rounds` nor a suite.
+pub const DEFAULT_MAX_ROUNDS: u32 = 50;
+
+/// "An answer needs ~N more rounds, ~M min at this session's S s a round", for the gated
+/// undecided row that needs the most; `None` when no gated row waits on a forecast.
+fn forecast(eval: &Evaluation, pace: f64) -> Option<String> {
+    use benchgate_stats::words::elapsed;
+    let needed = eval
+        .results
+        .iter()
+        .filter(|r| r.gated && r.verdict == benchgate_api::VerdictKind::NoResultYet)
+        .filter_map(|r| r.rounds_needed)
+        .max()?;
+    Some(format!(
+        "an answer needs ~{needed} more {}, ~{} at this session's {} a round (--max-rounds, or \
+         the suite's rounds and budget, allow more)",
+        if needed == 1 { "round" } else { "rounds" },
+        elapsed(needed as f64 * pace),
+        elapsed(pace)
+    ))
 }
 
 /// The `--bench-from-head` globs, else the suite's `bench_from_head`.

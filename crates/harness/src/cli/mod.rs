@@ -19,6 +19,7 @@ use crate::cli::args::OutputArgs;
 use crate::evaluate::{Evaluation, FailOn};
 use crate::rounds::MeasurementError;
 use crate::worktree::WorktreeError;
+use benchgate_stats::GateOutcome;
 
 /// Exit status: no regression.
 pub const EXIT_OK: u8 = 0;
@@ -26,6 +27,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSION: u8 = 1;
 /// Exit status: usage or measurement error.
 pub const EXIT_ERROR: u8 = 2;
+/// Exit status: no answer yet (a gated row undecided, or nothing gates): not a pass.
+pub const EXIT_UNDECIDED: u8 = 3;
 
 /// Why a command produced no report. Every variant exits with status 2.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +51,7 @@ impl From<MeasurementError> for CliError {
     }
 }
 
-/// `benchgate compare`: measures, prints the report to stdout, returns 0, 1 or 2. `plan` is
+/// `benchgate compare`: measures, prints the report to stdout, returns 0, 1, 2 or 3. `plan` is
 /// the suite `--config` names, as the service would run it.
 pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCode {
     let display = if args.no_progress {
@@ -58,6 +61,22 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
     } else {
         progress::Display::Lines
     };
+    match compare::ignored_change(&args, plan.as_ref()) {
+        Ok(Some(ignored)) => {
+            if args.output.json {
+                let json = serde_json::json!({ "skipped": "no benchmarked file changed", "change": ignored });
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json).expect("serialises")
+                );
+            } else {
+                print!("{}", ignored.describe());
+            }
+            return ExitCode::from(EXIT_OK);
+        }
+        Ok(None) => {}
+        Err(e) => return fail(&e),
+    }
     match compare::compare(&args, display, plan.as_ref()) {
         Ok(outcome) => {
             let context = outcome.session.context();
@@ -86,7 +105,7 @@ fn print_profile(outcome: &compare::CompareOutcome, args: &CompareArgs) {
     }
 }
 
-/// `benchgate analyze`: reads both files, prints the report to stdout, returns 0, 1 or 2.
+/// `benchgate analyze`: reads both files, prints the report to stdout, returns 0, 1, 2 or 3.
 /// `plan` is the suite `--config` names: its rules and gate judge the rows.
 pub fn run_analyze(args: AnalyzeArgs, plan: Option<ComparisonConfig>) -> ExitCode {
     match analyze::analyze_with(&args, plan.as_ref()) {
@@ -148,11 +167,11 @@ fn print_report(eval: &Evaluation, output: &OutputArgs, context: &[String]) {
 }
 
 fn exit_for(eval: &Evaluation, fail_on: FailOn) -> ExitCode {
-    if eval.has_regression(fail_on) {
-        ExitCode::from(EXIT_REGRESSION)
-    } else {
-        ExitCode::from(EXIT_OK)
-    }
+    ExitCode::from(match eval.outcome(fail_on) {
+        GateOutcome::Fail => EXIT_REGRESSION,
+        GateOutcome::Undecided => EXIT_UNDECIDED,
+        GateOutcome::Pass => EXIT_OK,
+    })
 }
 
 /// Prints a usage error found before a command could start (a broken `--config`); status 2.

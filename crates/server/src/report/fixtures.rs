@@ -60,6 +60,7 @@ pub(crate) fn example() -> CommentInput {
         base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".to_owned(),
         head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".to_owned(),
         rounds_done: 10,
+        seconds_per_round: Some(12.4),
         rounds_planned: 20,
         config: ComparisonConfig {
             benchmark: BenchmarkSpec {
@@ -76,6 +77,8 @@ pub(crate) fn example() -> CommentInput {
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                ignore: Vec::new(),
+                budget_secs: None,
             },
             gate: GateSpec::default(),
             suite: None,

@@ -8,8 +8,8 @@ mod profile;
 mod rules;
 
 use askama::Template;
-use benchgate_api::BenchmarkResult;
 use benchgate_api::agent::{ComparisonConfig, PullRequestBranch};
+use benchgate_api::{BenchmarkResult, VerdictKind};
 use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
 use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
@@ -68,6 +68,9 @@ pub struct CommentInput {
     pub rounds_done: u64,
     /// Rounds of every job not cancelled.
     pub rounds_planned: u64,
+    /// Median wall time of one round on the headline runner (both sides), from when its
+    /// rounds landed; `None` before two rounds of one job landed.
+    pub seconds_per_round: Option<f64>,
     pub config: ComparisonConfig,
     pub runner: Option<RunnerInfo>,
     /// Every row, analysed or not; each carries its own margin M.
@@ -150,6 +153,8 @@ struct CommentTemplate<'a> {
     label: String,
     headline: String,
     status_line: String,
+    /// When an answer is expected, while a gated row waits.
+    forecast: Option<String>,
     awaiting_approval: bool,
     head: String,
     failure: Option<String>,
@@ -331,6 +336,7 @@ fn render_rows(
         },
         headline: headline(&input.results),
         status_line: status_line(input),
+        forecast: forecast(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: words::short_sha(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
@@ -440,6 +446,10 @@ fn status_line(input: &CommentInput) -> String {
         ComparisonState::Queued if input.rounds_planned == 0 => "waiting".to_owned(),
         ComparisonState::Queued => format!("queued, {progress}"),
         ComparisonState::Running => format!("running, {progress}"),
+        ComparisonState::Done if answered_early(input) => format!(
+            "done, answered after {} of {} rounds",
+            input.rounds_done, input.rounds_planned
+        ),
         ComparisonState::Done => format!("done, {progress}"),
         ComparisonState::Failed => format!("failed, {progress}"),
         ComparisonState::Superseded => "superseded by a newer push".to_owned(),
@@ -459,6 +469,57 @@ fn status_line(input: &CommentInput) -> String {
         ),
     };
     format!("**{state}** · {base}")
+}
+
+/// When an answer is expected, in rounds and time on this runner, while a gated row waits:
+/// "An answer is expected in ~4 min (~20 more rounds at ~12 s a round)."
+fn forecast(input: &CommentInput) -> Option<String> {
+    let needed = input
+        .results
+        .iter()
+        .filter(|r| r.gated && r.verdict == VerdictKind::NoResultYet)
+        .filter_map(|r| r.rounds_needed)
+        .max()?;
+    let rounds = words::count(needed as usize, "more round");
+    let timed = input
+        .seconds_per_round
+        .map(|pace| (words::elapsed(needed as f64 * pace), words::elapsed(pace)));
+    let paren = match &timed {
+        Some((time, pace)) => format!(" (~{time} at ~{pace} a round)"),
+        None => String::new(),
+    };
+    let left = input.rounds_planned.saturating_sub(input.rounds_done);
+    Some(match input.state {
+        ComparisonState::Queued | ComparisonState::Running if needed <= left => match &timed {
+            Some((time, pace)) => {
+                format!("An answer is expected in ~{time} (~{rounds} at ~{pace} a round).")
+            }
+            None => format!("An answer is expected after ~{rounds}."),
+        },
+        ComparisonState::Queued | ComparisonState::Running => format!(
+            "An answer needs ~{rounds}{paren}, more than the {left} left: comment \
+             `/rebench {needed}` to add them."
+        ),
+        ComparisonState::Done => {
+            let spent = match input.config.benchmark.budget_secs {
+                Some(secs) if input.rounds_done < input.rounds_planned => format!(
+                    "The suite's budget of {} is spent. ",
+                    words::elapsed(secs as f64)
+                ),
+                _ => String::new(),
+            };
+            format!("{spent}An answer needs ~{rounds}{paren}: comment `/rebench {needed}`.")
+        }
+        _ => return None,
+    })
+}
+
+/// Whether a finished comparison stopped before its planned rounds because the gate had its
+/// answer (the agent ends a job then).
+fn answered_early(input: &CommentInput) -> bool {
+    input.rounds_done < input.rounds_planned
+        && benchgate_stats::outcome(&input.results, input.config.gate.fail_on)
+            != GateOutcome::Undecided
 }
 
 /// What the reader must know about the base of a PR comparison: that the base branch moved on
@@ -554,7 +615,10 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
                     ),
                     _ => done(CheckConclusion::Failure, title),
                 },
-                GateOutcome::Undecided => done(CheckConclusion::Neutral, title),
+                // Not a pass: a script or a maintainer reading only the title must see it.
+                GateOutcome::Undecided => {
+                    done(CheckConclusion::Neutral, format!("no answer yet: {title}"))
+                }
                 GateOutcome::Pass => done(CheckConclusion::Success, title),
             }
         }

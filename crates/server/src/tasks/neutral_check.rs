@@ -1,4 +1,5 @@
-//! A completed check that needs no comparison (no `.benchgate.toml`, an invalid one).
+//! A completed check that needs no comparison: neutral for a missing or invalid
+//! `.benchgate.toml`, a success for a change that touches only files the suite ignores.
 
 use benchgate_github::client::{CheckConclusion, CheckStatus};
 use benchgate_store::model::Priority;
@@ -7,20 +8,30 @@ use serde::{Deserialize, Serialize};
 use super::{Context, OutboxTask, RepoName, TaskError};
 use crate::commit_check::{self, CheckWrite};
 
-/// A completed, neutral check on a head that has nothing to compare.
+/// A completed check on a head that has nothing to compare (neutral unless said otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeutralCheck {
     pub repo: RepoName,
     pub head_sha: String,
     pub title: String,
     pub summary: String,
+    /// The check's name when it stands for one suite and label (`benchgate / …`); `None`:
+    /// `benchgate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `None`: neutral.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<CheckConclusion>,
 }
 
 impl OutboxTask for NeutralCheck {
     const KIND: &'static str = "check_run.neutral";
     const PRIORITY: Priority = Priority::NORMAL;
     fn dedupe_key(&self) -> Option<String> {
-        Some(format!("check:{}@{}", self.repo.full_name, self.head_sha))
+        Some(match &self.name {
+            None => format!("check:{}@{}", self.repo.full_name, self.head_sha),
+            Some(name) => format!("check:{}@{}:{name}", self.repo.full_name, self.head_sha),
+        })
     }
 }
 
@@ -33,12 +44,16 @@ impl NeutralCheck {
 
     /// The check as GitHub receives it.
     pub(super) fn check_write(self) -> CheckWrite {
+        let external_id = match &self.name {
+            None => format!("benchgate-neutral-{}", self.head_sha),
+            Some(name) => format!("benchgate-skipped-{}-{name}", self.head_sha),
+        };
         CheckWrite {
-            name: super::CHECK_NAME.to_owned(),
-            external_id: format!("benchgate-neutral-{}", self.head_sha),
+            name: self.name.unwrap_or_else(|| super::CHECK_NAME.to_owned()),
+            external_id,
             head_sha: self.head_sha,
             status: CheckStatus::Completed,
-            conclusion: Some(CheckConclusion::Neutral),
+            conclusion: Some(self.conclusion.unwrap_or(CheckConclusion::Neutral)),
             title: self.title,
             summary: commit_check::summary(self.summary),
             details_url: None,

@@ -75,15 +75,38 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
         }
     };
     // Every suite's changed benchmark files come from one listing of the PR's files.
-    let files = if config.suites.iter().any(|s| !s.paths.patterns().is_empty()) {
+    let files = if config
+        .suites
+        .iter()
+        .any(|s| !s.paths.patterns().is_empty() || !s.ignore.patterns().is_empty())
+    {
         cx.github.list_pr_files(&target, t.pr).await?
     } else {
         Vec::new()
     };
+    // GitHub lists at most 3,000 files: a longer change may hold a file that counts.
+    let listed_all = files.len() < MAX_LISTED_FILES;
     let branch = branch_point(cx, &target, &t).await?;
     for (suite, label) in config.comparisons() {
-        let changed = suite.benchmark_files_changed(files.iter().map(|f| f.filename.as_str()));
         let stored = config.comparison_config(suite);
+        // A rename counts by both names: moving a source file into `docs/` changes the build.
+        let touched = files
+            .iter()
+            .flat_map(|f| std::iter::once(&f.filename).chain(&f.previous_filename))
+            .map(String::as_str);
+        if listed_all && suite.all_ignored(touched) {
+            tracing::info!(suite = suite.name(), %label, files = files.len(), "every changed file is ignored; passed without measuring");
+            cx.enqueue(Task::NeutralCheck(ignored_check(
+                &t,
+                &stored,
+                label,
+                suite,
+                files.len(),
+            )))
+            .await?;
+            continue;
+        }
+        let changed = suite.benchmark_files_changed(files.iter().map(|f| f.filename.as_str()));
         if !schedule_one(cx, &t, repository.id, stored, label, changed, &branch).await? {
             // A newer head was pushed meanwhile: it schedules every suite itself.
             return Ok(());
@@ -229,6 +252,45 @@ async fn schedule_one(
     Ok(true)
 }
 
+/// Most files GitHub's list of a PR's files holds.
+const MAX_LISTED_FILES: usize = 3000;
+
+/// The passing check of a suite and label whose every changed file the suite ignores.
+fn ignored_check(
+    t: &SchedulePullRequest,
+    stored: &ComparisonConfig,
+    label: &str,
+    suite: &benchgate_github::repo_config::SuiteConfig,
+    files: usize,
+) -> NeutralCheck {
+    let globs: Vec<String> = suite
+        .ignore
+        .patterns()
+        .iter()
+        .map(|g| format!("`{g}`"))
+        .collect();
+    NeutralCheck {
+        repo: t.repo.clone(),
+        head_sha: t.head_sha.clone(),
+        title: "no benchmarked file changed".to_owned(),
+        summary: format!(
+            "{} the suite's `ignore` ({}), so no benchmark can differ: nothing was run. A \
+             push that changes any other file is measured.",
+            if files == 1 {
+                "The one file this PR changes matches".to_owned()
+            } else {
+                format!("All {files} files this PR changes match")
+            },
+            globs.join(", ")
+        ),
+        name: Some(benchgate_github::repo_config::check_run_name(
+            stored.suite.as_deref(),
+            label,
+        )),
+        conclusion: Some(benchgate_github::client::CheckConclusion::Success),
+    }
+}
+
 /// The neutral check of a head whose base branch has no `.benchgate.toml`.
 fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
     NeutralCheck {
@@ -240,6 +302,8 @@ fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
              Add one on the base branch to compare this PR's speed.",
             t.base_ref
         ),
+        name: None,
+        conclusion: None,
     }
 }
 
@@ -265,6 +329,8 @@ fn invalid_config_reports(
         head_sha: t.head_sha.clone(),
         title: format!("invalid {FILE_NAME}"),
         summary: format!("```\n{error}\n```"),
+        name: None,
+        conclusion: None,
     };
     (comment, check)
 }

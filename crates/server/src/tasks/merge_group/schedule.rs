@@ -366,6 +366,8 @@ impl ScheduleMergeGroup {
             head_sha: self.head_sha.clone(),
             title,
             summary,
+            name: None,
+            conclusion: None,
         }
     }
 

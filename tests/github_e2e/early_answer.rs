@@ -1,0 +1,240 @@
+//! An answer as early as the evidence allows: a PR whose changed files the suite ignores
+//! passes at once with no job; a PR that is not slower than the tolerance passes as soon as
+//! the interval shows it, long before its round cap. The real server, agent and git, the
+//! strict fake.
+
+use super::branch_point::{commit, opened};
+use super::{LABEL, checks_of, eventually, nothing_refused, setup};
+
+/// Work of both sides: the PRs here change no benchmarked code.
+const WORK: u64 = 20_000_000;
+
+/// `rounds` of the spin benchmark, failing on any regression, with `extra` in `[benchmark]`.
+fn config(rounds: u32, extra: &str) -> String {
+    super::repo_config(rounds).replacen("[gate]", &format!("{extra}\n[gate]"), 1)
+}
+
+/// Docs and CI files alone: a success check named as the suite's, no comparison, no job, no
+/// agent ever started. A PR that also changes the benchmark's input is measured.
+#[tokio::test]
+async fn a_pr_changing_only_ignored_files_passes_at_once_with_no_job() {
+    let s = setup(
+        Some(&config(8, "ignore = [\"**/*.md\", \"docs/**\"]\n")),
+        None,
+    )
+    .await;
+    let path = s.project.path.clone();
+    let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
+    let notes = commit(&path, &c0, Err("NOTES.md"), "notes only");
+    std::fs::create_dir_all(path.join("docs")).unwrap();
+    let docs = commit(&path, &notes, Err("docs/guide.txt"), "and a guide");
+    let code = commit(&path, &c0, Ok(2 * WORK), "twice the work");
+    let mixed = commit(&path, &code, Err("CHANGES.md"), "and a changelog");
+    s.github.open_pull(7, &c0, &docs);
+    s.github.open_pull(8, &c0, &mixed);
+
+    let (status, body) = s
+        .deliver("pull_request", "d-ig-7", &opened(&s, 7, &c0, &docs))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    eventually(&s.github, "a completed check on the docs PR", 30, || {
+        checks_of(&s.github, &docs)
+            .iter()
+            .any(|c| c.status == "completed")
+    })
+    .await;
+    let checks = checks_of(&s.github, &docs);
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    let check = &checks[0];
+    assert_eq!(
+        check.name, "benchgate",
+        "the suite's check name, as a required check"
+    );
+    assert_eq!(check.conclusion.as_deref(), Some("success"), "{check:#?}");
+    assert_eq!(check.title, "no benchmarked file changed");
+    assert!(
+        check.summary.contains(
+            "All 2 files this PR changes match the suite's `ignore` (`**/*.md`, `docs/**`)"
+        ),
+        "{}",
+        check.summary
+    );
+    s.outbox_drained().await;
+    assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, 0);
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs").await,
+        0,
+        "no runner time"
+    );
+    assert!(
+        s.github.bot_report_comments(LABEL).is_empty(),
+        "nothing to report in the thread"
+    );
+
+    let (status, body) = s
+        .deliver("pull_request", "d-ig-8", &opened(&s, 8, &c0, &mixed))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    super::wait_for_count(
+        &s,
+        &format!("SELECT COUNT(*) FROM comparisons WHERE head_sha = '{mixed}'"),
+        1,
+        30,
+    )
+    .await;
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs").await,
+        1,
+        "a changelog beside a code change does not skip it"
+    );
+
+    // Moving the benchmark's input into docs/ lists only an ignored name, but the old one is
+    // gone from where the benchmark reads it: measured.
+    let git = |args: &[&str]| super::git(&path, args);
+    git(&["checkout", "-q", "--detach", &c0]);
+    std::fs::create_dir_all(path.join("docs")).unwrap();
+    git(&["mv", "iterations", "docs/iterations"]);
+    git(&["commit", "-qm", "move the input into docs"]);
+    let moved = git(&["rev-parse", "HEAD"]);
+    s.github.open_pull(9, &c0, &moved);
+    let (status, body) = s
+        .deliver("pull_request", "d-ig-9", &opened(&s, 9, &c0, &moved))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    super::wait_for_count(
+        &s,
+        &format!("SELECT COUNT(*) FROM comparisons WHERE head_sha = '{moved}'"),
+        1,
+        30,
+    )
+    .await;
+    nothing_refused(&s.github);
+}
+
+/// A notes-only PR on a suite of 40 rounds and the default 5% tolerance: the check passes
+/// ("not slower than +5.0%", or "no change" when equivalence came first) after far fewer
+/// rounds than planned, and the comment says it answered early.
+#[tokio::test]
+async fn a_pr_not_slower_than_the_tolerance_passes_before_its_round_cap() {
+    const ROUNDS: u32 = 40;
+    let mut s = setup(Some(&config(ROUNDS, "")), None).await;
+    let path = s.project.path.clone();
+    let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
+    let notes = commit(&path, &c0, Err("NOTES.md"), "notes only");
+    measured_until_checked(&mut s, 3, &c0, &notes).await;
+    let check = checks_of(&s.github, &notes)
+        .into_iter()
+        .find(|c| c.status == "completed")
+        .unwrap();
+    assert_eq!(check.conclusion.as_deref(), Some("success"), "{check:#?}");
+    let rounds = s
+        .count("SELECT COUNT(DISTINCT round) FROM samples WHERE benchmark <> 'build'")
+        .await;
+    assert!(
+        (2..i64::from(ROUNDS)).contains(&rounds),
+        "{rounds} rounds measured: the job ran on after the gate's answer\n{check:#?}"
+    );
+    eventually(&s.github, "the final comment", 60, || {
+        s.github
+            .bot_report_comments(LABEL)
+            .iter()
+            .any(|c| c.body.contains("**done, answered after "))
+    })
+    .await;
+    let body = s.github.bot_report_comments(LABEL)[0].body.clone();
+    eprintln!("{rounds} rounds:\n{body}");
+    assert!(
+        body.contains(&format!(
+            "**done, answered after {rounds} of {ROUNDS} rounds**"
+        )),
+        "{body}"
+    );
+    assert!(
+        body.contains("not slower than +5.0%") || body.contains("no change"),
+        "{body}"
+    );
+    nothing_refused(&s.github);
+}
+
+/// A suite whose run command holds `{benchmarks}`: once the quiet benchmark is decided, the
+/// agent runs only the noisy one (the upload receipt names it), until the gate answers.
+#[tokio::test]
+async fn later_rounds_of_a_pr_run_only_its_undecided_benchmarks() {
+    let config = format!(
+        "[benchmark]\nrun = \"sh run.sh {{benchmarks}}\"\nformat = \"libtest\"\nrounds = 60\n\
+         warmup = 0\nrunner = \"{LABEL}\"\n\n[gate]\nfail_on = \"regression\"\n"
+    );
+    let mut s = setup(Some(&config), None).await;
+    let path = s.project.path.clone();
+    // Each side logs into its own worktree: a sandboxed run writes nowhere else.
+    let script = format!(
+        "echo \"$1\" >> filters.log\n\
+         if echo quiet | grep -Eq -- \"$1\"; then {bin} spin --iterations 100000 \
+         --modelled-spread 0.002 | sed 's/test spin/test quiet/'; fi\n\
+         if echo noisy | grep -Eq -- \"$1\"; then {bin} spin --iterations 100000 \
+         --modelled-spread 0.04 | sed 's/test spin/test noisy/'; fi\n",
+        bin = super::BIN
+    );
+    let git = |args: &[&str]| super::git(&path, args);
+    git(&["checkout", "-q", "--detach", &s.project.base]);
+    std::fs::write(path.join("run.sh"), script).unwrap();
+    git(&["add", "run.sh"]);
+    git(&["commit", "-qm", "c1: two benchmarks, one quiet, one noisy"]);
+    let c1 = git(&["rev-parse", "HEAD"]);
+    let notes = commit(&path, &c1, Err("NOTES.md"), "notes only");
+    measured_until_checked(&mut s, 4, &c1, &notes).await;
+    let logs = logs_named(&s.dir.path().join("agent"), "filters.log");
+    assert_eq!(logs.len(), 2, "one per side: {logs:?}");
+    for filters in &logs {
+        let lines: Vec<&str> = filters.lines().collect();
+        assert_eq!(lines.first(), Some(&"."), "{filters}");
+        assert!(lines.contains(&"^(noisy)$"), "{filters}");
+    }
+    let filters = logs.join("\n");
+    let pairs = |name: &str| {
+        format!("SELECT COUNT(*) FROM samples WHERE benchmark = '{name}' AND side = 'head'")
+    };
+    let (quiet, noisy) = (
+        s.count(&pairs("quiet")).await,
+        s.count(&pairs("noisy")).await,
+    );
+    assert!(
+        quiet < noisy,
+        "quiet {quiet} rounds, noisy {noisy}\n{filters}"
+    );
+    nothing_refused(&s.github);
+}
+
+/// PR `number` from `base` to `head` opened, an agent started, until `head` has a completed
+/// check.
+async fn measured_until_checked(s: &mut super::Setup, number: u64, base: &str, head: &str) {
+    let delivery = format!("d-early-{number}");
+    let (status, body) = s
+        .deliver("pull_request", &delivery, &opened(s, number, base, head))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    s.start_agent().await;
+    eventually(&s.github, "a completed check", 480, || {
+        checks_of(&s.github, head)
+            .iter()
+            .any(|c| c.status == "completed")
+    })
+    .await;
+}
+
+/// The text of every file called `name` under `dir`.
+fn logs_named(dir: &std::path::Path, name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.is_symlink() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                found.push(std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    found
+}
