@@ -1,0 +1,3 @@
+//! benchgate-claims integration tests: one binary.
+
+mod pr_bodies;
