@@ -93,6 +93,83 @@ fn compare_of_a_command_with_itself_claims_nothing() {
 }
 
 #[test]
+fn compare_resumes_a_recorded_session_and_runs_no_round_for_a_decided_one() {
+    let _turn = support::measuring_turn_blocking();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let record = |file: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path(file)).unwrap()).unwrap()
+    };
+    let session = |base: &str, head: &str, extra: &[&str]| {
+        let mut args = vec!["compare", "--base", base, "--head", head, "--json"];
+        args.extend_from_slice(extra);
+        benchgate(&args)
+    };
+
+    let first = session(
+        "sleep 0.01",
+        "sleep 0.01",
+        &["--rounds", "3", "--record", &path("a.json")],
+    );
+    assert_eq!(wall_time(&json(&first))["n"], 3);
+    let more = session(
+        "sleep 0.01",
+        "sleep 0.01",
+        &[
+            "--rounds",
+            "5",
+            "--resume",
+            &path("a.json"),
+            "--record",
+            &path("b.json"),
+        ],
+    );
+    assert_eq!(wall_time(&json(&more))["n"], 5, "3 recorded + 2 new pairs");
+    let whole = record("b.json");
+    let rounds = whole["rounds"].as_array().unwrap();
+    let indices: Vec<u64> = rounds
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [0, 1, 2, 3, 4]);
+    // ABBA continues: round 3 runs head first, round 4 base first.
+    assert_eq!(rounds[3]["order"][0], "head", "{}", rounds[3]);
+    assert_eq!(rounds[4]["order"][0], "base", "{}", rounds[4]);
+    assert_eq!(
+        rounds[..3],
+        record("a.json")["rounds"].as_array().unwrap()[..]
+    );
+    assert_eq!(whole["resumed_rounds"], 3);
+
+    let other = session("sleep 0.02", "sleep 0.01", &["--resume", &path("a.json")]);
+    assert_eq!(other.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        stderr.contains("cannot continue that session: it ran base `sleep 0.01`"),
+        "{stderr}"
+    );
+
+    // A decided session: resuming it measures nothing more and keeps its answer.
+    let slow = ["--max-rounds", "400", "--record", &path("slow.json")];
+    let decided = session("sleep 0.01", "sleep 0.03", &slow);
+    assert_eq!(decided.status.code(), Some(1), "{}", json(&decided));
+    let n = record("slow.json")["rounds"].as_array().unwrap().len();
+    let again = session(
+        "sleep 0.01",
+        "sleep 0.03",
+        &[
+            "--resume",
+            &path("slow.json"),
+            "--record",
+            &path("slow2.json"),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(record("slow2.json")["rounds"].as_array().unwrap().len(), n);
+    assert_eq!(wall_time(&json(&again))["verdict"], "slower");
+}
+
+#[test]
 fn compare_reports_a_failing_command_as_a_measurement_error() {
     let out = benchgate(&[
         "compare",

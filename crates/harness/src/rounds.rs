@@ -246,6 +246,15 @@ impl RoundRunner {
         }
     }
 
+    /// Continues a session that already measured `rounds` rounds: the next round takes the
+    /// schedule's order and index for round `rounds`.
+    pub fn continue_after(&mut self, rounds: u64) {
+        for _ in 0..rounds {
+            self.orders.next();
+        }
+        self.next_index = rounds;
+    }
+
     /// Whether the run command holds [`BENCHMARKS_PLACEHOLDER`], so rounds can be narrowed.
     pub fn can_narrow(&self) -> bool {
         self.base

@@ -162,6 +162,59 @@ pub fn run_values(ms: &[Measurement]) -> Vec<(SeriesKey, String, Direction, f64)
         .collect()
 }
 
+/// Per benchmark and metric, a run's variance split into its own reported error and the spread
+/// between runs (`benchgate_stats::run_length`), from interleaved rounds of `(base, head)`
+/// measurements whose harness states its bounds at `confidence`. A run contributes its error
+/// only when it reported one value for the series (a mean of several has no stated bounds).
+pub fn run_splits(
+    rounds: &[(&[Measurement], &[Measurement])],
+    confidence: f64,
+) -> std::collections::BTreeMap<SeriesKey, benchgate_stats::run_length::RunSplit> {
+    use benchgate_stats::run_length::{RunSplit, log_se_from_bounds};
+    let mut diffs: HashMap<SeriesKey, Vec<f64>> = HashMap::new();
+    let mut errors: HashMap<SeriesKey, Vec<f64>> = HashMap::new();
+    for (base, head) in rounds {
+        for side in [base, head] {
+            for (key, values) in group_measurements(side) {
+                if let [m] = values.as_slice()
+                    && let (Some(lo), Some(hi)) = (m.lower, m.upper)
+                    && let Some(se) = log_se_from_bounds(lo, hi, confidence)
+                {
+                    errors.entry(key).or_default().push(se);
+                }
+            }
+        }
+        let head_values: HashMap<SeriesKey, f64> = run_values(head)
+            .into_iter()
+            .map(|(k, _, _, v)| (k, v))
+            .collect();
+        for (key, _, _, b) in run_values(base) {
+            if let Some(h) = head_values.get(&key)
+                && b > 0.0
+                && *h > 0.0
+            {
+                diffs.entry(key).or_default().push((h / b).ln());
+            }
+        }
+    }
+    diffs
+        .into_iter()
+        .filter_map(|(key, d)| {
+            let split = RunSplit::new(&d, errors.get(&key).map_or(&[][..], Vec::as_slice))?;
+            Some((key, split))
+        })
+        .collect()
+}
+
+/// A run's measurements by benchmark and metric.
+fn group_measurements(ms: &[Measurement]) -> HashMap<SeriesKey, Vec<&Measurement>> {
+    let mut out: HashMap<SeriesKey, Vec<&Measurement>> = HashMap::new();
+    for m in ms {
+        out.entry(SeriesKey::of(m)).or_default().push(m);
+    }
+    out
+}
+
 /// The measurements of one run reduced to one per benchmark and metric ([`run_values`]), as
 /// the agent uploads a round's side.
 pub fn one_per_series(ms: &[Measurement]) -> Vec<Measurement> {

@@ -21,6 +21,7 @@ pub mod multiplicity;
 pub mod order;
 pub mod outliers;
 pub mod paired;
+pub mod run_length;
 pub mod stratified;
 pub mod unpaired;
 pub mod verdict;

@@ -448,6 +448,45 @@ pub fn elapsed(seconds: f64) -> String {
     }
 }
 
+/// What a run's variance split says about run length, for `compare`'s report, `config check`
+/// and the runner page: "a run's own error is 2% of its variance (the rest is between runs):
+/// runs 6× shorter would need ~1.1× the rounds".
+pub fn run_length(split: &crate::run_length::RunSplit) -> String {
+    let share = split.within_share();
+    let head = if share >= 0.995 {
+        "a run's own error is all of its variance (none shows between runs)".to_owned()
+    } else {
+        format!(
+            "a run's own error is {}% of its variance (the rest is between runs)",
+            percent_share(share)
+        )
+    };
+    let shortest = split.shortest_length(1.1);
+    if shortest <= 0.5 {
+        let times = (1.0 / shortest).floor().min(20.0) as u32;
+        format!(
+            "{head}: runs {times}× shorter would need only ~{:.1}× the rounds",
+            split.rounds_factor(1.0 / f64::from(times))
+        )
+    } else if share >= 0.5 {
+        format!(
+            "{head}: runs twice as long would need ~{:.1}× the rounds",
+            split.rounds_factor(2.0)
+        )
+    } else {
+        format!("{head}: shorter runs would cost rounds")
+    }
+}
+
+/// A share in [0, 1] as a whole percent, "<1" below one.
+fn percent_share(share: f64) -> String {
+    if share > 0.0 && share < 0.005 {
+        "<1".to_owned()
+    } else {
+        format!("{:.0}", 100.0 * share)
+    }
+}
+
 /// How many characters of a commit sha people read: `0d1a26e`, as the PR comment has always
 /// shown it. Every short sha (comment, check, issues, CLI, dashboard) is cut here.
 pub const SHORT_SHA_LEN: usize = 7;
@@ -478,6 +517,37 @@ pub fn age(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_length_says_how_much_shorter_runs_would_cost() {
+        use crate::run_length::RunSplit;
+        let split = |within: f64| RunSplit {
+            per_run: 1.0,
+            within,
+            pairs: 20,
+        };
+        assert_eq!(
+            run_length(&split(0.02)),
+            "a run's own error is 2% of its variance (the rest is between runs): runs 6× \
+             shorter would need only ~1.1× the rounds"
+        );
+        assert_eq!(
+            run_length(&split(0.8)),
+            "a run's own error is 80% of its variance (the rest is between runs): runs twice \
+             as long would need ~0.6× the rounds"
+        );
+        assert_eq!(
+            run_length(&split(0.2)),
+            "a run's own error is 20% of its variance (the rest is between runs): shorter runs \
+             would cost rounds"
+        );
+        assert!(run_length(&split(0.001)).starts_with("a run's own error is <1%"));
+        assert_eq!(
+            run_length(&split(1.3)),
+            "a run's own error is all of its variance (none shows between runs): runs twice as \
+             long would need ~0.5× the rounds"
+        );
+    }
 
     #[test]
     fn percentage_points_have_a_sign_and_one_decimal() {

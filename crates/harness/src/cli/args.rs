@@ -140,6 +140,12 @@ pub struct CompareArgs {
     /// Write every round's raw samples, the machine fingerprint and the settings as JSON here.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Continue the session a --record FILE holds: its rounds count, new rounds add to them
+    /// (--rounds, --max-rounds and the suite's rounds count them all), and nothing runs when
+    /// its rows are already decided. Same machine, commands or commits, format and schedule;
+    /// --record may name the same file to keep the whole.
+    #[arg(long, value_name = "FILE", conflicts_with = "aa_rounds")]
+    pub resume: Option<PathBuf>,
     /// Show no progress on stderr (by default a bar on a terminal, plain lines in a log).
     #[arg(long)]
     pub no_progress: bool,

@@ -72,6 +72,9 @@ pub struct SessionRecord {
     pub env: Vec<String>,
     pub instructions_counted: bool,
     pub stop: StopReason,
+    /// Rounds taken over from the `--resume` recording (counted in `rounds`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resumed_rounds: usize,
     /// Median wall time of one measured round (both sides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds_per_round: Option<f64>,
@@ -79,6 +82,10 @@ pub struct SessionRecord {
     /// row is undecided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forecast: Option<String>,
+    /// What the runs' own errors against their spread between runs say about run length, where
+    /// the harness states its bounds (criterion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_length: Option<String>,
     /// Wall time of the whole session: checkout, builds, warm-up and rounds.
     pub elapsed_seconds: f64,
     /// n* per benchmark planned from the A/A floor (no `--n-star`), as the service plans.
@@ -88,6 +95,10 @@ pub struct SessionRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aa_rounds: Vec<Round>,
     pub rounds: Vec<Round>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The base side ran head's version of these benchmark files.
@@ -131,6 +142,105 @@ fn recorded_aa(paths: &[std::path::PathBuf]) -> Result<Vec<Vec<Round>>, CliError
 
 /// The noise floor per series from A/A sessions (each its rounds), as a runner's calibration
 /// pools them; a series needs two pairs in a session to count it.
+/// The part of a `--record` file that `--resume` continues.
+#[derive(Debug, Deserialize)]
+struct RecordedSession {
+    machine: MachineFingerprint,
+    base: BenchCommand,
+    head: BenchCommand,
+    #[serde(default)]
+    revisions: Option<[String; 2]>,
+    format: String,
+    #[serde(default)]
+    suite: Option<String>,
+    schedule: Schedule,
+    #[serde(default)]
+    seconds_per_round: Option<f64>,
+    #[serde(default)]
+    aa_rounds: Vec<Round>,
+    rounds: Vec<Round>,
+}
+
+fn recorded_session(path: &std::path::Path) -> Result<RecordedSession, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Input(format!("--resume: cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        CliError::Input(format!(
+            "--resume: {} is not a `benchgate compare --record` file: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// Why this session cannot continue `recorded`: its rounds measured something else, or
+/// elsewhere, so adding to them would mix two experiments.
+fn resume_mismatch(recorded: &RecordedSession, session: &ResumeCheck<'_>) -> Option<String> {
+    let same_command = |a: &BenchCommand, b: &BenchCommand| a.argv == b.argv && a.env == b.env;
+    let machine = |m: &MachineFingerprint| (m.cpu_model.clone(), m.logical_cores, m.memory_bytes);
+    if recorded.revisions.as_ref() != session.revisions {
+        return Some(format!(
+            "it measured {}, this session {}",
+            revisions_words(recorded.revisions.as_ref()),
+            revisions_words(session.revisions)
+        ));
+    }
+    if !same_command(&recorded.base, session.base) || !same_command(&recorded.head, session.head) {
+        return Some(format!(
+            "it ran base `{}` and head `{}`, this session `{}` and `{}`",
+            recorded.base.display(),
+            recorded.head.display(),
+            session.base.display(),
+            session.head.display()
+        ));
+    }
+    if recorded.format != session.format {
+        return Some(format!(
+            "it read format {}, this session {}",
+            recorded.format, session.format
+        ));
+    }
+    if recorded.suite.as_deref() != session.suite {
+        return Some(format!(
+            "it ran suite {}, this session {}",
+            recorded.suite.as_deref().unwrap_or("none"),
+            session.suite.unwrap_or("none")
+        ));
+    }
+    if recorded.schedule != session.schedule {
+        return Some(format!(
+            "it followed schedule {:?}, this session {:?} (leave --schedule and --seed out to \
+             continue its own)",
+            recorded.schedule, session.schedule
+        ));
+    }
+    if machine(&recorded.machine) != machine(session.machine) {
+        return Some(format!(
+            "it was measured on {}, this is {}",
+            recorded.machine.summary(),
+            session.machine.summary()
+        ));
+    }
+    None
+}
+
+/// What a resumed session is, to hold against its recording.
+struct ResumeCheck<'a> {
+    revisions: Option<&'a [String; 2]>,
+    base: &'a BenchCommand,
+    head: &'a BenchCommand,
+    format: &'a str,
+    suite: Option<&'a str>,
+    schedule: Schedule,
+    machine: &'a MachineFingerprint,
+}
+
+fn revisions_words(revisions: Option<&[String; 2]>) -> String {
+    match revisions {
+        Some([b, h]) => format!("base {b} and head {h}"),
+        None => "two commands".to_owned(),
+    }
+}
+
 fn aa_floors(sessions: &[Vec<Round>]) -> HashMap<SeriesKey, NoiseFloor> {
     let mut logs: HashMap<SeriesKey, Vec<Vec<f64>>> = HashMap::new();
     for rounds in sessions {
@@ -192,8 +302,17 @@ impl SessionRecord {
             self.warmup_rounds,
             self.format
         ));
+        if self.resumed_rounds > 0 {
+            lines.push(format!(
+                "{} of the rounds continued from the --resume recording",
+                self.resumed_rounds
+            ));
+        }
         if let Some(forecast) = &self.forecast {
             lines.push(forecast.clone());
+        }
+        if let Some(advice) = &self.run_length {
+            lines.push(advice.clone());
         }
         let q = &self.quieting;
         lines.push(format!(
@@ -340,10 +459,17 @@ pub fn compare(
         ));
     }
     let (base, head, revisions) = commands(args, suite.as_ref())?;
+    let resumed = args.resume.as_deref().map(recorded_session).transpose()?;
     let schedule = match (&suite, args.schedule, args.seed) {
+        // A resumed session continues its own order.
+        (_, None, None) if resumed.is_some() => resumed.as_ref().expect("resumed").schedule,
         (Some(s), None, None) => s.plan.schedule,
         _ => schedule(args)?,
     };
+    let suite_name = suite.as_ref().map(|s| match &s.config.suite {
+        Some(name) => format!("[[suite]] {name}"),
+        None => "[benchmark]".to_owned(),
+    });
     let mut policy = args.policy.policy();
     let mut fail_on = args.policy.fail_on();
     if let Some(s) = &suite {
@@ -473,7 +599,30 @@ pub fn compare(
         }
     };
 
-    let mut aa_rounds = Vec::new();
+    if let Some(recorded) = &resumed {
+        let check = ResumeCheck {
+            revisions: revisions.as_ref(),
+            base: &base,
+            head: &head,
+            format: &format.to_string(),
+            suite: suite_name.as_deref(),
+            schedule,
+            machine: &fingerprint::current(),
+        };
+        if let Some(why) = resume_mismatch(recorded, &check) {
+            return Err(CliError::Usage(format!(
+                "--resume {}: cannot continue that session: {why}",
+                args.resume.as_ref().expect("resumed").display()
+            )));
+        }
+    }
+    let mut aa_rounds = resumed
+        .as_ref()
+        .map(|r| r.aa_rounds.clone())
+        .unwrap_or_default();
+    if aa_rounds.len() >= 2 {
+        aa_sessions.push(aa_rounds.clone());
+    }
     if let Some(n) = args.aa_rounds {
         // The base against itself, in its own worktree for both sides, as a runner calibrates.
         let mut aa = RoundRunner::new(base.clone(), base.clone(), config.clone(), Schedule::Abba);
@@ -501,69 +650,89 @@ pub fn compare(
         );
     }
     let mut runner = RoundRunner::new(base.clone(), head.clone(), config.clone(), schedule);
-    display.phase("warming up");
-    runner.warm_up(warmup)?;
     let mut samples = PairedSamples::default();
     let mut rounds = Vec::new();
+    if let Some(recorded) = resumed.as_ref().filter(|r| !r.rounds.is_empty()) {
+        display.phase(&format!(
+            "continuing {} recorded rounds",
+            recorded.rounds.len()
+        ));
+        for round in &recorded.rounds {
+            samples.push_round(&round.base, &round.head, round.base_first());
+        }
+        rounds = recorded.rounds.clone();
+        runner.continue_after(rounds.len() as u64);
+    }
+    let mut warmed = false;
     let mut round_secs = Vec::new();
     let mut given_up = std::collections::BTreeSet::new();
     let measuring = std::time::Instant::now();
     let (evaluation, stop) = loop {
+        // A resumed session first judges what it holds: no round for what is decided.
+        if !rounds.is_empty() {
+            let mut evaluation = evaluate(&samples, &policy, &floors);
+            evaluation.hold_given_up(&mut given_up);
+            if runner.can_narrow() {
+                // Later rounds run only what is undecided; decided rows keep their interval.
+                let undecided = evaluation.undecided_benchmarks();
+                let narrowed = (!undecided.is_empty()
+                    && undecided.len() < evaluation.benchmark_count())
+                .then_some(undecided.as_slice());
+                runner.run_only(narrowed);
+            }
+            display.update(rounds.len() as u64, &evaluation);
+            if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
+                break (evaluation, StopReason::FixedRounds);
+            }
+            let decided = match &until {
+                Some(named) => {
+                    if !evaluation
+                        .results
+                        .iter()
+                        .any(|r| named.first_match(&r.name).is_some())
+                    {
+                        return Err(CliError::Usage(format!(
+                            "--until {} matches no benchmark; they are: {}",
+                            args.until.join(", "),
+                            benchmark_names(&evaluation)
+                        )));
+                    }
+                    evaluation.named_decided(|name| named.first_match(name).is_some())
+                }
+                None => evaluation.all_decided(),
+            };
+            if args.rounds.is_none() && decided {
+                break (evaluation, StopReason::AllDecided);
+            }
+            // A gated regression is the gate's answer, as on a runner; `--until` waits for its rows.
+            if args.rounds.is_none() && until.is_none() && evaluation.has_regression(fail_on) {
+                break (evaluation, StopReason::Regression);
+            }
+            if rounds.len() >= limit as usize {
+                break (evaluation, StopReason::MaxRounds);
+            }
+            if args.rounds.is_none()
+                && rounds.len() >= 2
+                && budget.is_some_and(|b| measuring.elapsed() >= b)
+            {
+                break (evaluation, StopReason::Budget);
+            }
+        }
+        if !warmed {
+            display.phase("warming up");
+            runner.warm_up(warmup)?;
+            warmed = true;
+        }
         let started = std::time::Instant::now();
         let round = runner.run_round()?;
         round_secs.push(started.elapsed().as_secs_f64());
         samples.push_round(&round.base, &round.head, round.base_first());
         rounds.push(round);
-        let mut evaluation = evaluate(&samples, &policy, &floors);
-        evaluation.hold_given_up(&mut given_up);
-        if runner.can_narrow() {
-            // Later rounds run only what is undecided; decided rows keep their interval.
-            let undecided = evaluation.undecided_benchmarks();
-            let narrowed = (!undecided.is_empty()
-                && undecided.len() < evaluation.benchmark_count())
-            .then_some(undecided.as_slice());
-            runner.run_only(narrowed);
-        }
-        display.update(rounds.len() as u64, &evaluation);
-        if args.rounds.is_some_and(|n| rounds.len() >= n as usize) {
-            break (evaluation, StopReason::FixedRounds);
-        }
-        let decided = match &until {
-            Some(named) => {
-                if !evaluation
-                    .results
-                    .iter()
-                    .any(|r| named.first_match(&r.name).is_some())
-                {
-                    return Err(CliError::Usage(format!(
-                        "--until {} matches no benchmark; they are: {}",
-                        args.until.join(", "),
-                        benchmark_names(&evaluation)
-                    )));
-                }
-                evaluation.named_decided(|name| named.first_match(name).is_some())
-            }
-            None => evaluation.all_decided(),
-        };
-        if args.rounds.is_none() && decided {
-            break (evaluation, StopReason::AllDecided);
-        }
-        // A gated regression is the gate's answer, as on a runner; `--until` waits for its rows.
-        if args.rounds.is_none() && until.is_none() && evaluation.has_regression(fail_on) {
-            break (evaluation, StopReason::Regression);
-        }
-        if rounds.len() >= limit as usize {
-            break (evaluation, StopReason::MaxRounds);
-        }
-        if args.rounds.is_none()
-            && rounds.len() >= 2
-            && budget.is_some_and(|b| measuring.elapsed() >= b)
-        {
-            break (evaluation, StopReason::Budget);
-        }
     };
-    let seconds_per_round = benchgate_stats::paired::median(&round_secs);
+    let seconds_per_round = benchgate_stats::paired::median(&round_secs)
+        .or_else(|| resumed.as_ref().and_then(|r| r.seconds_per_round));
     let forecast = seconds_per_round.and_then(|pace| forecast(&evaluation, pace));
+    let run_length = run_length_advice(format, &rounds, &evaluation);
     let elapsed_seconds = display.elapsed().as_secs_f64();
     display.finish();
 
@@ -575,18 +744,17 @@ pub fn compare(
         base_note,
         bench_from_head: from_head,
         format: format.to_string(),
-        suite: suite.as_ref().map(|s| match &s.config.suite {
-            Some(name) => format!("[[suite]] {name}"),
-            None => "[benchmark]".to_owned(),
-        }),
+        suite: suite_name,
         schedule,
         warmup_rounds: warmup,
         quieting,
         env: env.names(),
         instructions_counted: runner.counts_instructions(),
         stop,
+        resumed_rounds: resumed.as_ref().map_or(0, |r| r.rounds.len()),
         seconds_per_round,
         forecast,
+        run_length,
         elapsed_seconds,
         planned_n_star: policy.planned.clone(),
         aa_rounds,
@@ -619,11 +787,41 @@ fn forecast(eval: &Evaluation, pace: f64) -> Option<String> {
         .filter_map(|r| r.rounds_needed)
         .max()?;
     Some(format!(
-        "an answer needs ~{needed} more {}, ~{} at this session's {} a round (--max-rounds, or \
-         the suite's rounds and budget, allow more)",
+        "an answer needs ~{needed} more {}, ~{} at this session's {} a round (--max-rounds or \
+         --budget allow more; --resume continues a --record file)",
         if needed == 1 { "round" } else { "rounds" },
         elapsed(needed as f64 * pace),
         elapsed(pace)
+    ))
+}
+
+/// "run length, from NAME's runs: a run's own error is 2% of its variance …", for the gated
+/// row whose runs' own errors weigh most (the one shorter runs would slow most); `None` when
+/// the format states no bounds of known confidence or too few rounds ran.
+fn run_length_advice(
+    format: crate::formats::Format,
+    rounds: &[Round],
+    eval: &Evaluation,
+) -> Option<String> {
+    let confidence = crate::formats::bounds_confidence(format)?;
+    let sides: Vec<(&[benchgate_api::Measurement], &[benchgate_api::Measurement])> = rounds
+        .iter()
+        .map(|r| (r.base.as_slice(), r.head.as_slice()))
+        .collect();
+    let splits = crate::samples::run_splits(&sides, confidence);
+    let (key, split) = splits
+        .iter()
+        .filter(|(key, _)| {
+            eval.results
+                .iter()
+                .any(|r| r.gated && r.name == key.benchmark && r.metric == key.metric)
+        })
+        .max_by(|a, b| a.1.within_share().total_cmp(&b.1.within_share()))?;
+    Some(format!(
+        "run length, from {}'s {} rounds: {}",
+        key.benchmark,
+        split.pairs,
+        benchgate_stats::words::run_length(split)
     ))
 }
 

@@ -93,6 +93,17 @@ pub fn counts_exactly(format: Format, metric_name: &str) -> bool {
     }
 }
 
+/// The confidence of the bounds `format` reports around a run's value, where they are a
+/// confidence interval of known level: criterion's `time: [lower estimate upper]` is its 95%
+/// bootstrap interval (its default `confidence_level`). Other formats' bounds are spreads
+/// (libtest's `+/-` is max − min) or of a level the output does not say.
+pub fn bounds_confidence(format: Format) -> Option<f64> {
+    match format {
+        Format::Criterion => Some(0.95),
+        _ => None,
+    }
+}
+
 /// What a parser found: the measurements, the format it read them as (the detected one for
 /// `auto`), and warnings about what it skipped (a failed benchmark, an unreadable row), each
 /// naming what it skipped.
