@@ -474,16 +474,9 @@ fn status_line(input: &CommentInput) -> String {
 /// When an answer is expected, in rounds and time on this runner, while a gated row waits:
 /// "An answer is expected in ~4 min (~20 more rounds at ~12 s a round)."
 fn forecast(input: &CommentInput) -> Option<String> {
-    let needed = input
-        .results
-        .iter()
-        .filter(|r| r.gated && r.verdict == VerdictKind::NoResultYet)
-        .filter_map(|r| r.rounds_needed)
-        .max()?;
+    let (needed, time) = still_needed(input)?;
     let rounds = words::count(needed as usize, "more round");
-    let timed = input
-        .seconds_per_round
-        .map(|pace| (words::elapsed(needed as f64 * pace), words::elapsed(pace)));
+    let timed = time.zip(input.seconds_per_round.map(words::elapsed));
     let paren = match &timed {
         Some((time, pace)) => format!(" (~{time} at ~{pace} a round)"),
         None => String::new(),
@@ -512,6 +505,21 @@ fn forecast(input: &CommentInput) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// The rounds the gated undecided row that needs most still needs, and their time at the
+/// measured pace when it is known; `None` when no gated row waits on a forecast.
+fn still_needed(input: &CommentInput) -> Option<(u64, Option<String>)> {
+    let needed = input
+        .results
+        .iter()
+        .filter(|r| r.gated && r.verdict == VerdictKind::NoResultYet)
+        .filter_map(|r| r.rounds_needed)
+        .max()?;
+    let time = input
+        .seconds_per_round
+        .map(|pace| words::elapsed(needed as f64 * pace));
+    Some((needed, time))
 }
 
 /// Whether a finished comparison stopped before its planned rounds because the gate had its
@@ -588,7 +596,17 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
         ComparisonState::Running => CheckOutcome {
             status: CheckStatus::InProgress,
             conclusion: None,
-            title: format!("running, {progress}: {}", headline(&input.results)),
+            title: match still_needed(input) {
+                Some((needed, Some(time)))
+                    if needed <= input.rounds_planned.saturating_sub(input.rounds_done) =>
+                {
+                    format!(
+                        "running, {progress}, answer expected in ~{time}: {}",
+                        headline(&input.results)
+                    )
+                }
+                _ => format!("running, {progress}: {}", headline(&input.results)),
+            },
         },
         ComparisonState::Superseded => done(
             CheckConclusion::Cancelled,
@@ -616,9 +634,17 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
                     _ => done(CheckConclusion::Failure, title),
                 },
                 // Not a pass: a script or a maintainer reading only the title must see it.
-                GateOutcome::Undecided => {
-                    done(CheckConclusion::Neutral, format!("no answer yet: {title}"))
-                }
+                GateOutcome::Undecided => done(
+                    CheckConclusion::Neutral,
+                    match still_needed(input) {
+                        Some((needed, time)) => format!(
+                            "no answer yet (needs ~{}{}): {title}",
+                            words::count(needed as usize, "more round"),
+                            time.map(|t| format!(", ~{t}")).unwrap_or_default()
+                        ),
+                        None => format!("no answer yet: {title}"),
+                    },
+                ),
                 GateOutcome::Pass => done(CheckConclusion::Success, title),
             }
         }

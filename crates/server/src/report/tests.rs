@@ -166,6 +166,29 @@ fn the_check_fails_on_a_regression_and_is_neutral_when_undecided() {
 }
 
 #[test]
+fn the_check_title_says_when_an_answer_is_expected_in_minutes() {
+    let mut input = example();
+    // 14 more rounds at 12.4 s: within the 20 left, so the title gives the time.
+    input.rounds_planned = 30;
+    let title = check_outcome(&input).title;
+    assert!(
+        title.starts_with("running, 10 of 30 rounds, answer expected in ~2 min 54 s: "),
+        "{title}"
+    );
+    // More than the rounds left: no time is promised while running.
+    input.rounds_planned = 20;
+    assert!(!check_outcome(&input).title.contains("expected"));
+    input.seconds_per_round = None;
+    input.state = ComparisonState::Done;
+    input.results.remove(0);
+    let title = check_outcome(&input).title;
+    assert!(
+        title.starts_with("no answer yet (needs ~14 more rounds): "),
+        "{title}"
+    );
+}
+
+#[test]
 fn an_unbounded_interval_is_said_in_words_not_as_infinities() {
     let mut r = result("parse", VerdictKind::NoResultYet, 3.0, [-1.0, 1.0]);
     r.interval_pct = [None, None];
