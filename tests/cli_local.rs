@@ -333,6 +333,82 @@ fn analyze_of_two_go_files_reads_their_processes_and_an_a_a_claims_nothing() {
 /// the usual rules the benchmark gates on its time (one run a side: no answer), so the exit is
 /// 0; with the suite's rule `metric = "bytes_per_op"` (`--config`, as `compare --config` and
 /// the service read it) the count gates and the exit is 1.
+/// A PR body's claims held against real A/B recordings (Go's bent suite, Go 1.17 against tip
+/// on one machine and night): each claim gets its word from the row it names.
+#[test]
+fn analyze_answers_the_claims_of_a_pr_body() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/harness/tests/fixtures/aa-ab/go-bent");
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("pr.md");
+    std::fs::write(
+        &body,
+        "Speeds up the tracker.\n\n\
+         - `BenchmarkDataUpdateTracker` is 14% faster\n\
+         - `BenchmarkAppendMsgResyncTargetsInfo` is 2x faster\n\
+         - `BenchmarkCommitAfterHashFixedSize/10K` is 10% faster\n\
+         - `BenchmarkNoSuchThing` is 5% faster\n",
+    )
+    .unwrap();
+    let (base, head) = (
+        fixtures.join("Go1.17-opt.20220105T213212.txt"),
+        fixtures.join("b5bfaf410a-opt.20220105T213212.txt"),
+    );
+    let analyze = |extra: &[&str]| {
+        let mut args = vec!["analyze", "--format", "go"];
+        args.extend_from_slice(extra);
+        args.extend([base.to_str().unwrap(), head.to_str().unwrap()]);
+        benchgate(&args)
+    };
+    let out = analyze(&[
+        "--claims-from",
+        body.to_str().unwrap(),
+        "--claim",
+        "BenchmarkDataUpdateTracker -30%",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let claims: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Claims"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let word = |name: &str, claimed: &str| {
+        claims
+            .iter()
+            .find(|l| l.contains(name) && l.contains(claimed))
+            .and_then(|l| l.split(" claimed: ").nth(1))
+            .map(|rest| rest.split([',', ' ']).take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| panic!("{name} {claimed} in {claims:#?}"))
+    };
+    // Measured −14.4% to −13.7%: 14% is inside, 30% beyond it.
+    assert!(
+        word("DataUpdateTracker", "-14.0%").starts_with("confirmed"),
+        "{claims:#?}"
+    );
+    assert!(word("DataUpdateTracker", "-30.0%").starts_with("smaller than claimed"));
+    // −23% to −17% measured: "2x faster" (−50%) is smaller than claimed.
+    assert!(word("AppendMsgResyncTargetsInfo", "-50.0%").starts_with("smaller than claimed"));
+    // Measured 9.6% to 17.7% slower.
+    assert!(word("CommitAfterHashFixedSize/10K", "-10.0%").starts_with("opposite"));
+    assert!(word("BenchmarkNoSuchThing", "-5.0%").starts_with("not answered"));
+    assert_eq!(claims.len(), 5, "{claims:#?}");
+    let json = analyze(&["--json", "--claim", "BenchmarkDataUpdateTracker 14% faster"]);
+    let report = self::json(&json);
+    assert_eq!(
+        report["claims"][0]["answer"], "confirmed",
+        "{}",
+        report["claims"]
+    );
+    assert_eq!(
+        report["claims"][0]["benchmark"],
+        "github.com/minio/minio/cmd.BenchmarkDataUpdateTracker-12"
+    );
+    let bad = benchgate(&["analyze", "--claim", "parse fast", "a", "b"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--claim \"parse fast\""));
+}
+
 #[test]
 fn analyze_gates_an_exact_count_from_one_process_by_the_suites_rules() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,6 @@ pub mod sample;
 pub use fingerprint::MachineFingerprint;
 pub use format::Format;
 pub use metric::{Direction, FailOn};
-pub use results::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
+pub use results::{AnalysisReport, BenchmarkResult, ClaimAnswer, HodgesLehmannResult, VerdictKind};
 pub use rules::{AppliedRule, BenchmarkRule, RuleSet};
 pub use sample::{Measurement, Side};

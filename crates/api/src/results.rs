@@ -188,4 +188,35 @@ pub struct HodgesLehmannResult {
 pub struct AnalysisReport {
     pub alpha: f64,
     pub benchmarks: Vec<BenchmarkResult>,
+    /// The claims of the PR (or `--claim`) and their answers, in the order they were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ClaimAnswer>,
+}
+
+/// One claimed change and what the measurement says of it (benchgate-claims decides).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimAnswer {
+    /// The benchmark as the claim names it; `null` when it names none.
+    pub claimed_benchmark: Option<String>,
+    /// The row it was answered from (name and metric), when one matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// The claimed change of that row's metric, in percent, `[low, high]`.
+    pub claimed_pct: [f64; 2],
+    /// The row's interval, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_pct: Option<[Option<f64>; 2]>,
+    /// `confirmed`, `smaller than claimed`, `larger than claimed`, `not shown yet`,
+    /// `not reproduced`, `opposite`; `null` when no row matched.
+    pub answer: Option<String>,
+    /// What the claim's own evidence had and what a reader must know, as short sentences
+    /// ("one run per side: no statistics behind it", "claimed on another machine: …").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Where it was read: `benchstat`, `criterion`, `sentence`, `command`, …
+    pub source: String,
+    /// The author's words it was read from.
+    pub quote: String,
 }

@@ -9,6 +9,7 @@
 
 mod answer;
 mod names;
+mod report;
 mod sentences;
 mod tables;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use answer::{Answer, Measured, answer};
 pub use names::{Match, match_name};
+pub use report::{answer_all, lines};
 
 /// What a claim is about: the metric its number changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -27,21 +27,37 @@ impl<'a> Match<'a> {
     }
 }
 
-/// The name without a harness's decoration: `BenchmarkParse-8` → `Parse`, `test a::b` → `a::b`.
-fn bare(name: &str) -> &str {
+/// The name without Go's GOMAXPROCS suffix and libtest's `test `: `pkg.BenchmarkParse-8` →
+/// `pkg.BenchmarkParse`.
+fn undecorated(name: &str) -> &str {
     let name = name.trim().trim_matches('`');
     let name = name.strip_prefix("test ").unwrap_or(name);
-    let name = name.strip_prefix("Benchmark").unwrap_or(name);
     match name.rsplit_once('-') {
         Some((stem, procs))
             if !stem.is_empty()
-                && procs.chars().all(|c| c.is_ascii_digit())
-                && !procs.is_empty() =>
+                && !procs.is_empty()
+                && procs.chars().all(|c| c.is_ascii_digit()) =>
         {
             stem
         }
         _ => name,
     }
+}
+
+/// The name without any decoration: `BenchmarkParse-8` → `Parse`, `test a::b` → `a::b`.
+fn bare(name: &str) -> &str {
+    let name = undecorated(name);
+    name.strip_prefix("Benchmark").unwrap_or(name)
+}
+
+/// Whether `series` ends with `want` where a name starts: after `/`, `:`, `.` or Go's
+/// `Benchmark`.
+fn ends_at_boundary(series: &str, want: &str) -> bool {
+    let Some(head) = series.strip_suffix(want) else {
+        return false;
+    };
+    !head.is_empty()
+        && (head.ends_with(['/', ':', '.']) || head.ends_with(".Benchmark") || head == "Benchmark")
 }
 
 /// The series among `series` that `claimed` names.
@@ -63,15 +79,11 @@ pub fn match_name<'a>(claimed: Option<&str>, series: &[&'a str]) -> Match<'a> {
     if let [one] = same.as_slice() {
         return Match::Exact(one);
     }
+    let wants = [undecorated(claimed), want];
     let ends: Vec<&'a str> = series
         .iter()
         .copied()
-        .filter(|s| {
-            let b = bare(s);
-            b.len() > want.len()
-                && b.ends_with(want)
-                && b[..b.len() - want.len()].ends_with(['/', ':', '.'])
-        })
+        .filter(|s| wants.iter().any(|w| ends_at_boundary(undecorated(s), w)))
         .collect();
     match ends.as_slice() {
         [] if same.len() > 1 => Match::Ambiguous(same),
@@ -92,7 +104,18 @@ mod tests {
             "req/req",
             "req_short/req_short",
             "decode/kodim02.png",
+            "github.com/minio/minio/cmd.BenchmarkDataUpdateTracker-12",
         ];
+        let minio = "github.com/minio/minio/cmd.BenchmarkDataUpdateTracker-12";
+        assert_eq!(
+            match_name(Some("BenchmarkDataUpdateTracker"), &series),
+            Match::Suffix(minio)
+        );
+        assert_eq!(
+            match_name(Some("DataUpdateTracker-4"), &series),
+            Match::Suffix(minio)
+        );
+        assert_eq!(match_name(Some("UpdateTracker"), &series), Match::Unmatched);
         assert_eq!(
             match_name(Some("req/req"), &series),
             Match::Exact("req/req")

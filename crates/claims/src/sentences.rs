@@ -128,8 +128,11 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
             ));
         }
     }
+    // Where the clause of the next claim starts: "`a` is 30% faster, `b` 2x faster".
+    let mut clause = 0;
     for c in SIZE_THEN_WORD.captures_iter(sentence) {
         let whole = c.get(0).expect("match");
+        let from = std::mem::replace(&mut clause, whole.end());
         if spans
             .iter()
             .any(|(s, e)| whole.start() < *e && *s < whole.end())
@@ -150,7 +153,7 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
             continue;
         };
         let name =
-            name_before(sentence, whole.start()).or_else(|| name_in(&sentence[whole.end()..]));
+            name_in(&sentence[from..whole.start()]).or_else(|| name_in(&sentence[whole.end()..]));
         out.push(claim(name, pct));
     }
     out

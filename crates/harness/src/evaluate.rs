@@ -77,6 +77,8 @@ pub struct Evaluation {
     pub rows: Vec<Row>,
     /// Every row as `--json` prints it, gate marks set by `benchgate_stats::gate`.
     pub results: Vec<BenchmarkResult>,
+    /// `--claim` and `--claims-from` answered from `results`.
+    pub claims: Vec<benchgate_api::ClaimAnswer>,
 }
 
 impl Evaluation {
@@ -85,6 +87,7 @@ impl Evaluation {
         AnalysisReport {
             alpha: self.alpha,
             benchmarks: self.results.clone(),
+            claims: self.claims.clone(),
         }
     }
 
@@ -276,6 +279,7 @@ fn judged(
         alpha: policy.alpha,
         rows,
         results,
+        claims: Vec::new(),
     }
 }
 
@@ -327,6 +331,7 @@ mod tests {
             alpha: 0.05,
             rows: Vec::new(),
             results: vec![r],
+            claims: Vec::new(),
         }
     }
 

@@ -533,6 +533,7 @@ pub async fn comparison_report(
             report: AnalysisReport {
                 alpha: ALPHA,
                 benchmarks,
+                claims: Vec::new(),
             },
         })
         .collect();

@@ -116,6 +116,8 @@ pub struct CompareArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub claim: ClaimArgs,
 
     /// Pass this variable to the benchmark (NAME copies it from here, NAME=VALUE sets it).
     /// Benchmarks otherwise get only PATH, HOME, LANG and TMPDIR.
@@ -221,6 +223,8 @@ pub struct AnalyzeArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub claim: ClaimArgs,
 }
 
 /// The policy minimum of the margin M when neither a flag nor a config sets one, in percent.
@@ -305,6 +309,21 @@ pub struct OutputArgs {
     /// Print a Markdown table (for a PR comment or a README).
     #[arg(long)]
     pub markdown: bool,
+}
+
+/// Claims to answer beside the report: the author's "20% faster", held against the interval.
+#[derive(Debug, Clone, Args)]
+pub struct ClaimArgs {
+    /// A claimed change to answer: "BENCHMARK -20%" (a signed percent of time), "BENCHMARK 2x
+    /// faster" or "BENCHMARK 1.5x slower" (repeatable). Each is answered above the table:
+    /// confirmed, smaller or larger than claimed, not shown yet, not reproduced, or opposite.
+    #[arg(long = "claim", value_name = "CLAIM")]
+    pub claims: Vec<String>,
+    /// Answer the claims a PR body makes, saved to FILE (e.g. `gh pr view N --json body -q
+    /// .body > pr.md`): pasted benchstat, criterion, hyperfine and pytest-benchmark output,
+    /// Markdown tables with a change column, and sentences such as "`parse` is 20% faster".
+    #[arg(long, value_name = "FILE")]
+    pub claims_from: Option<PathBuf>,
 }
 
 /// `--schedule` values.

@@ -15,7 +15,7 @@ pub use args::{AnalyzeArgs, CompareArgs, EXIT_CODES_HELP};
 
 use benchgate_api::agent::ComparisonConfig;
 
-use crate::cli::args::OutputArgs;
+use crate::cli::args::{ClaimArgs, OutputArgs};
 use crate::evaluate::{Evaluation, FailOn};
 use crate::rounds::MeasurementError;
 use crate::worktree::WorktreeError;
@@ -61,6 +61,10 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
     } else {
         progress::Display::Lines
     };
+    let claims = match read_claims(&args.claim) {
+        Ok(claims) => claims,
+        Err(e) => return fail(&e),
+    };
     match compare::ignored_change(&args, plan.as_ref()) {
         Ok(Some(ignored)) => {
             if args.output.json {
@@ -78,7 +82,9 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
         Err(e) => return fail(&e),
     }
     match compare::compare(&args, display, plan.as_ref()) {
-        Ok(outcome) => {
+        Ok(mut outcome) => {
+            outcome.evaluation.claims =
+                benchgate_claims::answer_all(&claims, &outcome.evaluation.results);
             let context = outcome.session.context();
             print_report(&outcome.evaluation, &args.output, &context);
             if args.profile.profile {
@@ -108,8 +114,14 @@ fn print_profile(outcome: &compare::CompareOutcome, args: &CompareArgs) {
 /// `benchgate analyze`: reads both files, prints the report to stdout, returns 0, 1, 2 or 3.
 /// `plan` is the suite `--config` names: its rules and gate judge the rows.
 pub fn run_analyze(args: AnalyzeArgs, plan: Option<ComparisonConfig>) -> ExitCode {
+    let claims = match read_claims(&args.claim) {
+        Ok(claims) => claims,
+        Err(e) => return fail(&e),
+    };
     match analyze::analyze_with(&args, plan.as_ref()) {
-        Ok(outcome) => {
+        Ok(mut outcome) => {
+            outcome.evaluation.claims =
+                benchgate_claims::answer_all(&claims, &outcome.evaluation.results);
             for line in &outcome.formats_read {
                 eprintln!("{line}");
             }
@@ -131,11 +143,12 @@ pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String])
         let json = serde_json::to_string_pretty(&report).expect("report serialises");
         return json + "\n";
     }
-    let mut out = if output.markdown {
+    let mut out = claims_section(eval, output.markdown);
+    out.push_str(&if output.markdown {
         render::markdown(eval)
     } else {
         render::table(eval)
-    };
+    });
     let lines = render::margin_note(eval)
         .into_iter()
         .chain(render::geomean_line(&report.benchmarks))
@@ -160,6 +173,55 @@ pub fn format_report(eval: &Evaluation, output: &OutputArgs, context: &[String])
         }
     }
     out
+}
+
+/// "Claims (answered on this machine):" and a line per claim, above the table; empty without
+/// claims.
+fn claims_section(eval: &Evaluation, markdown: bool) -> String {
+    if eval.claims.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(if markdown {
+        "**Claims** (answered by this session's intervals)\n\n"
+    } else {
+        "Claims (answered by this session's intervals):\n"
+    });
+    for line in benchgate_claims::lines(&eval.claims) {
+        out.push_str(if markdown { "- " } else { "  " });
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// The claims `--claim` and `--claims-from` name, read before anything runs so a malformed one
+/// costs no measuring.
+fn read_claims(args: &ClaimArgs) -> Result<Vec<benchgate_claims::Claim>, CliError> {
+    let mut claims = Vec::new();
+    for text in &args.claims {
+        let read = benchgate_claims::explicit(&format!("/benchgate claim {text}"))
+            .map_err(|e| CliError::Usage(format!("--claim {text:?}: {e}")))?;
+        claims.extend(read);
+    }
+    if let Some(path) = &args.claims_from {
+        let body = std::fs::read_to_string(path).map_err(|e| {
+            CliError::Input(format!(
+                "--claims-from: cannot read {}: {e}",
+                path.display()
+            ))
+        })?;
+        let read = benchgate_claims::read(&body);
+        if read.is_empty() {
+            eprintln!(
+                "warning: --claims-from {}: no claim found (a pasted benchstat, criterion or \
+                 hyperfine table, or a sentence such as \"`parse` is 20% faster\")",
+                path.display()
+            );
+        }
+        claims.extend(read);
+    }
+    Ok(claims)
 }
 
 fn print_report(eval: &Evaluation, output: &OutputArgs, context: &[String]) {
