@@ -5,6 +5,7 @@
 
 mod bisect;
 mod branch_point;
+mod claims;
 mod early_answer;
 mod merge_queue;
 mod profile;

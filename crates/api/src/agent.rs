@@ -255,6 +255,28 @@ pub struct GateSpec {
     /// the gate waits for equivalence within ±M. Comparisons stored before it have none.
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// What the PR description's performance claims do to the check.
+    #[serde(default)]
+    pub claims: ClaimsMode,
+}
+
+/// `[gate] claims`: answer the PR's claims in the comment only (`report`, the default), or also
+/// fail the check when one is not reproduced or opposite (`require`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimsMode {
+    #[default]
+    Report,
+    Require,
+}
+
+impl std::fmt::Display for ClaimsMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClaimsMode::Report => "report",
+            ClaimsMode::Require => "require",
+        })
+    }
 }
 
 fn default_min_effect() -> f64 {
@@ -291,6 +313,7 @@ impl Default for GateSpec {
             fail_on: crate::FailOn::default(),
             min_effect: default_min_effect(),
             tolerance: Some(DEFAULT_TOLERANCE),
+            claims: ClaimsMode::Report,
         }
     }
 }
@@ -575,6 +598,10 @@ pub struct PullRequestContext {
     /// tip. `None` for comparisons scheduled before it was recorded.
     #[serde(default)]
     pub branch: Option<PullRequestBranch>,
+    /// The PR's description when it was scheduled: its performance claims are read from it
+    /// (benchgate-claims) and answered in the comment.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
 }
 
 /// Which base a PR comparison measures from, and what the base branch did since the PR

@@ -53,6 +53,20 @@ impl Answer {
     pub fn refutes(self) -> bool {
         matches!(self, Answer::NotReproduced | Answer::Opposite)
     }
+
+    /// The answer its words name (as stored in a `ClaimAnswer`).
+    pub fn from_words(words: &str) -> Option<Self> {
+        [
+            Answer::Confirmed,
+            Answer::SmallerThanClaimed,
+            Answer::LargerThanClaimed,
+            Answer::NotShownYet,
+            Answer::NotReproduced,
+            Answer::Opposite,
+        ]
+        .into_iter()
+        .find(|a| a.words() == words)
+    }
 }
 
 /// The claim's change in the measured metric's terms: a throughput claim against a time

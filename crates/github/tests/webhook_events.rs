@@ -672,3 +672,20 @@ fn every_parsed_event_carries_the_action_it_was_sent_with() {
         assert_eq!(Some(action.as_str()), sent["action"].as_str());
     }
 }
+
+/// The description is kept for its claims: as written, and empty when GitHub sends `null`.
+#[test]
+fn a_pull_request_keeps_its_description() {
+    let body = |file: &str| {
+        let bytes = std::fs::read(fixtures().join(file)).unwrap();
+        match parse_event("pull_request", &bytes).unwrap() {
+            WebhookEvent::PullRequest(pr) => pr.body,
+            other => panic!("{file}: {other:?}"),
+        }
+    };
+    assert_eq!(
+        body("pull_request.opened.json"),
+        "This is a pretty simple change that we need to pull into master."
+    );
+    assert_eq!(body("pull_request.opened.with-null-body.json"), "");
+}

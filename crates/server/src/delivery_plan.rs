@@ -14,6 +14,9 @@ use benchgate_github::{Command, WebhookEvent, parse_command};
 use benchgate_store::model::{DeliveryEffect, Installation, NewRepository};
 use benchgate_store::{Store, StoreError};
 
+/// The longest PR description kept for its claims: GitHub's own cap on a body.
+const MAX_PR_BODY_CHARS: usize = 65_536;
+
 use crate::tasks::{
     CancelMergeGroup, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
     RerunCheck, ScheduleMain, ScheduleMergeGroup, SchedulePullRequest, Task, is_check_name,
@@ -173,6 +176,7 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
             base_sha: e.base.sha.clone(),
             head_sha: e.head.sha.clone(),
             fork: e.is_fork(),
+            body: e.body.chars().take(MAX_PR_BODY_CHARS).collect(),
         })),
     )
 }

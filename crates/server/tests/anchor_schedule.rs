@@ -35,6 +35,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 fail_on: Default::default(),
                 min_effect: 0.05,
                 tolerance: None,
+                claims: Default::default(),
             },
             suite: None,
             rules: Vec::new(),

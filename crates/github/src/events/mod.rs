@@ -235,6 +235,7 @@ fn pull_request_event(action: PullRequestAction, p: wire::PullRequest) -> PullRe
         author_association: pr.author_association,
         draft: pr.draft,
         merged: pr.merged.unwrap_or(false),
+        body: pr.body.unwrap_or_default(),
     }
 }
 

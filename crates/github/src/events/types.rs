@@ -285,6 +285,8 @@ pub struct PullRequestEvent {
     pub draft: bool,
     /// Only meaningful for `closed`.
     pub merged: bool,
+    /// The PR's description as written (empty when none): where its performance claims are.
+    pub body: String,
 }
 
 impl PullRequestEvent {

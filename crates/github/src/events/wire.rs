@@ -98,6 +98,9 @@ pub(super) struct PullRequestDelivery {
 #[derive(Deserialize)]
 pub(super) struct PullRequestBody {
     pub number: u64,
+    /// The description; `null` when the author wrote none.
+    #[serde(default)]
+    pub body: Option<String>,
     #[serde(default)]
     pub draft: bool,
     #[serde(default)]

@@ -42,8 +42,8 @@ impl RepoConfig {
         );
         let _ = writeln!(
             out,
-            "gate: fail_on {}, min_effect {}, tolerance {}",
-            self.gate.fail_on, self.gate.min_effect, self.gate.tolerance
+            "gate: fail_on {}, min_effect {}, tolerance {}, claims {}",
+            self.gate.fail_on, self.gate.min_effect, self.gate.tolerance, self.gate.claims
         );
         let main = &self.main;
         if main.enabled {

@@ -324,6 +324,10 @@ pub struct GateConfig {
     /// The slowdown the gate tolerates: a row passes once it is shown not slower than this.
     #[serde(default)]
     pub tolerance: values::Tolerance,
+    /// What the PR description's performance claims do: `report` them (the default) or
+    /// `require` each to hold (one not reproduced or opposite fails the check).
+    #[serde(default)]
+    pub claims: benchgate_api::agent::ClaimsMode,
 }
 
 /// When the check run fails: the wire type, so the config, the stored comparison and the gate

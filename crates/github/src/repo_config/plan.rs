@@ -35,6 +35,7 @@ impl RepoConfig {
                 fail_on: self.gate.fail_on,
                 min_effect: self.gate.min_effect.fraction(),
                 tolerance: self.gate.tolerance.fraction(),
+                claims: self.gate.claims,
             },
             suite: self.suite_key(suite).map(str::to_owned),
             rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),

@@ -271,6 +271,13 @@ fn invalid_configs_name_line_column_and_field() {
             &["such as \"5%\""],
         ),
         (
+            "[benchmark]\nrun = \"x\"\n[gate]\nclaims = \"enforce\"\n",
+            4,
+            10,
+            Some("gate.claims"),
+            &["report", "require"],
+        ),
+        (
             "[benchmark]\nrun = \"   \"\n",
             2,
             7,
@@ -476,6 +483,19 @@ fn the_gate_tolerance_defaults_to_five_percent_and_can_be_off() {
     assert_eq!(plan(""), Some(0.05));
     assert_eq!(plan("[gate]\ntolerance = \"2.5%\"\n"), Some(0.025));
     assert_eq!(plan("[gate]\ntolerance = \"off\"\n"), None);
+}
+
+/// `[gate] claims`: answered in the comment by default, required to hold on request.
+#[test]
+fn the_gate_reports_claims_unless_told_to_require_them() {
+    use benchgate_api::agent::ClaimsMode;
+    let plan = |gate: &str| {
+        let text = format!("[benchmark]\nrun = \"x\"\n{gate}");
+        let c = parse_repo_config(&text).unwrap();
+        c.comparison_config(&c.suites[0]).gate.claims
+    };
+    assert_eq!(plan(""), ClaimsMode::Report);
+    assert_eq!(plan("[gate]\nclaims = \"require\"\n"), ClaimsMode::Require);
 }
 
 #[test]

@@ -182,9 +182,11 @@ fn claims_section(eval: &Evaluation, markdown: bool) -> String {
         return String::new();
     }
     let mut out = String::from(if markdown {
-        "**Claims** (answered by this session's intervals)\n\n"
+        "**Claims** (answered by this session's intervals; a result holds for the processor it \
+         was measured on)\n\n"
     } else {
-        "Claims (answered by this session's intervals):\n"
+        "Claims (answered by this session's intervals; a result holds for the processor it was \
+         measured on):\n"
     });
     for line in benchgate_claims::lines(&eval.claims) {
         out.push_str(if markdown { "- " } else { "  " });

@@ -138,6 +138,7 @@ pub async fn load(
             rows: a.rows,
         });
     let profile = profile_view(store, &comparison, &jobs, &comparison_url).await?;
+    let claims = claims_answered(&context, &results);
     let input = CommentInput {
         comparison_id: comparison.id.0,
         comparison_url,
@@ -159,6 +160,7 @@ pub async fn load(
         failure,
         acceptance,
         profile,
+        claims,
         now: Utc::now(),
     };
     Ok(Some(LoadedReport {
@@ -166,6 +168,26 @@ pub async fn load(
         repository,
         input,
     }))
+}
+
+/// The description's claims answered from the headline rows; when the PR also changed
+/// benchmark files, each answered claim says so: the benchmark it names may now measure
+/// something else.
+fn claims_answered(
+    context: &benchgate_api::agent::PullRequestContext,
+    results: &[benchgate_api::BenchmarkResult],
+) -> Vec<benchgate_api::ClaimAnswer> {
+    let mut answered =
+        benchgate_claims::answer_all(&benchgate_claims::read(&context.body), results);
+    if !context.benchmark_files_changed.is_empty() {
+        let files = context.benchmark_files_changed.join(", ");
+        for claim in answered.iter_mut().filter(|c| c.answer.is_some()) {
+            claim
+                .notes
+                .push(format!("benchmark code changed in this PR ({files})"));
+        }
+    }
+    answered
 }
 
 /// What the reader should know about the other runners: the headline combines several of one

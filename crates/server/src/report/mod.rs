@@ -91,6 +91,8 @@ pub struct CommentInput {
     pub acceptance: Option<AcceptanceInfo>,
     /// Profiled runs after a verdict: where the time went.
     pub profile: Option<ProfileView>,
+    /// The PR description's performance claims, answered from `results`.
+    pub claims: Vec<benchgate_api::ClaimAnswer>,
     pub now: DateTime<Utc>,
 }
 
@@ -159,6 +161,8 @@ struct CommentTemplate<'a> {
     head: String,
     failure: Option<String>,
     accepted: Option<String>,
+    /// The PR's claims, one line each, answered.
+    claims: Vec<String>,
     summary: String,
     rows: &'a [Row],
     folded: &'a [Row],
@@ -182,6 +186,60 @@ struct CommentTemplate<'a> {
     floors: Vec<String>,
     rebench_rounds: u32,
     url: String,
+}
+
+/// Claims listed in the comment at most; the rest are on the comparison page.
+const MAX_CLAIMS_SHOWN: usize = 10;
+
+/// The row a claim was answered from, else the name it gave.
+fn claim_name(c: &benchgate_api::ClaimAnswer) -> Option<&str> {
+    c.benchmark.as_deref().or(c.claimed_benchmark.as_deref())
+}
+
+/// "−20%", or "−30% to −25%" for a range.
+fn claimed_size(c: &benchgate_api::ClaimAnswer) -> String {
+    let [lo, hi] = c.claimed_pct;
+    if (lo - hi).abs() < 0.05 {
+        words::percent(lo)
+    } else {
+        format!("{} to {}", words::percent(lo), words::percent(hi))
+    }
+}
+
+/// The PR's claims as the comment lists them: "`parse` −20% claimed (benchstat; 10 runs per
+/// side): **confirmed**, measured [−24.0%, −18.2%]". Names and the machine a description
+/// names are the author's text, shown safely.
+pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer]) -> Vec<String> {
+    let mut lines: Vec<String> = claims
+        .iter()
+        .take(MAX_CLAIMS_SHOWN)
+        .map(|c| {
+            let name = claim_name(c).map_or_else(|| "The PR as a whole:".to_owned(), format::code);
+            let claimed = claimed_size(c);
+            let answer = c
+                .answer
+                .as_deref()
+                .map_or_else(|| "not answered".to_owned(), |a| format!("**{a}**"));
+            let measured = c
+                .measured_pct
+                .filter(|m| m.iter().all(Option::is_some))
+                .map(|m| format!(", measured {}", words::interval(m)))
+                .unwrap_or_default();
+            let evidence = std::iter::once(c.source.clone())
+                .chain(c.notes.iter().cloned())
+                .map(|n| format::cell(&n))
+                .collect::<Vec<_>>()
+                .join("; ");
+            format!("{name} {claimed} claimed ({evidence}): {answer}{measured}")
+        })
+        .collect();
+    if claims.len() > MAX_CLAIMS_SHOWN {
+        lines.push(format!(
+            "{} more claims are answered on the comparison page.",
+            claims.len() - MAX_CLAIMS_SHOWN
+        ));
+    }
+    lines
 }
 
 /// The comment's Markdown, hidden marker included, within [`COMMENT_LIMIT`] bytes (rows past
@@ -340,6 +398,7 @@ fn render_rows(
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: words::short_sha(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
+        claims: claim_lines(&input.claims),
         failure: input.failure.as_deref().map(format::cell),
         summary: benchgate_stats::order::summary(&input.results)
             .map(|line| format::cell(&line))
@@ -507,6 +566,47 @@ fn forecast(input: &CommentInput) -> Option<String> {
     })
 }
 
+/// Under `[gate] claims = "require"`, the check's outcome when a claim decides it: failed by
+/// the first claim not reproduced or opposite, neutral while one is not shown yet. `None`
+/// when the claims leave the check to the gate (or are only reported).
+fn claims_outcome(input: &CommentInput) -> Option<CheckOutcome> {
+    use benchgate_claims::Answer;
+    if input.config.gate.claims != benchgate_api::agent::ClaimsMode::Require {
+        return None;
+    }
+    let answered =
+        |c: &&benchgate_api::ClaimAnswer| c.answer.as_deref().and_then(Answer::from_words);
+    let said = |c: &benchgate_api::ClaimAnswer, answer: Answer| {
+        let name = claim_name(c).unwrap_or("the PR");
+        let claimed = claimed_size(c);
+        let measured = c
+            .measured_pct
+            .map(|m| format!(", measured {}", words::interval(m)))
+            .unwrap_or_default();
+        format!("{name} {claimed} claimed: {}{measured}", answer.words())
+    };
+    if let Some((c, a)) = input
+        .claims
+        .iter()
+        .find_map(|c| answered(&c).filter(|a| a.refutes()).map(|a| (c, a)))
+    {
+        return Some(CheckOutcome {
+            status: CheckStatus::Completed,
+            conclusion: Some(CheckConclusion::Failure),
+            title: format!("a claim does not hold: {}", said(c, a)),
+        });
+    }
+    let pending = input
+        .claims
+        .iter()
+        .find(|c| answered(c) == Some(Answer::NotShownYet))?;
+    Some(CheckOutcome {
+        status: CheckStatus::Completed,
+        conclusion: Some(CheckConclusion::Neutral),
+        title: format!("no answer yet: {}", said(pending, Answer::NotShownYet)),
+    })
+}
+
 /// The rounds the gated undecided row that needs most still needs, and their time at the
 /// measured pace when it is known; `None` when no gated row waits on a forecast.
 fn still_needed(input: &CommentInput) -> Option<(u64, Option<String>)> {
@@ -622,6 +722,16 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
         ),
         ComparisonState::Done => {
             let title = headline(&input.results);
+            // A failing gate speaks first; then a claim that does not hold fails the check,
+            // and one not shown yet keeps a passing gate from passing.
+            let gate = benchgate_stats::outcome(&input.results, input.config.gate.fail_on);
+            if let Some(claimed) = claims_outcome(input)
+                && (gate == GateOutcome::Pass
+                    || gate == GateOutcome::Undecided
+                        && claimed.conclusion == Some(CheckConclusion::Failure))
+            {
+                return claimed;
+            }
             // The one gate decision, shared with `benchgate compare`/`analyze`.
             match benchgate_stats::outcome(&input.results, input.config.gate.fail_on) {
                 // Accepted only when every failing row was: a row that fails after the

@@ -440,6 +440,7 @@ mod tests {
                 base_sha: "b".repeat(40),
                 head_sha: head.into(),
                 fork: false,
+                body: String::new(),
             })
             .message()
             .dedupe_key

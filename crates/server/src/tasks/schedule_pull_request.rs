@@ -36,6 +36,10 @@ pub struct SchedulePullRequest {
     pub head_sha: String,
     /// Head commits come from another repository: wait for a maintainer's `/rebench`.
     pub fork: bool,
+    /// The PR's description, where its claims are read from (GitHub caps it at 65,536
+    /// characters).
+    #[serde(default)]
+    pub body: String,
 }
 
 impl OutboxTask for SchedulePullRequest {
@@ -207,6 +211,7 @@ async fn schedule_one(
             fork: t.fork,
             benchmark_files_changed: changed,
             branch: Some(branch.clone()),
+            body: t.body.clone(),
         }),
         main: None,
         merged_pr: None,
@@ -351,6 +356,7 @@ mod tests {
             base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".into(),
             head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".into(),
             fork: false,
+            body: String::new(),
         }
     }
 
