@@ -817,8 +817,8 @@ fn compare_runs_only_the_undecided_benchmarks_through_the_placeholder() {
     std::fs::write(repo.path().join("run.sh"), script(100_000)).unwrap();
     git(&["add", "."]);
     git(&["commit", "--quiet", "-m", "base"]);
-    std::fs::write(repo.path().join("run.sh"), script(150_000)).unwrap();
-    git(&["commit", "--quiet", "-am", "head: fast does 50% more work"]);
+    std::fs::write(repo.path().join("run.sh"), script(50_000)).unwrap();
+    git(&["commit", "--quiet", "-am", "head: fast does half the work"]);
     let log = repo.path().join("filters.log");
     let out = Command::new(BIN)
         .args(["compare", "--config", config.to_str().unwrap(), "--json"])

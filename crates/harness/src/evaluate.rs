@@ -34,6 +34,8 @@ pub enum RunsTuning {
 /// what the progress lines call undecided.
 pub fn is_decided(r: &BenchmarkResult) -> bool {
     match r.verdict {
+        // Slower but not selected by e-BH among the gated rows: more rounds tell.
+        VerdictKind::Slower => !r.gated || r.selected,
         // "Below resolution" extrapolates from the spread; a spread from a handful of pairs is
         // too rough (one slow run inflates it) to give up on the benchmark.
         VerdictKind::BelowResolution => r.n >= MIN_PAIRS_TO_GIVE_UP,

@@ -134,14 +134,8 @@ pub enum GateOutcome {
 /// analysed), each once in row order; `None` when that is every benchmark the rows name, or
 /// none: then there is nothing to narrow a round to.
 pub fn undecided_benchmarks(results: &[BenchmarkResult]) -> Option<Vec<String>> {
-    let waits = |r: &BenchmarkResult| {
-        matches!(
-            r.verdict,
-            VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed
-        )
-    };
     let mut names: Vec<String> = Vec::new();
-    for r in results.iter().filter(|r| r.gated && waits(r)) {
+    for r in results.iter().filter(|r| waits_for_rounds(r)) {
         if !names.contains(&r.name) {
             names.push(r.name.clone());
         }
@@ -150,19 +144,27 @@ pub fn undecided_benchmarks(results: &[BenchmarkResult]) -> Option<Vec<String>> 
     (!names.is_empty() && names.len() < all.len()).then_some(names)
 }
 
+/// Whether a gated row leaves the gate waiting: no verdict yet, or slower but not yet selected
+/// by e-BH. The latter is no pass: e-BH declined to call it a regression among the gated
+/// rows, which is not evidence that it is none, and more rounds raise its e-value until it
+/// is selected (a real slowdown) or the session ends undecided (docs/statistics.md §7).
+pub fn waits_for_rounds(r: &BenchmarkResult) -> bool {
+    r.gated
+        && match r.verdict {
+            VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed => {
+                true
+            }
+            VerdictKind::Slower => !r.selected,
+            _ => false,
+        }
+}
+
 /// The comparison's conclusion from its rows (already marked by [`mark_gate`]).
 pub fn outcome(results: &[BenchmarkResult], fail_on: FailOn) -> GateOutcome {
     if results.iter().any(|r| is_regression(r, fail_on)) {
         return GateOutcome::Fail;
     }
-    let mut gated = results.iter().filter(|r| r.gated).peekable();
-    let undecided = gated.peek().is_none()
-        || gated.any(|r| {
-            matches!(
-                r.verdict,
-                VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed
-            )
-        });
+    let undecided = !results.iter().any(|r| r.gated) || results.iter().any(waits_for_rounds);
     if undecided {
         GateOutcome::Undecided
     } else {
@@ -270,6 +272,27 @@ mod tests {
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
         rows.remove(1);
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Pass);
+    }
+
+    /// A real +24% seen in 7 pairs among 11 gated rows: slower, but e-BH does not select it
+    /// yet. The gate waits (and the row keeps running); it neither fails nor passes.
+    #[test]
+    fn a_slower_row_e_bh_has_not_selected_keeps_the_gate_waiting() {
+        let mut rows = vec![
+            slower("encode", "time", true),
+            slower("decode", "time", true),
+        ];
+        rows[0].e_value = 30.0;
+        rows[1].verdict = VerdictKind::NotSlower;
+        rows[1].e_value = 0.5;
+        mark_gate(&mut rows, 0.05, &RuleSet::default());
+        assert!(!rows[0].selected, "30 is below e-BH's bar of 2/0.05 = 40");
+        assert!(waits_for_rounds(&rows[0]));
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
+        assert_eq!(undecided_benchmarks(&rows), Some(vec!["encode".to_owned()]));
+        rows[0].e_value = 1e4;
+        mark_gate(&mut rows, 0.05, &RuleSet::default());
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Fail);
     }
 
     fn rule(pattern: &str) -> benchgate_api::BenchmarkRule {

@@ -132,7 +132,7 @@ pub fn verdict(r: &BenchmarkResult) -> String {
     };
     match r.verdict {
         VerdictKind::Slower if r.gated && !r.selected => {
-            "slower, but not significant across the gated benchmarks (e-BH); does not fail the check"
+            "slower, not yet significant across the gated benchmarks (e-BH): more rounds decide"
                 .to_owned()
         }
         VerdictKind::Slower if r.practical => format!("slower (beyond {m}{layout})"),

@@ -215,12 +215,16 @@ fn only_gated_rows_selected_by_e_bh_decide_the_check() {
     );
     assert!(render_comment(&input).contains("peak\\_rss (not gated)"));
 
-    // A slower time that e-BH did not select among many benchmarks is no failure.
+    // A slower time that e-BH did not select among many benchmarks is no failure, and no
+    // pass either: the check waits (neutral) for the rounds that select it or not.
     input.results[0] = result("parse/large", VerdictKind::Slower, 2.0, [0.1, 4.0]);
     input.results[0].selected = false;
-    assert_eq!(
-        check_outcome(&input).conclusion,
-        Some(CheckConclusion::Success)
+    let waiting = check_outcome(&input);
+    assert_eq!(waiting.conclusion, Some(CheckConclusion::Neutral));
+    assert!(
+        waiting.title.starts_with("no answer yet"),
+        "{}",
+        waiting.title
     );
     input.results[0].selected = true;
     assert_eq!(
