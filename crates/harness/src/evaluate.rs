@@ -34,8 +34,8 @@ pub enum RunsTuning {
 /// what the progress lines call undecided.
 pub fn is_decided(r: &BenchmarkResult) -> bool {
     match r.verdict {
-        // Slower but not selected by e-BH among the gated rows: more rounds tell.
-        VerdictKind::Slower => !r.gated || r.selected,
+        // Slower but neither selected by e-BH nor within the tolerance: more rounds tell.
+        VerdictKind::Slower => !benchgate_stats::waits_for_rounds(r),
         // "Below resolution" extrapolates from the spread; a spread from a handful of pairs is
         // too rough (one slow run inflates it) to give up on the benchmark.
         VerdictKind::BelowResolution => r.n >= MIN_PAIRS_TO_GIVE_UP,

@@ -144,19 +144,39 @@ pub fn undecided_benchmarks(results: &[BenchmarkResult]) -> Option<Vec<String>> 
     (!names.is_empty() && names.len() < all.len()).then_some(names)
 }
 
-/// Whether a gated row leaves the gate waiting: no verdict yet, or slower but not yet selected
-/// by e-BH. The latter is no pass: e-BH declined to call it a regression among the gated
-/// rows, which is not evidence that it is none, and more rounds raise its e-value until it
-/// is selected (a real slowdown) or the session ends undecided (docs/statistics.md §7).
+/// Whether a gated row leaves the gate waiting: no verdict yet, or slower but neither
+/// selected by e-BH nor shown within the tolerance. Not selected is no pass: e-BH declined to
+/// call it a regression among the gated rows, which is not evidence that it is none; more
+/// rounds raise its e-value until it is selected, or the session ends undecided
+/// (docs/statistics.md §7). A slowdown whose worse bound is below the tolerance is the
+/// tolerance's pass ("not slower than +T%") unless e-BH selects it.
 pub fn waits_for_rounds(r: &BenchmarkResult) -> bool {
     r.gated
         && match r.verdict {
             VerdictKind::NoResultYet | VerdictKind::BelowResolution | VerdictKind::NotAnalysed => {
                 true
             }
-            VerdictKind::Slower => !r.selected,
+            VerdictKind::Slower => !r.selected && !within_tolerance(r),
             _ => false,
         }
+}
+
+/// Whether the row's interval, on its worse side, stays below the gate's tolerance: at most
+/// +T% of time, or a throughput at least 1/(1 + T) of the base's.
+pub fn within_tolerance(r: &BenchmarkResult) -> bool {
+    let Some(t) = r.tolerance_pct else {
+        return false;
+    };
+    let limit = (1.0 + t / 100.0).ln();
+    let log = |pct: f64| (1.0 + pct / 100.0).ln();
+    match r.direction {
+        benchgate_api::Direction::LowerIsBetter => {
+            r.interval_pct[1].is_some_and(|h| log(h) < limit)
+        }
+        benchgate_api::Direction::HigherIsBetter => {
+            r.interval_pct[0].is_some_and(|l| l > -100.0 && -log(l) < limit)
+        }
+    }
 }
 
 /// The comparison's conclusion from its rows (already marked by [`mark_gate`]).
@@ -290,6 +310,13 @@ mod tests {
         assert!(waits_for_rounds(&rows[0]));
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
         assert_eq!(undecided_benchmarks(&rows), Some(vec!["encode".to_owned()]));
+        // Its worse bound below a 5% tolerance: the tolerance's pass, unless e-BH selects it.
+        rows[0].tolerance_pct = Some(5.0);
+        rows[0].interval_pct = [Some(0.44), Some(3.8)];
+        assert!(!waits_for_rounds(&rows[0]));
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Pass);
+        rows[0].interval_pct = [Some(0.45), Some(52.0)];
+        assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Undecided);
         rows[0].e_value = 1e4;
         mark_gate(&mut rows, 0.05, &RuleSet::default());
         assert_eq!(outcome(&rows, FailOn::Regression), GateOutcome::Fail);

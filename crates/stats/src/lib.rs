@@ -50,7 +50,7 @@ pub use fixed_interval::t_interval;
 pub use floor::{NoiseFloor, layout_band, plan_per_benchmark, practical_margin};
 pub use gate::{
     GateOutcome, gate_selection, gated_mask, is_regression, mark_gate, outcome,
-    undecided_benchmarks, waits_for_rounds,
+    undecided_benchmarks, waits_for_rounds, within_tolerance,
 };
 pub use interval::Interval;
 pub use multiplicity::{

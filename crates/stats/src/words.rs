@@ -131,10 +131,15 @@ pub fn verdict(r: &BenchmarkResult) -> String {
         ""
     };
     match r.verdict {
-        VerdictKind::Slower if r.gated && !r.selected => {
-            "slower, not yet significant across the gated benchmarks (e-BH): more rounds decide"
-                .to_owned()
-        }
+        VerdictKind::Slower if r.gated && !r.selected => match r.tolerance_pct {
+            Some(t) if crate::gate::within_tolerance(r) => format!(
+                "slower, but not significant across the gated benchmarks (e-BH) and not slower \
+                 than +{t:.1}%"
+            ),
+            _ => "slower, not yet significant across the gated benchmarks (e-BH): more rounds \
+                  decide"
+                .to_owned(),
+        },
         VerdictKind::Slower if r.practical => format!("slower (beyond {m}{layout})"),
         VerdictKind::Slower => format!("slower (within {m}{layout})"),
         VerdictKind::Faster if r.practical => format!("faster (beyond {m}{layout})"),
