@@ -100,6 +100,14 @@ pub fn read(body: &str) -> Vec<Claim> {
     let mut claims = tables::read(&lines);
     let taken: std::collections::HashSet<usize> = claims.iter().map(|c| c.line).collect();
     claims.extend(sentences::read(&lines, &taken));
+    // A description may state its claim as the command would; a malformed one is not read.
+    claims.extend(
+        lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| explicit_line(i, l))
+            .filter_map(Result::ok),
+    );
     let machine = sentences::body_machine(&lines);
     for claim in claims.iter_mut().filter(|c| c.machine.is_none()) {
         claim.machine.clone_from(&machine);
@@ -111,38 +119,41 @@ pub fn read(body: &str) -> Vec<Claim> {
 /// The claims of a `/benchgate claim BENCHMARK ±N%` (or `N× faster`) comment, one per line
 /// that starts with the command; `Err` says what a malformed one lacks.
 pub fn explicit(comment: &str) -> Result<Vec<Claim>, String> {
-    let mut out = Vec::new();
-    for (i, line) in comment.lines().enumerate() {
-        let Some(rest) = line.trim().strip_prefix("/benchgate claim") else {
-            continue;
-        };
-        let mut words = rest.split_whitespace();
-        let (Some(name), Some(size)) = (words.next(), words.next()) else {
-            return Err(format!(
-                "`/benchgate claim` needs a benchmark and a change, e.g. `/benchgate claim \
-                 parse -20%` or `/benchgate claim parse 2x faster`; got `{}`",
-                line.trim()
-            ));
-        };
-        let rest: Vec<&str> = words.collect();
-        let change = sentences::explicit_change(size, &rest).ok_or_else(|| {
-            format!(
-                "`/benchgate claim {name} {size}`: the change reads as a signed percent of time \
-                 (`-20%`, `+5%`) or a factor (`2x faster`, `1.5x slower`)"
-            )
-        })?;
-        out.push(Claim {
-            benchmark: Some(name.trim_matches('`').to_owned()),
-            metric: Metric::Time,
-            change_pct: [change, change],
-            runs: None,
-            machine: None,
-            source: Source::Command,
-            line: i + 1,
-            quote: line.trim().to_owned(),
-        });
-    }
-    Ok(out)
+    comment
+        .lines()
+        .enumerate()
+        .filter_map(|(i, line)| explicit_line(i, line))
+        .collect()
+}
+
+/// One line's `/benchgate claim`, if it is one.
+fn explicit_line(i: usize, line: &str) -> Option<Result<Claim, String>> {
+    let rest = line.trim().strip_prefix("/benchgate claim")?;
+    let mut words = rest.split_whitespace();
+    let (Some(name), Some(size)) = (words.next(), words.next()) else {
+        return Some(Err(format!(
+            "`/benchgate claim` needs a benchmark and a change, e.g. `/benchgate claim parse \
+             -20%` or `/benchgate claim parse 2x faster`; got `{}`",
+            line.trim()
+        )));
+    };
+    let rest: Vec<&str> = words.collect();
+    let Some(change) = sentences::explicit_change(size, &rest) else {
+        return Some(Err(format!(
+            "`/benchgate claim {name} {size}`: the change reads as a signed percent of time \
+             (`-20%`, `+5%`) or a factor (`2x faster`, `1.5x slower`)"
+        )));
+    };
+    Some(Ok(Claim {
+        benchmark: Some(name.trim_matches('`').to_owned()),
+        metric: Metric::Time,
+        change_pct: [change, change],
+        runs: None,
+        machine: None,
+        source: Source::Command,
+        line: i + 1,
+        quote: line.trim().to_owned(),
+    }))
 }
 
 /// Percent change of time for a speed factor: "2× faster" is −50%, "1.5× slower" +50%.
@@ -222,6 +233,16 @@ mod tests {
         let err = explicit("/benchgate claim parse fast").unwrap_err();
         assert!(err.contains("signed percent"), "{err}");
         assert!(explicit("no command here").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_description_may_state_its_claim_as_the_command_does() {
+        let claims = read("Faster.\n\n/benchgate claim parse 2x faster\n/benchgate claim x\n");
+        assert_eq!(claims.len(), 1, "{claims:?}");
+        assert_eq!(claims[0].benchmark.as_deref(), Some("parse"));
+        assert_eq!(claims[0].change_pct, [-50.0, -50.0]);
+        assert_eq!(claims[0].source, Source::Command);
+        assert_eq!(claims[0].line, 3);
     }
 
     #[test]

@@ -67,8 +67,12 @@ pub(crate) fn read(lines: &[&str], taken: &HashSet<usize>) -> Vec<Claim> {
             in_code = !in_code;
             continue;
         }
-        // Quoted replies and code are someone else's words or output.
-        if in_code || taken.contains(&(i + 1)) || line.trim_start().starts_with('>') {
+        // Quoted replies are someone else's words; a command line is read as the command.
+        if in_code
+            || taken.contains(&(i + 1))
+            || line.trim_start().starts_with('>')
+            || line.trim_start().starts_with("/benchgate")
+        {
             continue;
         }
         for sentence in split_sentences(line) {

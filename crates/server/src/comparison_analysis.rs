@@ -597,15 +597,50 @@ pub async fn gate_progress(
         .filter(|r| r.runner_id == runner.id || r.result.runners.contains(&runner.name))
         .map(|r| r.result)
         .collect();
+    let outcome = benchgate_stats::outcome(&rows, comparison.config.config.gate.fail_on);
+    // Under `[gate] claims = "require"` a claim not shown yet keeps its benchmark running;
+    // a failing gate is an answer whatever the claims.
+    let claims = pending_claims(&comparison.config, &rows);
     let answered = !rows.is_empty()
-        && benchgate_stats::outcome(&rows, comparison.config.config.gate.fail_on)
-            != benchgate_stats::GateOutcome::Undecided;
-    let undecided = benchgate_stats::undecided_benchmarks(&rows)
-        .filter(|names| names.len() <= MAX_UNDECIDED_NAMED);
+        && match outcome {
+            benchgate_stats::GateOutcome::Fail => true,
+            benchgate_stats::GateOutcome::Pass => claims.is_empty(),
+            benchgate_stats::GateOutcome::Undecided => false,
+        };
+    let mut waiting = benchgate_stats::undecided_benchmarks(&rows).unwrap_or_default();
+    for name in claims {
+        if !waiting.contains(&name) {
+            waiting.push(name);
+        }
+    }
+    let all: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    let undecided =
+        (!waiting.is_empty() && waiting.len() < all.len() && waiting.len() <= MAX_UNDECIDED_NAMED)
+            .then_some(waiting);
     Ok(GateProgress {
         answered,
         undecided,
     })
+}
+
+/// The benchmarks whose claim (from the PR description) is not shown yet, under
+/// `[gate] claims = "require"`; empty otherwise.
+fn pending_claims(
+    config: &benchgate_api::agent::StoredComparisonConfig,
+    rows: &[BenchmarkResult],
+) -> Vec<String> {
+    let Some(github) = config
+        .github
+        .as_ref()
+        .filter(|_| config.config.gate.claims == benchgate_api::agent::ClaimsMode::Require)
+    else {
+        return Vec::new();
+    };
+    benchgate_claims::answer_all(&benchgate_claims::read(&github.body), rows)
+        .into_iter()
+        .filter(|c| c.answer.as_deref() == Some(benchgate_claims::Answer::NotShownYet.words()))
+        .filter_map(|c| c.benchmark)
+        .collect()
 }
 
 /// Whether the gate has its answer from `runner`'s stored results ([`GateProgress::answered`]).

@@ -77,6 +77,8 @@ struct ComparisonPage {
     /// What a maintainer reads first, one line per runner (the runner named when there are
     /// several).
     summaries: Vec<String>,
+    /// The PR description's claims, each answered (every one, where the comment lists ten).
+    claims: Vec<String>,
     /// This page's rows that decide something, regressions first.
     decided: Vec<BenchmarkView>,
     /// This page's undecided and unchanged rows, folded as the PR comment folds them.
@@ -479,6 +481,16 @@ pub async fn page(
         next: (at < pages).then(|| at + 1),
     };
     let summaries = summaries(&results, &runner_ids, &name_of);
+    let claims = match c.config.github.as_ref() {
+        Some(github) => {
+            let rows: Vec<_> = results.iter().map(|r| r.result.clone()).collect();
+            benchgate_claims::lines(&benchgate_claims::answer_all(
+                &benchgate_claims::read(&github.body),
+                &rows,
+            ))
+        }
+        None => Vec::new(),
+    };
     let profile = profile_section(store, &c).await?;
 
     let branch = c.config.github.as_ref().and_then(|g| g.branch.as_ref());
@@ -493,6 +505,7 @@ pub async fn page(
         pr_url: pull_request_url(&c),
         pr_label: super::overview::pr_label(&c),
         summaries,
+        claims,
         decided,
         folded_rows: words::count(folded.len(), "undecided or unchanged row"),
         folded,
