@@ -245,6 +245,37 @@ mod tests {
         assert_eq!(claims[0].line, 3);
     }
 
+    /// The example of docs/configuration.md, "The PR's own claims", reads as it says.
+    #[test]
+    fn the_documented_example_reads_as_documented() {
+        let body = "Avoids a copy in the hot loop: `parse` is about 20% faster.\n\n```\n\
+                    cpu: Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz\n\
+                    name         old time/op  new time/op  delta\n\
+                    Render-8     1.20ms ± 1%  0.96ms ± 2%  -20.00%  (p=0.000 n=10+10)\n\
+                    ```\n\n/benchgate claim decode 2x faster\n";
+        let claims = read(body);
+        assert_eq!(claims.len(), 3, "{claims:#?}");
+        assert_eq!(claims[0].benchmark.as_deref(), Some("parse"));
+        assert_eq!(
+            (claims[0].change_pct, claims[0].source),
+            ([-20.0, -20.0], Source::Sentence)
+        );
+        assert_eq!(claims[1].benchmark.as_deref(), Some("Render-8"));
+        assert_eq!(
+            (claims[1].source, claims[1].runs),
+            (Source::Benchstat, Some(10))
+        );
+        assert_eq!(
+            claims[1].machine.as_deref(),
+            Some("Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz")
+        );
+        assert_eq!(claims[2].benchmark.as_deref(), Some("decode"));
+        assert_eq!(
+            (claims[2].change_pct, claims[2].source),
+            ([-50.0, -50.0], Source::Command)
+        );
+    }
+
     #[test]
     fn a_huge_body_is_read_up_to_the_cap_only() {
         let body = format!("{}\n`parse` is 20% faster", "x".repeat(MAX_BODY_CHARS + 10));
