@@ -149,6 +149,18 @@ fn compare_resumes_a_recorded_session_and_runs_no_round_for_a_decided_one() {
         "{stderr}"
     );
 
+    // Not a recording, or no file at all: a clear error before anything runs.
+    std::fs::write(path("notes.json"), "{\"rounds\": 3}").unwrap();
+    for (file, says) in [
+        ("notes.json", "is not a `benchgate compare --record` file"),
+        ("missing.json", "--resume: cannot read"),
+    ] {
+        let out = session("sleep 0.01", "sleep 0.01", &["--resume", &path(file)]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{stderr}");
+    }
+
     // A decided session: resuming it measures nothing more and keeps its answer.
     let slow = ["--max-rounds", "400", "--record", &path("slow.json")];
     let decided = session("sleep 0.01", "sleep 0.03", &slow);

@@ -651,3 +651,30 @@ pub async fn gate_answered(
 ) -> Result<bool, StoreError> {
     Ok(gate_progress(store, id, runner).await?.answered)
 }
+
+#[cfg(test)]
+mod claim_tests {
+    use super::*;
+    use crate::report::fixtures::{example, result};
+    use benchgate_api::agent::{ClaimsMode, PullRequestContext, StoredComparisonConfig};
+
+    /// Under `require`, a claim not shown yet names its benchmark for the next rounds; one
+    /// answered names nothing; `report` never holds a benchmark back.
+    #[test]
+    fn a_required_claim_not_shown_yet_keeps_its_benchmark_running() {
+        let mut config = StoredComparisonConfig::from(example().config);
+        config.github = Some(PullRequestContext {
+            body: "`render` is 30% faster and `parse` 4% faster.".into(),
+            ..Default::default()
+        });
+        let rows = [
+            result("render", VerdictKind::NoResultYet, -10.0, [-40.0, 5.0]),
+            result("parse", VerdictKind::Faster, -4.0, [-5.0, -3.0]),
+        ];
+        assert!(pending_claims(&config, &rows).is_empty(), "report mode");
+        config.config.gate.claims = ClaimsMode::Require;
+        assert_eq!(pending_claims(&config, &rows), ["render"]);
+        config.github.as_mut().unwrap().body = "`parse` is 4% faster.".into();
+        assert!(pending_claims(&config, &rows).is_empty());
+    }
+}
