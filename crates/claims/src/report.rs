@@ -97,6 +97,8 @@ fn answer_one(claim: &Claim, results: &[BenchmarkResult]) -> ClaimAnswer {
             .push("no interval yet (too few rounds): not answered".to_owned());
         return out;
     };
+    out.notes
+        .extend(counters_beside(row, claim.improves(), results));
     let measured = Measured {
         interval_pct: [lo, hi],
         higher_is_better,
@@ -110,6 +112,48 @@ fn answer_one(claim: &Claim, results: &[BenchmarkResult]) -> ClaimAnswer {
     }
     out.answer = Some(a.words().to_owned());
     out
+}
+
+/// What the benchmark's exact counters (allocations, bytes: rows of one value per side) did
+/// beside the timing a claim is answered from: a win from "no longer allocating" must show in
+/// allocs/op, and a count that moved the other way is worth a look.
+fn counters_beside(
+    row: &BenchmarkResult,
+    improves: bool,
+    results: &[BenchmarkResult],
+) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.name == row.name && r.metric != row.metric && r.verdict == VerdictKind::Exact)
+        .filter_map(|r| {
+            let (base, head) = (r.base_center?, r.head_center?);
+            let better = match r.direction {
+                Direction::LowerIsBetter => head < base,
+                Direction::HigherIsBetter => head > base,
+            };
+            let value = |v: f64| format!("{}", (v * 1000.0).round() / 1000.0);
+            Some(if base == head {
+                format!("{} unchanged at {} (exact)", r.metric, value(base))
+            } else {
+                let moved = if better == improves {
+                    "with the claim"
+                } else {
+                    "against the claim"
+                };
+                let pct = if base != 0.0 {
+                    format!(", {:+.1}%", (head / base - 1.0) * 100.0)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} {} → {} (exact{pct}): moved {moved}",
+                    r.metric,
+                    value(base),
+                    value(head)
+                )
+            })
+        })
+        .collect()
 }
 
 /// One line per answered claim for a terminal: "parse −20% claimed: confirmed, measured
@@ -218,5 +262,35 @@ mod tests {
             "BenchmarkParse-8 -20.0% claimed: confirmed, measured [-24.0%, -18.0%] (benchstat; \
              10 runs per side; the author measured on AMD EPYC 7B13)"
         );
+    }
+
+    #[test]
+    fn a_timing_claim_says_what_the_exact_counters_did() {
+        let exact = |metric: &str, base: f64, head: f64| {
+            let mut r = row("decode", metric, [0.0, 0.0], VerdictKind::Exact);
+            r.base_center = Some(base);
+            r.head_center = Some(head);
+            r
+        };
+        let claim = crate::read("`decode` is 30% faster: it no longer allocates per frame.");
+        let notes = |results: &[BenchmarkResult]| answer_all(&claim, results)[0].notes.clone();
+        let time = row("decode", "time", [-33.0, -27.0], VerdictKind::Faster);
+        assert_eq!(
+            notes(&[time.clone(), exact("allocs_per_op", 4.0, 1.0)]),
+            ["allocs_per_op 4 → 1 (exact, -75.0%): moved with the claim"]
+        );
+        assert_eq!(
+            notes(&[time.clone(), exact("allocs_per_op", 4.0, 4.0)]),
+            ["allocs_per_op unchanged at 4 (exact)"]
+        );
+        assert_eq!(
+            notes(&[time.clone(), exact("bytes_per_op", 512.0, 640.0)]),
+            ["bytes_per_op 512 → 640 (exact, +25.0%): moved against the claim"]
+        );
+        // A counter of another benchmark, or one with spread, says nothing here.
+        let mut other = exact("allocs_per_op", 4.0, 1.0);
+        other.name = "encode".into();
+        let noisy = row("decode", "instructions", [-5.0, -1.0], VerdictKind::Faster);
+        assert!(notes(&[time, other, noisy]).is_empty());
     }
 }
