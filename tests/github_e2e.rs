@@ -202,13 +202,18 @@ impl Setup {
 
     /// A comment on PR #2 by `login` with `association`, as GitHub has it and announces it.
     fn comment(&self, body: &str, login: &str, association: &str, id: u64) -> Value {
-        self.github.add_comment_with_id(id, 2, login, body);
+        self.comment_on(2, body, login, association, id)
+    }
+
+    /// The same on PR `pr`.
+    fn comment_on(&self, pr: u64, body: &str, login: &str, association: &str, id: u64) -> Value {
+        self.github.add_comment_with_id(id, pr, login, body);
         let mut c = fixture("webhooks/issue_comment.created.on-pr.slash-command.json");
         c["repository"]["full_name"] = json!(REPO);
         c["repository"]["clone_url"] = json!(self.project.path.to_string_lossy());
         c["installation"] = json!({"id": 1});
         c["comment"]["created_at"] = json!(chrono::Utc::now().to_rfc3339());
-        c["issue"]["number"] = json!(2);
+        c["issue"]["number"] = json!(pr);
         c["comment"]["id"] = json!(id);
         c["comment"]["body"] = json!(body);
         c["comment"]["user"]["login"] = json!(login);

@@ -119,5 +119,68 @@ async fn a_pr_s_claim_is_answered_and_one_that_does_not_hold_fails_the_check() {
     let (check, lines) = answered(&s, 4, &c0, &faster, FASTER_BODY).await;
     assert_eq!(check.conclusion.as_deref(), Some("success"), "{check:#?}");
     insta::assert_snapshot!("claims_confirmed", redacted(&lines.join("\n")));
+
+    // The author edits the description: its claim is read again and answered from the rounds
+    // already measured; nothing runs.
+    let jobs = s.count("SELECT COUNT(*) FROM jobs").await;
+    let mut edited = opened(&s, 4, &c0, &faster);
+    edited["action"] = json!("edited");
+    edited["changes"] = json!({"body": {"from": FASTER_BODY}});
+    edited["pull_request"]["body"] = json!("Halves the work: `spin` is 10% faster.\n");
+    let (status, body) = s.deliver("pull_request", "d-claim-edit", &edited).await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (202, Some("description_edited")),
+        "{body}"
+    );
+    eventually(&s.github, "the edited claim answered", 60, || {
+        comment_lines(&s, 4)
+            .iter()
+            .any(|l| l.contains("**larger than claimed**"))
+    })
+    .await;
+
+    // A maintainer states a claim in a comment: it is answered beside the description's, and
+    // under `require` an opposite one fails the finished check.
+    let c = s.comment_on(
+        4,
+        "/benchgate claim spin +30%",
+        "Codertocat",
+        "OWNER",
+        42_001,
+    );
+    let (status, body) = s.deliver("issue_comment", "d-claim-comment", &c).await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (202, Some("command")),
+        "{body}"
+    );
+    eventually(&s.github, "the claim fails the check", 60, || {
+        checks_of(&s.github, &faster)
+            .iter()
+            .any(|c| c.conclusion.as_deref() == Some("failure"))
+    })
+    .await;
+    let lines = comment_lines(&s, 4);
+    let claimed = lines
+        .iter()
+        .find(|l| l.contains("stated in a comment by Codertocat"))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(claimed.contains("**opposite**"), "{claimed}");
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs").await,
+        jobs,
+        "claims are answered from what was measured"
+    );
     nothing_refused(&s.github);
+}
+
+/// The claims section of the bot's newest comment on PR `number`.
+fn comment_lines(s: &super::Setup, number: u64) -> Vec<String> {
+    s.github
+        .bot_report_comments(LABEL)
+        .into_iter()
+        .find(|c| c.pr == number)
+        .map(|c| claim_lines(&c.body))
+        .unwrap_or_default()
 }

@@ -602,6 +602,45 @@ pub struct PullRequestContext {
     /// (benchgate-claims) and answered in the comment.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
+    /// Claims stated in `/benchgate claim` comments, one per benchmark (the newest wins);
+    /// later heads of the PR carry them on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claimed: Vec<CommentClaim>,
+}
+
+/// A `/benchgate claim BENCHMARK CHANGE` comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommentClaim {
+    /// The command's line, as `benchgate_claims::explicit` reads it.
+    pub line: String,
+    /// The benchmark it names, as written: a later claim on it replaces this one.
+    pub benchmark: String,
+    /// Who commented, and the comment's id (a retried command adds nothing).
+    pub by: String,
+    pub comment_id: u64,
+}
+
+/// Most comment claims a PR keeps: each is answered in every report.
+pub const MAX_COMMENT_CLAIMS: usize = 50;
+
+impl PullRequestContext {
+    /// Adds `claim`, replacing an earlier one on the same benchmark; `false` when this comment
+    /// was added before or the PR holds [`MAX_COMMENT_CLAIMS`] on other benchmarks.
+    pub fn add_claim(&mut self, claim: CommentClaim) -> bool {
+        if self
+            .claimed
+            .iter()
+            .any(|c| c.comment_id == claim.comment_id)
+        {
+            return false;
+        }
+        self.claimed.retain(|c| c.benchmark != claim.benchmark);
+        if self.claimed.len() >= MAX_COMMENT_CLAIMS {
+            return false;
+        }
+        self.claimed.push(claim);
+        true
+    }
 }
 
 /// Which base a PR comparison measures from, and what the base branch did since the PR

@@ -1,5 +1,6 @@
 //! The PR-comment command parser: `/rebench`, `/rebench N`, `/rebench aa`, `/benchgate help`,
-//! `/benchgate accept REASON`. Pure: a comment body in, at most one command out.
+//! `/benchgate accept REASON`, `/benchgate claim BENCHMARK CHANGE`. Pure: a comment body in, at
+//! most one command out.
 //!
 //! A command counts only at the start of a line outside code (fenced or indented) and outside
 //! quotes, so quoting someone's `/rebench` or documenting it in a code block never triggers a run.
@@ -18,6 +19,7 @@ pub const USAGE: &str = "\
 `/benchgate unaccept` — take the acceptance back
 `/benchgate profile [BENCHMARK]` — profile both sides (a few extra runs under perf, never samples) and show where the time went
 `/benchgate bisect` — in a regression issue benchgate opened: search its commits for the one that did it
+`/benchgate claim BENCHMARK CHANGE` — state a claim to check, e.g. `/benchgate claim parse -20%` or `/benchgate claim parse 2x faster` (needs write permission; the author can also write it in the description)
 `/benchgate help` — show this list";
 
 /// A command found in a comment.
@@ -46,6 +48,11 @@ pub enum Command {
     },
     /// `/benchgate bisect`: in a regression issue, search its range for the commit that did it.
     Bisect,
+    /// `/benchgate claim BENCHMARK CHANGE`: a claim to answer beside the description's.
+    Claim {
+        /// The command's line as written (trimmed): `benchgate_claims::explicit` reads it.
+        line: String,
+    },
 }
 
 /// The longest reason an acceptance keeps: a sentence, not an essay in a check-run title.
@@ -102,6 +109,14 @@ pub enum CommandError {
         /// Line (1-based).
         line: usize,
     },
+    /// `/benchgate claim` that does not read as a benchmark and a change.
+    #[error("line {line}: {why}")]
+    BadClaim {
+        /// What the claim lacks, with an example.
+        why: String,
+        /// Line (1-based).
+        line: usize,
+    },
     /// `/benchgate accept` with a reason longer than [`REASON_CHARS`].
     #[error("line {line}: the reason has {chars} characters; keep it to {max}")]
     ReasonTooLong {
@@ -116,7 +131,7 @@ pub enum CommandError {
 
 const REBENCH_VALID: &str = "`/rebench`, `/rebench N` (N from 1 to 200), `/rebench aa`";
 const BENCHGATE_VALID: &str = "`/benchgate help`, `/benchgate accept REASON`, `/benchgate unaccept`, \
-     `/benchgate profile [BENCHMARK]`, `/benchgate bisect`";
+     `/benchgate profile [BENCHMARK]`, `/benchgate bisect`, `/benchgate claim BENCHMARK CHANGE`";
 
 /// Finds the command in a comment body: `Ok(None)` when there is none.
 pub fn parse_command(body: &str) -> Result<Option<Command>, CommandError> {
@@ -218,6 +233,20 @@ fn parse_one(word: &str, rest: &str, line: usize) -> Result<Command, CommandErro
                     valid: BENCHGATE_VALID,
                     line,
                 }),
+            }
+        }
+        Some("claim") => {
+            let args = rest
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, a)| a.trim());
+            let text = format!("/benchgate claim {args}");
+            match benchgate_claims::explicit(&text) {
+                Ok(claims) if claims.len() == 1 => Ok(Command::Claim { line: text }),
+                Ok(_) => Err(CommandError::BadClaim {
+                    why: "`/benchgate claim` takes one benchmark and one change".into(),
+                    line,
+                }),
+                Err(why) => Err(CommandError::BadClaim { why, line }),
             }
         }
         Some("accept") => {

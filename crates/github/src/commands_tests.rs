@@ -146,3 +146,31 @@ fn profile_takes_at_most_one_benchmark() {
         .to_string();
     assert!(err.contains("`/benchgate profile [BENCHMARK]`"), "{err}");
 }
+
+#[test]
+fn a_claim_is_one_benchmark_and_one_change() {
+    let claim = |line: &str| Some(Command::Claim { line: line.into() });
+    assert_eq!(
+        parse_command("/benchgate claim parse -20%").unwrap(),
+        claim("/benchgate claim parse -20%")
+    );
+    // The word's case and spacing are the writer's; the line is stored as the command reads it.
+    assert_eq!(
+        parse_command("Measured on my laptop:\n/Benchgate CLAIM   parse/large   2x faster")
+            .unwrap(),
+        claim("/benchgate claim parse/large   2x faster")
+    );
+    for (body, needle) in [
+        ("/benchgate claim", "needs a benchmark and a change"),
+        ("/benchgate claim parse", "needs a benchmark and a change"),
+        ("/benchgate claim parse fast", "signed percent"),
+        (
+            "/benchgate claim parse -20%\n/benchgate claim emit -5%",
+            "one command per comment",
+        ),
+    ] {
+        let err = parse_command(body).expect_err(body).to_string();
+        assert!(err.contains(needle), "{body:?}: {err}");
+    }
+    assert!(USAGE.contains("/benchgate claim BENCHMARK CHANGE"));
+}

@@ -636,7 +636,7 @@ fn pending_claims(
     else {
         return Vec::new();
     };
-    benchgate_claims::answer_all(&benchgate_claims::read(&github.body), rows)
+    crate::report::pr_claims_answered(github, rows)
         .into_iter()
         .filter(|c| c.answer.as_deref() == Some(benchgate_claims::Answer::NotShownYet.words()))
         .filter_map(|c| c.benchmark)

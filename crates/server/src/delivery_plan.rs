@@ -18,9 +18,9 @@ use benchgate_store::{Store, StoreError};
 const MAX_PR_BODY_CHARS: usize = 65_536;
 
 use crate::tasks::{
-    CancelMergeGroup, CancelPullRequest, GuardedCommand, HandleCommand, MarkedComment, RepoName,
-    RerunCheck, ScheduleMain, ScheduleMergeGroup, SchedulePullRequest, Task, is_check_name,
-    reply_label,
+    CancelMergeGroup, CancelPullRequest, EditDescription, GuardedCommand, HandleCommand,
+    MarkedComment, RepoName, RerunCheck, ScheduleMain, ScheduleMergeGroup, SchedulePullRequest,
+    Task, is_check_name, reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -150,6 +150,18 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
                 repo: repo_name(&e.repo.full_name, e.installation_id),
                 pr: e.number,
             })));
+    }
+    if e.action == PullRequestAction::DescriptionEdited {
+        // Nothing runs: the claims are read again from the new text.
+        return Ok(
+            with_repository(Plan::new("description_edited"), &e.repo, e.installation_id).with_task(
+                Task::EditDescription(EditDescription {
+                    repo: repo_name(&e.repo.full_name, e.installation_id),
+                    pr: e.number,
+                    body: e.body.chars().take(MAX_PR_BODY_CHARS).collect(),
+                }),
+            ),
+        );
     }
     let mut plan = Plan::new(if e.draft {
         "draft_skipped"
@@ -300,6 +312,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         Ok(Some(Command::Profile { benchmark })) => GuardedCommand::Profile { benchmark },
         Ok(Some(Command::Rebench { rounds })) => GuardedCommand::Rebench { rounds },
         Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
+        Ok(Some(Command::Claim { line })) => GuardedCommand::Claim { line },
     };
     Plan::new("command").with_task(Task::HandleCommand(HandleCommand {
         repo,

@@ -125,6 +125,14 @@ pub trait Store: Send + Sync + 'static {
         comparison_id: ComparisonId,
         run: CheckRunRecord,
     ) -> Result<(), StoreError>;
+    /// Applies `edit` to the PR context stored with comparison `id` (its description, its
+    /// comment claims): the context after it, or `None` when the comparison has no PR context
+    /// or the edit changed nothing. `NotFound` for an unknown comparison.
+    async fn edit_pull_request_context(
+        &self,
+        id: ComparisonId,
+        edit: &PullRequestEdit,
+    ) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError>;
     /// The comparisons of one head commit in a repository, newest first (a re-run of a fork
     /// PR's check names only the sha).
     async fn head_comparisons(

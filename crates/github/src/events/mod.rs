@@ -82,12 +82,11 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseE
                 return ignored(action);
             };
             if action.as_deref() == Some("edited") {
-                // A title or body edit changes nothing benchmarked; a new base does.
                 let changes = decode::<wire::Edited>(event, body)?.changes;
-                if changes.and_then(|c| c.base).is_none() {
+                let Some(edited) = edited_action(changes) else {
                     return ignored(action);
-                }
-                found = PullRequestAction::BaseChanged;
+                };
+                found = edited;
             }
             let action = found;
             let p: wire::PullRequest = decode(event, body)?;
@@ -196,8 +195,7 @@ fn pull_request_action(action: &str) -> Option<PullRequestAction> {
 /// A `pull_request` read in one pass: the same event the separate passes would give.
 fn pull_request_delivery(event: &str, p: wire::PullRequestDelivery) -> WebhookEvent {
     let acted_on = match p.action.as_deref().and_then(pull_request_action) {
-        // A title or body edit changes nothing benchmarked; a new base does.
-        Some(PullRequestAction::BaseChanged) if p.changes.and_then(|c| c.base).is_none() => None,
+        Some(PullRequestAction::BaseChanged) => edited_action(p.changes),
         found => found,
     };
     let Some(action) = acted_on else {
@@ -211,6 +209,19 @@ fn pull_request_delivery(event: &str, p: wire::PullRequestDelivery) -> WebhookEv
         pull_request: p.pull_request,
     };
     WebhookEvent::PullRequest(pull_request_event(action, p))
+}
+
+/// What an `edited` delivery asks for: a new base is measured again; a new description is
+/// read again for its claims; a title edit changes nothing.
+fn edited_action(changes: Option<wire::EditedChanges>) -> Option<PullRequestAction> {
+    let changes = changes?;
+    if changes.base.is_some() {
+        Some(PullRequestAction::BaseChanged)
+    } else if changes.body.is_some() {
+        Some(PullRequestAction::DescriptionEdited)
+    } else {
+        None
+    }
 }
 
 fn pull_request_event(action: PullRequestAction, p: wire::PullRequest) -> PullRequestEvent {

@@ -130,7 +130,7 @@ fn null_comment_body_is_empty() {
 }
 
 #[test]
-fn an_edit_matters_only_when_the_base_changed() {
+fn an_edit_matters_when_the_base_or_the_description_changed() {
     let base_changed =
         pr_payload(r#"{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}"#).replacen(
             r#""action": "opened","#,
@@ -151,6 +151,25 @@ fn an_edit_matters_only_when_the_base_changed() {
         WebhookEvent::Ignored(i) => assert_eq!(i.action.as_deref(), Some("edited")),
         other => panic!("a title edit is ignored, got {other:?}"),
     }
+    let described = |changes: &str| {
+        pr_payload(r#"{"full_name": "o/r", "clone_url": "https://github.com/o/r.git"}"#).replacen(
+            r#""action": "opened","#,
+            &format!(r#""action": "edited", "changes": {changes},"#),
+            1,
+        )
+    };
+    assert_eq!(
+        parse_pr(&described(r#"{"body": {"from": "old text"}}"#)).action,
+        PullRequestAction::DescriptionEdited
+    );
+    // Both at once: the new base decides (it measures again, and reads the new description).
+    assert_eq!(
+        parse_pr(&described(
+            r#"{"body": {"from": "x"}, "base": {"ref": {"from": "develop"}}}"#
+        ))
+        .action,
+        PullRequestAction::BaseChanged
+    );
 }
 
 #[test]

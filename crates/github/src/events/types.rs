@@ -225,6 +225,8 @@ pub enum PullRequestAction {
     ConvertedToDraft,
     /// Edited with a new base branch: compare against the new base.
     BaseChanged,
+    /// The description was edited (base unchanged): its claims are read again, nothing runs.
+    DescriptionEdited,
 }
 
 impl PullRequestAction {
@@ -237,7 +239,7 @@ impl PullRequestAction {
             Self::ReadyForReview => "ready_for_review",
             Self::Closed => "closed",
             Self::ConvertedToDraft => "converted_to_draft",
-            Self::BaseChanged => "edited",
+            Self::BaseChanged | Self::DescriptionEdited => "edited",
         }
     }
 }

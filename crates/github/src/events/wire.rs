@@ -174,7 +174,7 @@ pub(super) struct CheckSuiteBody {
     pub pull_requests: Vec<PullRequestNumber>,
 }
 
-/// `pull_request` `edited`: only whether the base changed matters.
+/// `pull_request` `edited`: whether the base or the description changed.
 #[derive(Deserialize)]
 pub(super) struct Edited {
     #[serde(default)]
@@ -185,6 +185,9 @@ pub(super) struct Edited {
 pub(super) struct EditedChanges {
     #[serde(default)]
     pub base: Option<serde::de::IgnoredAny>,
+    /// Present when the description changed (GitHub sends its old text as `from`).
+    #[serde(default)]
+    pub body: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

@@ -77,7 +77,7 @@ struct ComparisonPage {
     /// What a maintainer reads first, one line per runner (the runner named when there are
     /// several).
     summaries: Vec<String>,
-    /// The PR description's claims, each answered (every one, where the comment lists ten).
+    /// The PR's claims (description and `/benchgate claim` comments), each answered (every one, where the comment lists ten).
     claims: Vec<String>,
     /// This page's rows that decide something, regressions first.
     decided: Vec<BenchmarkView>,
@@ -484,10 +484,7 @@ pub async fn page(
     let claims = match c.config.github.as_ref() {
         Some(github) => {
             let rows: Vec<_> = results.iter().map(|r| r.result.clone()).collect();
-            benchgate_claims::lines(&benchgate_claims::answer_all(
-                &benchgate_claims::read(&github.body),
-                &rows,
-            ))
+            benchgate_claims::lines(&crate::report::pr_claims_answered(github, &rows))
         }
         None => Vec::new(),
     };

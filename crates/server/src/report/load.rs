@@ -170,6 +170,26 @@ pub async fn load(
     }))
 }
 
+/// The PR's claims answered from `results`: its description's, then those of `/benchgate claim`
+/// comments (each saying who stated it; no `@`, so a report rewrite pings nobody).
+pub(crate) fn pr_claims_answered(
+    context: &benchgate_api::agent::PullRequestContext,
+    results: &[benchgate_api::BenchmarkResult],
+) -> Vec<benchgate_api::ClaimAnswer> {
+    let mut answered =
+        benchgate_claims::answer_all(&benchgate_claims::read(&context.body), results);
+    for c in &context.claimed {
+        // Stored only after the command parsed; one that no longer reads is left out.
+        let claims = benchgate_claims::explicit(&c.line).unwrap_or_default();
+        for mut a in benchgate_claims::answer_all(&claims, results) {
+            a.notes
+                .insert(0, format!("stated in a comment by {}", c.by));
+            answered.push(a);
+        }
+    }
+    answered
+}
+
 /// The description's claims answered from the headline rows; when the PR also changed
 /// benchmark files, each answered claim says so: the benchmark it names may now measure
 /// something else.
@@ -177,8 +197,7 @@ fn claims_answered(
     context: &benchgate_api::agent::PullRequestContext,
     results: &[benchgate_api::BenchmarkResult],
 ) -> Vec<benchgate_api::ClaimAnswer> {
-    let mut answered =
-        benchgate_claims::answer_all(&benchgate_claims::read(&context.body), results);
+    let mut answered = pr_claims_answered(context, results);
     if !context.benchmark_files_changed.is_empty() {
         let files = context.benchmark_files_changed.join(", ");
         for claim in answered.iter_mut().filter(|c| c.answer.is_some()) {

@@ -16,6 +16,7 @@ use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
+pub(crate) use load::pr_claims_answered;
 pub use load::{LoadedReport, load};
 pub use profile::{ProfileSummary, ProfileView, source as profile_source, view as profile_view};
 

@@ -5,6 +5,7 @@
 
 mod add_reaction;
 mod cancel_pull_request;
+mod edit_description;
 mod handle_command;
 pub(crate) mod main_bisect;
 mod main_issue;
@@ -33,6 +34,7 @@ use crate::report::{self, LoadedReport};
 
 pub use add_reaction::Reaction;
 pub use cancel_pull_request::CancelPullRequest;
+pub use edit_description::EditDescription;
 pub use handle_command::{GuardedCommand, HandleCommand, reply_label};
 pub use main_bisect::{
     CULPRIT_LABEL, MainBisect, SearchOutcome, SearchView, describe as describe_search,
@@ -123,6 +125,7 @@ impl Context {
         match task {
             Task::SchedulePullRequest(t) => t.run(self).await,
             Task::CancelPullRequest(t) => t.run(self).await,
+            Task::EditDescription(t) => t.run(self).await,
             Task::HandleCommand(t) => t.run(self, row).await,
             Task::RerunCheck(t) => t.run(self, row).await,
             Task::ReportComment(c) => report_comment::run(self, c.comparison_id).await,
@@ -248,6 +251,7 @@ pub trait OutboxTask: Serialize + serde::de::DeserializeOwned {
 pub enum Task {
     SchedulePullRequest(SchedulePullRequest),
     CancelPullRequest(CancelPullRequest),
+    EditDescription(EditDescription),
     HandleCommand(HandleCommand),
     RerunCheck(RerunCheck),
     ReportComment(ReportComment),
@@ -267,9 +271,10 @@ pub enum Task {
 
 impl Task {
     /// Every kind of row with its priority: what [`Task::from_row`] reads back.
-    pub const KINDS: [(&'static str, Priority); 15] = [
+    pub const KINDS: [(&'static str, Priority); 16] = [
         (SchedulePullRequest::KIND, SchedulePullRequest::PRIORITY),
         (CancelPullRequest::KIND, CancelPullRequest::PRIORITY),
+        (EditDescription::KIND, EditDescription::PRIORITY),
         (HandleCommand::KIND, HandleCommand::PRIORITY),
         (RerunCheck::KIND, RerunCheck::PRIORITY),
         (ReportComment::KIND, ReportComment::PRIORITY),
@@ -290,6 +295,7 @@ impl Task {
         match self {
             Task::SchedulePullRequest(t) => t.message(),
             Task::CancelPullRequest(t) => t.message(),
+            Task::EditDescription(t) => t.message(),
             Task::HandleCommand(t) => t.message(),
             Task::RerunCheck(t) => t.message(),
             Task::ReportComment(t) => t.message(),
@@ -314,6 +320,7 @@ impl Task {
         Ok(match kind {
             SchedulePullRequest::KIND => Task::SchedulePullRequest(read(payload)?),
             CancelPullRequest::KIND => Task::CancelPullRequest(read(payload)?),
+            EditDescription::KIND => Task::EditDescription(read(payload)?),
             HandleCommand::KIND => Task::HandleCommand(read(payload)?),
             RerunCheck::KIND => Task::RerunCheck(read(payload)?),
             ReportComment::KIND => Task::ReportComment(read(payload)?),

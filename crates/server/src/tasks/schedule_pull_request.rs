@@ -204,6 +204,16 @@ async fn schedule_one(
             origin: None,
         }]
     };
+    // Claims stated in comments on an earlier head still stand: the author's words did not
+    // change with the push.
+    let claimed = existing
+        .iter()
+        .find(|c| {
+            c.runner_label == label && super::suite_of(c).as_deref() == config.suite.as_deref()
+        })
+        .and_then(|c| c.config.github.as_ref())
+        .map(|g| g.claimed.clone())
+        .unwrap_or_default();
     let stored = StoredComparisonConfig {
         config,
         n_star: plan.per_benchmark,
@@ -212,6 +222,7 @@ async fn schedule_one(
             benchmark_files_changed: changed,
             branch: Some(branch.clone()),
             body: t.body.clone(),
+            claimed,
         }),
         main: None,
         merged_pr: None,

@@ -170,6 +170,15 @@ pub struct ComparisonFilter {
     pub verdict: Option<benchgate_api::VerdictKind>,
 }
 
+/// A change to the pull request context stored with a comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PullRequestEdit {
+    /// The description was edited: its claims are read again.
+    Description(String),
+    /// A `/benchgate claim` comment.
+    Claim(benchgate_api::agent::CommentClaim),
+}
+
 /// A check run written for a comparison: which run, of which generation, and whether it was
 /// written as completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

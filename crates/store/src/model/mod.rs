@@ -21,7 +21,7 @@ pub use bisect::{
 };
 pub use comparison::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,
-    MainKind, NewComparison, PullRequestHead, StoredResult,
+    MainKind, NewComparison, PullRequestEdit, PullRequestHead, StoredResult,
 };
 pub use floor::{AaSession, CanaryResult, FloorKey, Forecast, NoiseFloor};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};

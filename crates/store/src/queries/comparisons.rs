@@ -655,6 +655,49 @@ pub(super) async fn record_check_run(
     Ok(())
 }
 
+/// Applies `edit` to the PR context stored with comparison `id`, under the row's lock: the
+/// context after it, or `None` when the comparison has none or the edit changed nothing.
+pub(super) async fn edit_pull_request_context(
+    conn: &mut Conn,
+    id: ComparisonId,
+    edit: &PullRequestEdit,
+) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError> {
+    if sqlx::query(super::LOCK_COMPARISON)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .is_none()
+    {
+        return Err(StoreError::NotFound(format!("comparison {id}")));
+    }
+    let Json(mut config): Json<benchgate_api::agent::StoredComparisonConfig> =
+        sqlx::query_scalar("SELECT config FROM comparisons WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let Some(github) = config.github.as_mut() else {
+        return Ok(None);
+    };
+    let changed = match edit {
+        PullRequestEdit::Description(body) if github.body != *body => {
+            github.body.clone_from(body);
+            true
+        }
+        PullRequestEdit::Description(_) => false,
+        PullRequestEdit::Claim(claim) => github.add_claim(claim.clone()),
+    };
+    if !changed {
+        return Ok(None);
+    }
+    let context = github.clone();
+    sqlx::query("UPDATE comparisons SET config = $2 WHERE id = $1")
+        .bind(id)
+        .bind(Json(&config))
+        .execute(&mut *conn)
+        .await?;
+    Ok(Some(context))
+}
+
 pub(super) async fn of_head(
     pool: &Pool,
     repository_id: RepositoryId,

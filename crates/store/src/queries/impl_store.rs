@@ -163,6 +163,16 @@ impl crate::Store for Backend {
     ) -> Result<(), StoreError> {
         comparisons::record_check_run(&self.pool, id, run).await
     }
+    async fn edit_pull_request_context(
+        &self,
+        id: ComparisonId,
+        edit: &PullRequestEdit,
+    ) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError> {
+        let mut tx = begin(&self.pool).await?;
+        let context = comparisons::edit_pull_request_context(&mut tx, id, edit).await?;
+        tx.commit().await?;
+        Ok(context)
+    }
     async fn head_comparisons(
         &self,
         repository_id: RepositoryId,

@@ -65,6 +65,7 @@ contract_tests!(
     outbox_release_gives_unsent_rows_back_at_once,
     a_stale_head_cannot_supersede_the_newest,
     check_runs_follow_rounds_generations,
+    a_pr_context_takes_description_edits_and_comment_claims,
     acceptances_are_kept_revoked_and_listed,
     setup_states_are_single_use_and_expire,
     a_setup_state_is_accepted_once_under_concurrent_callbacks,

@@ -79,6 +79,7 @@ pub async fn run(
         GuardedCommand::Rebench { .. }
         | GuardedCommand::RebenchAa
         | GuardedCommand::Bisect
+        | GuardedCommand::Claim { .. }
         | GuardedCommand::Profile { .. } => {
             unreachable!("only accept and unaccept come here")
         }
@@ -95,7 +96,7 @@ pub async fn run(
 }
 
 /// The comparison's check and comment, written again with the acceptance as it now stands.
-async fn report_again(cx: &Context, id: ComparisonId) -> Result<(), TaskError> {
+pub(crate) async fn report_again(cx: &Context, id: ComparisonId) -> Result<(), TaskError> {
     let comparison_id = id.0;
     cx.enqueue(Task::ReportCheck(ReportCheck { comparison_id }))
         .await?;

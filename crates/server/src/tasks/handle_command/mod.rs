@@ -3,6 +3,7 @@
 //! its code, and covers only the heads pushed before the comment.
 
 mod accept;
+mod claim;
 
 use benchgate_store::model::{ComparisonState, OutboxId, Priority};
 use chrono::{DateTime, Utc};
@@ -26,6 +27,8 @@ pub enum GuardedCommand {
     Profile { benchmark: Option<String> },
     /// `/benchgate bisect`, in a regression issue (`pr` is the issue's number).
     Bisect,
+    /// `/benchgate claim BENCHMARK CHANGE` (the line as parsed).
+    Claim { line: String },
 }
 
 /// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
@@ -98,6 +101,9 @@ impl HandleCommand {
         if let GuardedCommand::Accept { .. } | GuardedCommand::Unaccept = &t.command {
             return accept::run(cx, &t, &repository, comparisons).await;
         }
+        if let GuardedCommand::Claim { line } = &t.command {
+            return claim::run(cx, &t, line, comparisons).await;
+        }
         let Some(comparison) = comparisons.into_iter().next() else {
             return cx
                 .enqueue(reply(
@@ -151,6 +157,7 @@ impl HandleCommand {
             GuardedCommand::Accept { .. }
             | GuardedCommand::Unaccept
             | GuardedCommand::Profile { .. }
+            | GuardedCommand::Claim { .. }
             | GuardedCommand::Bisect => {
                 unreachable!("handled above")
             }

@@ -197,3 +197,96 @@ pub async fn acceptances_are_kept_revoked_and_listed(store: Arc<dyn Store>) {
     assert_eq!(trail[1].revoked_by.as_deref(), Some("bob"));
     assert!(trail.iter().all(|a| a.revoked_at.is_some()));
 }
+
+/// A PR's description and `/benchgate claim` comments are edited into the stored context; an
+/// edit that changes nothing (a retried command, the same text) reports nothing to do.
+pub async fn a_pr_context_takes_description_edits_and_comment_claims(store: Arc<dyn Store>) {
+    use benchgate_api::agent::{CommentClaim, PullRequestContext};
+    let repo = repo(&store, "acme/widgets").await;
+    let mut new = comparison(&repo, Some(7), "h1", "x", jobs(1, 3));
+    new.config.github = Some(PullRequestContext {
+        body: "parse is 20% faster".into(),
+        ..Default::default()
+    });
+    let id = store.create_comparison(&new).await.unwrap().id;
+    let claim = |id: u64, bench: &str, change: &str| {
+        PullRequestEdit::Claim(CommentClaim {
+            line: format!("/benchgate claim {bench} {change}"),
+            benchmark: bench.into(),
+            by: "octocat".into(),
+            comment_id: id,
+        })
+    };
+
+    let edited = store
+        .edit_pull_request_context(
+            id,
+            &PullRequestEdit::Description("parse is 5% faster".into()),
+        )
+        .await
+        .unwrap()
+        .expect("the description changed");
+    assert_eq!(edited.body, "parse is 5% faster");
+    let same = PullRequestEdit::Description("parse is 5% faster".into());
+    assert_eq!(
+        store.edit_pull_request_context(id, &same).await.unwrap(),
+        None
+    );
+
+    store
+        .edit_pull_request_context(id, &claim(1, "parse", "-20%"))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .edit_pull_request_context(id, &claim(2, "emit", "-5%"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store
+            .edit_pull_request_context(id, &claim(1, "parse", "-20%"))
+            .await
+            .unwrap(),
+        None,
+        "a retried command adds nothing"
+    );
+    // A newer claim on the same benchmark replaces the older one.
+    let after = store
+        .edit_pull_request_context(id, &claim(3, "parse", "+10%"))
+        .await
+        .unwrap()
+        .unwrap();
+    let lines: Vec<&str> = after.claimed.iter().map(|c| c.line.as_str()).collect();
+    assert_eq!(
+        lines,
+        ["/benchgate claim emit -5%", "/benchgate claim parse +10%"]
+    );
+    let stored = store.comparison(id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.config.github,
+        Some(after),
+        "what was returned is what is stored"
+    );
+    assert_eq!(
+        stored.config.config.benchmark.run, "./bench",
+        "the rest of the config stays"
+    );
+
+    // A comparison without a PR context has nothing to edit; an unknown one is an error.
+    let admin = store
+        .create_comparison(&comparison(&repo, None, "h2", "x", jobs(1, 3)))
+        .await
+        .unwrap()
+        .id;
+    assert_eq!(
+        store.edit_pull_request_context(admin, &same).await.unwrap(),
+        None
+    );
+    assert!(matches!(
+        store
+            .edit_pull_request_context(ComparisonId(999_999), &same)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+}
