@@ -186,33 +186,40 @@ impl Reader<'_> {
         });
     }
 
+    /// The rows after header line `i`, up to a blank line: `row` reads a line's benchmark,
+    /// change (percent of `metric`) and runs, `None` for a line that is not a row. Returns the
+    /// line after the block.
+    fn rows_after(
+        &mut self,
+        i: usize,
+        metric: Metric,
+        source: Source,
+        row: impl Fn(&str) -> Option<(String, f64, Option<u32>)>,
+    ) -> usize {
+        let mut j = i + 1;
+        while j < self.lines.len() && !self.lines[j].trim().is_empty() {
+            if let Some((name, pct, runs)) = row(self.lines[j]) {
+                self.push(j, Some(name), metric, [pct, pct], runs, source);
+            }
+            j += 1;
+        }
+        j
+    }
+
     /// `name old time/op new time/op delta` and its rows, up to a blank line.
     fn old_benchstat(&mut self, i: usize) -> Option<usize> {
         let header = OLD_BENCHSTAT.captures(self.lines[i])?;
         let metric = metric_of_unit(&header[1]).unwrap_or(Metric::Time);
         let speedup = header[3].eq_ignore_ascii_case("speedup");
-        let mut j = i + 1;
-        while j < self.lines.len() && !self.lines[j].trim().is_empty() {
-            if let Some(row) = OLD_ROW.captures(self.lines[j])
-                && let Some(v) = number(&row[2])
-            {
-                let runs = runs_of(row.get(4), row.get(5));
-                let pct = match (&row[3], speedup) {
-                    ("x", _) => factor_pct(metric, v, true),
-                    _ => v,
-                };
-                self.push(
-                    j,
-                    Some(row[1].to_owned()),
-                    metric,
-                    [pct, pct],
-                    runs,
-                    Source::Benchstat,
-                );
-            }
-            j += 1;
-        }
-        Some(j)
+        Some(self.rows_after(i, metric, Source::Benchstat, |line| {
+            let row = OLD_ROW.captures(line)?;
+            let v = number(&row[2])?;
+            let pct = match (&row[3], speedup) {
+                ("x", _) => factor_pct(metric, v, true),
+                _ => v,
+            };
+            Some((row[1].to_owned(), pct, runs_of(row.get(4), row.get(5))))
+        }))
     }
 
     /// benchstat's newer layout: `│ sec/op │ sec/op vs base │`, rows `-2.29% (p=0.011 n=7)`.
@@ -227,47 +234,23 @@ impl Reader<'_> {
             .and_then(|cell| cell.split_whitespace().next())
             .unwrap_or("sec/op");
         let metric = metric_of_unit(unit).unwrap_or(Metric::Time);
-        let mut j = i + 1;
-        while j < self.lines.len() && !self.lines[j].trim().is_empty() {
-            if let Some(row) = NEW_ROW.captures(self.lines[j])
-                && &row[1] != "geomean"
-                && let Some(v) = number(&row[2])
-            {
-                let runs = runs_of(row.get(3), row.get(4));
-                self.push(
-                    j,
-                    Some(row[1].to_owned()),
-                    metric,
-                    [v, v],
-                    runs,
-                    Source::Benchstat,
-                );
+        Some(self.rows_after(i, metric, Source::Benchstat, |line| {
+            let row = NEW_ROW.captures(line)?;
+            if &row[1] == "geomean" {
+                return None;
             }
-            j += 1;
-        }
-        Some(j)
+            let v = number(&row[2])?;
+            Some((row[1].to_owned(), v, runs_of(row.get(3), row.get(4))))
+        }))
     }
 
     /// pytest-benchmark's compare table: `Name (time in ms) … ΔMin` and rows up to its rule.
     fn pytest(&mut self, i: usize) -> Option<usize> {
         PYTEST_HEADER.captures(self.lines[i])?;
-        let mut j = i + 1;
-        while j < self.lines.len() && !self.lines[j].trim().is_empty() {
-            if let Some(row) = PYTEST_ROW.captures(self.lines[j])
-                && let Some(v) = number(&row[2])
-            {
-                self.push(
-                    j,
-                    Some(row[1].to_owned()),
-                    Metric::Time,
-                    [v, v],
-                    None,
-                    Source::Table,
-                );
-            }
-            j += 1;
-        }
-        Some(j)
+        Some(self.rows_after(i, Metric::Time, Source::Table, |line| {
+            let row = PYTEST_ROW.captures(line)?;
+            Some((row[1].to_owned(), number(&row[2])?, None))
+        }))
     }
 
     /// A Markdown table whose header has a change column (improvement, change, delta, diff,
