@@ -12,8 +12,7 @@ pub use benchgate_api::FailOn;
 
 use crate::samples::{OneSided, PairedSamples, RecordedRuns, SeriesKey};
 
-/// Pairs needed before a "below this runner's resolution" verdict may end a session.
-pub const MIN_PAIRS_TO_GIVE_UP: usize = 10;
+pub use benchgate_stats::gate::MIN_PAIRS_TO_GIVE_UP;
 
 /// Planned pairs `n*` when none is given (docs/statistics.md §2).
 pub const DEFAULT_N_STAR: f64 = 20.0;
@@ -107,21 +106,11 @@ impl Evaluation {
         rows.peek().is_some() && rows.all(is_decided)
     }
 
-    /// Keeps a row "below this runner's resolution" once a session gave up on it: its
-    /// forecast hovers around the round cap as the spread estimate moves, and a verdict that
-    /// flips back to "no result yet" every few rounds helps no one. `given_up` carries the
-    /// rows from one evaluation of the session to the next; a row the interval decides since
-    /// (slower, faster, equivalent, not slower) shows that instead.
+    /// Keeps a row "below this runner's resolution" once the session gave up on it
+    /// ([`benchgate_stats::gate::hold_given_up`]); `given_up` carries the rows from one
+    /// evaluation of the session to the next.
     pub fn hold_given_up(&mut self, given_up: &mut std::collections::BTreeSet<(String, String)>) {
-        for r in &mut self.results {
-            let key = (r.name.clone(), r.metric.clone());
-            if r.verdict == VerdictKind::BelowResolution && is_decided(r) {
-                given_up.insert(key);
-            } else if r.verdict == VerdictKind::NoResultYet && given_up.contains(&key) {
-                r.verdict = VerdictKind::BelowResolution;
-                r.rounds_needed = None;
-            }
-        }
+        benchgate_stats::gate::hold_given_up(&mut self.results, given_up);
     }
 
     /// The benchmarks with a gated row still undecided, each once, in report order.

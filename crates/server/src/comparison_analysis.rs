@@ -187,7 +187,7 @@ async fn analyze_pairs(
         kept.runners().iter().map(|(id, r)| (*id, r)).collect();
     for group in hardware_groups(store, &runners).await? {
         let members: Vec<(RunnerId, &RunnerPairs)> = group.iter().map(|&i| runners[i]).collect();
-        let results = analyze_group(
+        let mut results = analyze_group(
             store,
             comparison.repository_id,
             &members,
@@ -197,6 +197,22 @@ async fn analyze_pairs(
             &mut memos,
         )
         .await?;
+        let lead = members[0].0;
+        // A row the last analysis gave up on stays given up until its interval decides: the
+        // comment is rewritten after every upload and must not flip back and forth.
+        let mut given_up: std::collections::BTreeSet<(String, String)> = store
+            .comparison_results(id)
+            .await?
+            .into_iter()
+            .filter(|s| s.runner_id == lead)
+            .map(|s| s.result)
+            .filter(|r| {
+                r.verdict == VerdictKind::BelowResolution
+                    && r.n >= benchgate_stats::gate::MIN_PAIRS_TO_GIVE_UP
+            })
+            .map(|r| (r.name, r.metric))
+            .collect();
+        benchgate_stats::gate::hold_given_up(&mut results, &mut given_up);
         done.rows += results.len();
         done.pairs = results.iter().map(|r| r.n).fold(done.pairs, usize::max);
         // The whole set, even when empty, under the group's first runner; the other members'
@@ -204,7 +220,6 @@ async fn analyze_pairs(
         // set computed from the most samples, so an older view never overwrites a newer one.
         let basis = members.iter().map(|(_, m)| m.samples).sum::<usize>();
         let basis = i64::try_from(basis).unwrap_or(i64::MAX);
-        let lead = members[0].0;
         let storing = std::time::Instant::now();
         let stored = store
             .replace_comparison_results(id, lead, basis, &results)

@@ -82,8 +82,13 @@ fn round_of(r: i64, seed: u64) -> RoundUpload {
 
 /// One side's value of `parse`/`metric` in round `r`.
 fn sample(r: i64, seed: u64, side: Side, metric: &str) -> SampleInput {
+    sample_of(r, seed, side, metric, 1.10, 0.04)
+}
+
+/// The same with head `effect` times base and `noise` per run.
+fn sample_of(r: i64, seed: u64, side: Side, metric: &str, effect: f64, noise: f64) -> SampleInput {
     let k = seed * 1000 + r as u64 * 2 + u64::from(side == Side::Head);
-    let effect = if side == Side::Head { 1.10 } else { 1.0 };
+    let effect = if side == Side::Head { effect } else { 1.0 };
     SampleInput {
         side,
         position: i64::from((side == Side::Base) != (r % 2 == 0)),
@@ -91,7 +96,7 @@ fn sample(r: i64, seed: u64, side: Side, metric: &str) -> SampleInput {
             benchmark: "parse".into(),
             metric: metric.into(),
             unit: "ns".into(),
-            value: 1000.0 * effect * (1.0 + 0.04 * wobble(k)),
+            value: 1000.0 * effect * (1.0 + noise * wobble(k)),
             lower: None,
             upper: None,
             direction: Default::default(),
@@ -390,3 +395,100 @@ async fn uploads_waiting_on_an_analysis_are_served_by_the_next_one() {
         .unwrap();
     assert!(!later.covered, "{later:?}");
 }
+
+/// A row the last analysis gave up on ("below this runner's resolution") stays so when the
+/// next upload's forecast dips under the cap again: the comment is rewritten after every
+/// upload and must not flip. The interval deciding the row since would show instead.
+#[tokio::test]
+async fn a_row_given_up_on_stays_below_resolution_from_one_analysis_to_the_next() {
+    let f = fixture().await;
+    let alpha = runner(&f, "alpha", "Linux 6.18.44").await;
+    let config = json!({"benchmark": {"run": "./bench", "format": "criterion", "rounds": 12},
+                        "gate": {"min_effect": 0.01, "tolerance": null}});
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let id = f
+            .store
+            .create_comparison(&NewComparison {
+                repository_id: f.repo.id,
+                pr_number: None,
+                base_sha: "a".repeat(40),
+                head_sha: "b".repeat(40),
+                runner_label: LABEL.into(),
+                config: serde_json::from_value(config.clone()).unwrap(),
+                planned_rounds: None,
+                main: None,
+                jobs: vec![NewJob {
+                    rounds: 12,
+                    priority: Priority::NORMAL,
+                    max_attempts: 3,
+                    origin: None,
+                }],
+                notify: vec![],
+            })
+            .await
+            .unwrap()
+            .id;
+        let claim = f
+            .store
+            .claim_job(alpha, &[LABEL.to_owned()], LEASE)
+            .await
+            .unwrap()
+            .expect("a job to claim");
+        for r in 0..12 {
+            let round = RoundUpload {
+                round: r,
+                samples: [Side::Base, Side::Head]
+                    .into_iter()
+                    .map(|side| sample_of(r, 5, side, "time", 1.002, NOISE))
+                    .collect(),
+            };
+            f.store
+                .upload_round(claim.job.id, &claim.lease, &round)
+                .await
+                .unwrap();
+        }
+        comparison_analysis::analyze_comparison(&f.store, id)
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    let row = |id: ComparisonId| {
+        let store = f.store.clone();
+        async move {
+            let stored = store.comparison_results(id).await.unwrap();
+            stored[0].result.clone()
+        }
+    };
+    let first = row(ids[0]).await;
+    assert_eq!(first.verdict, VerdictKind::NoResultYet, "{first:?}");
+    assert!(first.rounds_needed.is_some());
+
+    // The analysis before had given up on the row (as one a round earlier can), from the
+    // same 24 samples.
+    let mut given_up = first.clone();
+    given_up.verdict = VerdictKind::BelowResolution;
+    given_up.rounds_needed = None;
+    assert!(
+        f.store
+            .replace_comparison_results(ids[1], alpha, 24, &[given_up])
+            .await
+            .unwrap()
+    );
+    comparison_analysis::analyze_comparison(&f.store, ids[1])
+        .await
+        .unwrap();
+    comparison_analysis::analyze_comparison(&f.store, ids[0])
+        .await
+        .unwrap();
+    let held = row(ids[1]).await;
+    assert_eq!(held.verdict, VerdictKind::BelowResolution, "{held:?}");
+    assert_eq!(held.rounds_needed, None);
+    assert_eq!(
+        row(ids[0]).await.verdict,
+        VerdictKind::NoResultYet,
+        "nothing given up, nothing held"
+    );
+}
+
+const NOISE: f64 = 0.01;

@@ -144,6 +144,30 @@ pub fn undecided_benchmarks(results: &[BenchmarkResult]) -> Option<Vec<String>> 
     (!names.is_empty() && names.len() < all.len()).then_some(names)
 }
 
+/// Pairs needed before a "below this runner's resolution" verdict may end a session or be
+/// held: a spread from a handful of pairs is too rough (one slow run inflates it).
+pub const MIN_PAIRS_TO_GIVE_UP: usize = 10;
+
+/// Keeps a row "below this runner's resolution" once it was given up on (with at least
+/// [`MIN_PAIRS_TO_GIVE_UP`] pairs): its forecast hovers around the round cap as the spread
+/// estimate moves, and a verdict that flips back to "no result yet" every few rounds helps no
+/// one. `given_up` carries the `(benchmark, metric)` rows from one analysis to the next; a row
+/// the interval decides since (slower, faster, equivalent, not slower) shows that instead.
+pub fn hold_given_up(
+    rows: &mut [BenchmarkResult],
+    given_up: &mut std::collections::BTreeSet<(String, String)>,
+) {
+    for r in rows {
+        let key = (r.name.clone(), r.metric.clone());
+        if r.verdict == VerdictKind::BelowResolution && r.n >= MIN_PAIRS_TO_GIVE_UP {
+            given_up.insert(key);
+        } else if r.verdict == VerdictKind::NoResultYet && given_up.contains(&key) {
+            r.verdict = VerdictKind::BelowResolution;
+            r.rounds_needed = None;
+        }
+    }
+}
+
 /// Whether a gated row leaves the gate waiting: no verdict yet, or slower but neither
 /// selected by e-BH nor shown within the tolerance. Not selected is no pass: e-BH declined to
 /// call it a regression among the gated rows, which is not evidence that it is none; more
