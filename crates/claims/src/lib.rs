@@ -43,6 +43,8 @@ pub enum Source {
     Criterion,
     /// hyperfine's summary: "A ran N ± e times faster than B".
     Hyperfine,
+    /// Google Benchmark's `tools/compare.py` table (Time column: relative change).
+    GoogleBenchmark,
     /// A Markdown (or aligned) table with a change, delta or speed-up column.
     Table,
     /// A "before -> after" line of two values.
@@ -282,5 +284,30 @@ mod tests {
         assert!(read(&body).is_empty());
         let body = format!("{}\n`parse` is 20% faster", "x".repeat(100));
         assert_eq!(read(&body).len(), 1);
+    }
+
+    /// compare.py with `--benchmark_repetitions`: per-repetition rows, aggregates and the U
+    /// test's p-value. Only the `_mean` rows are claims; the p-value row says the runs.
+    /// (Made up in compare.py's layout: the real bodies in tests/bodies have no repetitions.)
+    #[test]
+    fn compare_py_with_repetitions_reads_the_means_and_their_runs() {
+        let body = "\
+Benchmark                     Time             CPU      Time Old      Time New       CPU Old       CPU New
+----------------------------------------------------------------------------------------------------------
+BM_parse/64                -0.2000         -0.2000           100            80           100            80
+BM_parse/64                -0.1900         -0.1900           100            81           100            81
+BM_parse/64_pvalue          0.0002          0.0002      U Test, Repetitions: 9 vs 10
+BM_parse/64_mean           -0.1950         -0.1950           100            80           100            80
+BM_parse/64_median         -0.1950         -0.1950           100            80           100            80
+BM_parse/64_stddev         +0.1000         +0.1000             1             1             1             1
+BM_parse/64_cv             +0.1000         +0.1000             0             0             0             0
+OVERALL_GEOMEAN            -0.1950         -0.1950             0             0             0             0
+";
+        let claims = read(body);
+        assert_eq!(claims.len(), 1, "{claims:#?}");
+        let c = &claims[0];
+        assert_eq!(c.benchmark.as_deref(), Some("BM_parse/64"));
+        assert!((c.change_pct[0] + 19.5).abs() < 1e-9);
+        assert_eq!((c.runs, c.source), (Some(9), Source::GoogleBenchmark));
     }
 }

@@ -20,6 +20,7 @@ fn source_name(source: Source) -> &'static str {
         Source::Benchstat => "benchstat",
         Source::Criterion => "criterion",
         Source::Hyperfine => "hyperfine",
+        Source::GoogleBenchmark => "compare.py",
         Source::Table => "table",
         Source::BeforeAfter => "before/after",
         Source::Sentence => "sentence",

@@ -1,5 +1,5 @@
 //! Claims pasted as tables or tool output: benchstat (both layouts), criterion's change lines,
-//! hyperfine's summary, pytest-benchmark's compare table, Markdown tables with a change column,
+//! hyperfine's summary, pytest-benchmark's compare table, Google Benchmark's `compare.py` table, Markdown tables with a change column,
 //! lists of "`name`: −26% time", and "before -> after" values.
 
 use std::sync::LazyLock;
@@ -36,6 +36,16 @@ static HYPERFINE_RUNS: LazyLock<Regex> =
 static PYTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^\s*Name \(time in (\w+)\).*Δ"));
 static PYTEST_ROW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s*(\S+)\s+[\d.,]+\s+[\d.,]+\s+([+-]\d+(?:\.\d+)?)%\s*$"));
+static GBENCH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\s*Benchmark\s+Time\s+CPU\s+Time Old\s+Time New\s+CPU Old\s+CPU New\s*$")
+});
+/// A row: the name (may hold spaces: `udiv<uint256, uint32_t>`), the relative change of time
+/// and of CPU time as signed fractions, then the four old/new values.
+static GBENCH_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\s*(\S.*?)\s+([+-]\d+(?:\.\d+)?)\s+([+-]\d+(?:\.\d+)?)\s+\S+\s+\S+\s+\S+\s+\S+\s*$")
+});
+static GBENCH_PVALUE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*(\S.*?)_pvalue\s.*Repetitions:\s*(\d+)\s+vs\s+(\d+)"));
 static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^\s*[-*]\s*`([^`]+)`\s*:\s*([+-]\d+(?:\.\d+)?)\s*%\s*(time|faster|slower)?\s*$")
 });
@@ -123,6 +133,8 @@ pub(crate) fn read(lines: &[&str]) -> Vec<Claim> {
         i = if let Some(next) = r.old_benchstat(i) {
             next
         } else if let Some(next) = r.new_benchstat(i) {
+            next
+        } else if let Some(next) = r.google_benchmark(i) {
             next
         } else if let Some(next) = r.pytest(i) {
             next
@@ -242,6 +254,43 @@ impl Reader<'_> {
             let v = number(&row[2])?;
             Some((row[1].to_owned(), v, runs_of(row.get(3), row.get(4))))
         }))
+    }
+
+    /// Google Benchmark's `tools/compare.py` table, up to a blank line: the Time column is the
+    /// relative change (−0.12: 12% less time). Without repetitions each side is one run; with
+    /// them only the `_mean` rows are read (runs from the U test's `_pvalue` row when shown),
+    /// and `OVERALL_GEOMEAN` is a summary of the rows above, not a benchmark.
+    fn google_benchmark(&mut self, i: usize) -> Option<usize> {
+        GBENCH_HEADER.captures(self.lines[i])?;
+        let end = (i + 1..self.lines.len())
+            .find(|&j| self.lines[j].trim().is_empty())
+            .unwrap_or(self.lines.len());
+        let block = &self.lines[i + 1..end];
+        let aggregated = block.iter().any(|l| {
+            GBENCH_ROW
+                .captures(l)
+                .is_some_and(|r| r[1].ends_with("_mean"))
+        });
+        let repetitions: std::collections::HashMap<String, u32> = block
+            .iter()
+            .filter_map(|l| {
+                let c = GBENCH_PVALUE.captures(l)?;
+                let (b, h): (u32, u32) = (c[2].parse().ok()?, c[3].parse().ok()?);
+                Some((c[1].to_owned(), b.min(h)))
+            })
+            .collect();
+        Some(
+            self.rows_after(i, Metric::Time, Source::GoogleBenchmark, |line| {
+                let row = GBENCH_ROW.captures(line)?;
+                let name = &row[1];
+                let (name, runs) = match name.strip_suffix("_mean") {
+                    Some(bare) => (bare, repetitions.get(bare).copied()),
+                    None if aggregated || name == "OVERALL_GEOMEAN" => return None,
+                    None => (name, Some(1)),
+                };
+                Some((name.to_owned(), number(&row[2])? * 100.0, runs))
+            }),
+        )
     }
 
     /// pytest-benchmark's compare table: `Name (time in ms) … ΔMin` and rows up to its rule.
