@@ -434,6 +434,7 @@ async fn create_comparison(
                 layout_salt: None,
                 canary_work: false,
                 ignore: Vec::new(),
+                artifacts: Vec::new(),
                 budget_secs: None,
             },
             gate: GateSpec::default(),

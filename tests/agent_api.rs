@@ -160,6 +160,7 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 layout_salt: None,
                 canary_work: false,
                 ignore: Vec::new(),
+                artifacts: Vec::new(),
                 budget_secs: None,
             },
             gate: GateSpec::default(),

@@ -747,6 +747,63 @@ fn compare_skips_a_change_whose_files_the_suite_ignores() {
     assert!(stdout.contains("fast time"), "measured: {stdout}");
 }
 
+/// `compare --config` with the suite's `artifacts`: a commit that changes source but builds to
+/// the same bytes concludes "identical build", exit 0, without a round; one whose build differs
+/// is measured, and stderr says how many artifacts differ.
+#[test]
+fn compare_concludes_identical_build_without_measuring() {
+    let repo = tempfile::tempdir().unwrap();
+    suite_repository(repo.path());
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    let config = repo.path().join(".benchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "warmup = 1\n",
+        "warmup = 1\nartifacts = [\"run.sh\"]\n",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    git(&["commit", "--quiet", "-am", "name the build's output"]);
+    // Source that the build does not read: the output is the same.
+    std::fs::write(repo.path().join("notes.txt"), "a comment\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "a note"]);
+    let run = |base: &str, extra: &[&str]| {
+        Command::new(BIN)
+            .args(["compare", "--config", config.to_str().unwrap()])
+            .args(["--repo", repo.path().to_str().unwrap()])
+            .args(["--base-rev", base, "--head-rev", "main"])
+            .args(["--env", &format!("BG={BIN}"), "--max-rounds", "2"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run("main~1", &["--json"]);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["skipped"], "identical build", "{report}");
+    assert_eq!(
+        report["change"]["build"]["files"],
+        serde_json::json!(["run.sh"])
+    );
+    let out = run("main~1", &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(": identical build: run.sh (0.0 MiB) byte-identical on both sides"),
+        "{stdout}"
+    );
+    // The benchmark's own change is in this range: run.sh differs, so the sides are measured.
+    let out = run("main~3", &[]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("fast time"), "measured: {stdout}");
+    assert!(
+        stderr.contains("artifacts: 1 of 1 artifact files differ between the sides; measuring"),
+        "{stderr}"
+    );
+}
+
 /// A gated row too noisy to decide: `--budget` ends the session with what is known, exit 3
 /// (no answer yet), and the report says what an answer still needs in rounds and time.
 #[test]

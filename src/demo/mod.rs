@@ -121,6 +121,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             layout_salt: None,
             canary_work: false,
             ignore: Vec::new(),
+            artifacts: Vec::new(),
             budget_secs: None,
         },
         gate: GateSpec::default(),

@@ -88,6 +88,7 @@ impl BenchRepo {
                     layout_salt: None,
                     canary_work: false,
                     ignore: Vec::new(),
+                    artifacts: Vec::new(),
                     budget_secs: None,
                 },
                 gate: GateSpec::default(),

@@ -110,6 +110,11 @@ pub struct BenchmarkSpec {
     /// files all match is not measured: nothing it touches can be faster or slower.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
+    /// `artifacts`: globs of the build's outputs (relative to a side's work tree) that decide
+    /// what runs. When both sides' files are byte-identical the job measures nothing and the
+    /// comparison concludes "identical build" exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
     /// `budget`: seconds of measuring a job may spend (after its build and warm-up); the job
     /// then ends with the rounds it has, and the check concludes with what they show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +133,34 @@ pub struct BenchmarkSpec {
     /// canaries plant real work; otherwise they scale head's values when scored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub canary_work: bool,
+}
+
+/// Both sides built to the same bytes: every file `artifacts` names, on each side, has the same
+/// path and content. Nothing that runs differs, so nothing is measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdenticalBuild {
+    /// The files compared, relative to a work tree, sorted.
+    pub files: Vec<String>,
+    /// Their total size.
+    pub bytes: u64,
+    /// SHA-256 over the sorted `path NUL file-sha256` lines: one digest for the whole build.
+    pub sha256: String,
+}
+
+impl IdenticalBuild {
+    /// "identical build: 2 files (4.1 MiB) byte-identical on both sides (sha256 3f2a…)".
+    pub fn describe(&self) -> String {
+        let files = match self.files.as_slice() {
+            [one] => one.clone(),
+            many => format!("{} files", many.len()),
+        };
+        format!(
+            "identical build: {files} ({:.1} MiB) byte-identical on both sides (sha256 {}); nothing \
+             that runs differs, so nothing was measured",
+            self.bytes as f64 / (1024.0 * 1024.0),
+            &self.sha256[..self.sha256.len().min(12)]
+        )
+    }
 }
 
 /// `layout_salt = "env-padding"`: any language, no rebuild.

@@ -2,6 +2,7 @@
 //! it, and parses the output of common benchmark harnesses into samples. `cli` holds the
 //! `benchgate compare` and `benchgate analyze` commands built on them.
 
+pub mod artifacts;
 pub mod capture;
 pub mod cli;
 mod clock;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use benchgate_api::{AnalysisReport, VerdictKind};
-use benchgate_harness::cli::compare::{CompareOutcome, compare};
+use benchgate_harness::cli::compare::CompareOutcome;
 use benchgate_harness::cli::progress::Display;
 use benchgate_harness::cli::{CliError, CompareArgs, format_report};
 use benchgate_harness::formats::command::WALL_TIME;
@@ -13,6 +13,16 @@ use benchgate_harness::schedule::Schedule;
 use clap::Parser;
 
 use crate::measuring;
+
+/// A session that measured (none of these suites names `artifacts`).
+fn compare(
+    args: &CompareArgs,
+    display: Display,
+    plan: Option<&benchgate_api::agent::ComparisonConfig>,
+) -> Result<CompareOutcome, CliError> {
+    benchgate_harness::cli::compare::compare(args, display, plan)
+        .map(|c| c.measured().expect("measured"))
+}
 
 fn args(extra: &[&str]) -> CompareArgs {
     let argv = ["compare", "--no-progress"].iter().chain(extra);

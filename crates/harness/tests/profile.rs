@@ -281,7 +281,10 @@ fn compare_with_profile_prints_the_top_functions_and_writes_the_flame_graph() {
     ])
     .unwrap();
     assert!(args.profile.profile);
-    let outcome = compare(&args, Display::Hidden, None).unwrap();
+    let outcome = compare(&args, Display::Hidden, None)
+        .unwrap()
+        .measured()
+        .unwrap();
     let profiled = profile_comparison(&outcome, &args.profile, profiler()).unwrap();
     let text = render(&profiled);
     let ProfileOutcome::Profiled(report) = profiled else {

@@ -29,6 +29,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 layout_salt: None,
                 canary_work: false,
                 ignore: Vec::new(),
+                artifacts: Vec::new(),
                 budget_secs: None,
             },
             gate: GateSpec {

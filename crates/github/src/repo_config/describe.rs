@@ -106,6 +106,13 @@ impl RepoConfig {
                     suite.ignore.patterns().join(", ")
                 );
             }
+            if !suite.artifacts.patterns().is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  artifacts: {} (byte-identical builds conclude \"identical build\", unmeasured)",
+                    suite.artifacts.patterns().join(", ")
+                );
+            }
             if suite.network {
                 let _ = writeln!(out, "  network: runs may use the network");
             }

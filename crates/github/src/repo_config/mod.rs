@@ -206,6 +206,11 @@ pub struct SuiteConfig {
     /// changed files all match passes at once, with no runner time.
     #[serde(default)]
     pub ignore: PathGlobs,
+    /// Globs of the build's outputs, relative to a side's work tree (`target/release/deps/
+    /// bench-*`): when both sides' files are byte-identical, nothing that runs differs and the
+    /// comparison concludes "identical build" without a round. Needs a reproducible build.
+    #[serde(default)]
+    pub artifacts: PathGlobs,
     /// The most time a job measures (`"10m"`); then the check concludes with what is known.
     /// Unset: `rounds` alone bounds it.
     #[serde(default)]

@@ -29,6 +29,7 @@ impl RepoConfig {
                 layout_salt: suite.layout_salt.as_ref().map(|s| s.as_str().to_owned()),
                 canary_work: suite.canary_work,
                 ignore: suite.ignore.patterns().to_vec(),
+                artifacts: suite.artifacts.patterns().to_vec(),
                 budget_secs: suite.budget.map(|b| b.secs()),
             },
             gate: GateSpec {

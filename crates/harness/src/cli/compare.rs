@@ -442,7 +442,7 @@ pub fn compare(
     args: &CompareArgs,
     display: Display,
     plan: Option<&ComparisonConfig>,
-) -> Result<CompareOutcome, CliError> {
+) -> Result<Compared, CliError> {
     let suite = plan
         .map(|config| {
             suite_plan(&config.benchmark)
@@ -588,6 +588,16 @@ pub fn compare(
                     worktree::build(&dir, side, build)?;
                 }
                 dirs.push(dir);
+            }
+            if let Some(s) = &suite
+                && let Some(build) = identical_build(&s.config.benchmark.artifacts, &dirs)?
+            {
+                display.finish();
+                return Ok(Compared::IdenticalBuild(IdenticalBuildOutcome {
+                    base: shas[0].clone(),
+                    head: shas[1].clone(),
+                    build,
+                }));
             }
             if !bench_from_head.patterns().is_empty() {
                 from_head = Some(BenchFromHead {
@@ -765,12 +775,76 @@ pub fn compare(
         std::fs::write(path, json)
             .map_err(|e| CliError::Input(format!("cannot write {}: {e}", path.display())))?;
     }
-    Ok(CompareOutcome {
+    Ok(Compared::Measured(Box::new(CompareOutcome {
         evaluation,
         session,
         fail_on,
         runner: config,
-    })
+    })))
+}
+
+/// What a session ended with: rounds measured, or builds that left nothing to measure.
+#[derive(Debug)]
+pub enum Compared {
+    Measured(Box<CompareOutcome>),
+    IdenticalBuild(IdenticalBuildOutcome),
+}
+
+impl Compared {
+    /// The measured outcome; `None` for an identical build.
+    pub fn measured(self) -> Option<CompareOutcome> {
+        match self {
+            Compared::Measured(outcome) => Some(*outcome),
+            Compared::IdenticalBuild(_) => None,
+        }
+    }
+}
+
+/// Both commits built to byte-identical `artifacts`: the answer is exact, and no round ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdenticalBuildOutcome {
+    pub base: String,
+    pub head: String,
+    pub build: benchgate_api::agent::IdenticalBuild,
+}
+
+impl IdenticalBuildOutcome {
+    /// What `compare` prints instead of a table.
+    pub fn describe(&self) -> String {
+        use benchgate_stats::words::short_sha;
+        format!(
+            "base {} and head {}: {}\n",
+            short_sha(&self.base),
+            short_sha(&self.head),
+            self.build.describe()
+        )
+    }
+}
+
+/// The suite's `artifacts` compared between the built work trees; `None` when it names none,
+/// or the sides differ (said on stderr, with how many files differ).
+fn identical_build(
+    artifacts: &[String],
+    dirs: &[std::path::PathBuf],
+) -> Result<Option<benchgate_api::agent::IdenticalBuild>, CliError> {
+    use crate::artifacts;
+    if artifacts.is_empty() {
+        return Ok(None);
+    }
+    let globs = PathGlobs::try_from(artifacts.to_vec())
+        .map_err(|e| CliError::Usage(format!("--config: artifacts: {e}")))?;
+    let read = |dir: &std::path::PathBuf| {
+        artifacts::digest(dir, &globs).map_err(|e| CliError::Input(e.to_string()))
+    };
+    let (base, head) = (read(&dirs[0])?, read(&dirs[1])?);
+    let same = artifacts::identical(&base, &head);
+    if same.is_none() {
+        eprintln!(
+            "artifacts: {}; measuring",
+            artifacts::difference(&base, &head)
+        );
+    }
+    Ok(same)
 }
 
 /// Rounds a session runs at most with neither `--max-rounds` nor a suite.

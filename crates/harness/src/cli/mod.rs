@@ -82,7 +82,20 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
         Err(e) => return fail(&e),
     }
     match compare::compare(&args, display, plan.as_ref()) {
-        Ok(mut outcome) => {
+        Ok(compare::Compared::IdenticalBuild(same)) => {
+            if args.output.json {
+                let json = serde_json::json!({ "skipped": "identical build", "change": same });
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json).expect("serialises")
+                );
+            } else {
+                print!("{}", same.describe());
+            }
+            ExitCode::from(EXIT_OK)
+        }
+        Ok(compare::Compared::Measured(outcome)) => {
+            let mut outcome = *outcome;
             outcome.evaluation.claims =
                 benchgate_claims::answer_all(&claims, &outcome.evaluation.results);
             let context = outcome.session.context();

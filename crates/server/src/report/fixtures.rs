@@ -78,6 +78,7 @@ pub(crate) fn example() -> CommentInput {
                 layout_salt: None,
                 canary_work: false,
                 ignore: Vec::new(),
+                artifacts: Vec::new(),
                 budget_secs: None,
             },
             gate: GateSpec::default(),
