@@ -238,3 +238,43 @@ fn logs_named(dir: &std::path::Path, name: &str) -> Vec<String> {
     }
     found
 }
+
+/// A suite naming its build's output in `artifacts`: a PR whose build is byte-identical (a note
+/// the build does not read) concludes "identical build" on the runner without a round.
+#[tokio::test]
+async fn a_pr_that_builds_to_identical_artifacts_passes_without_a_round() {
+    let extra = "build = \"cp iterations work.bin\"\nartifacts = [\"work.bin\"]\n";
+    let mut s = setup(Some(&config(8, extra)), None).await;
+    let path = s.project.path.clone();
+    let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
+    let notes = commit(&path, &c0, Err("NOTES.md"), "notes only");
+    measured_until_checked(&mut s, 5, &c0, &notes).await;
+    let check = checks_of(&s.github, &notes)
+        .into_iter()
+        .find(|c| c.status == "completed")
+        .unwrap();
+    assert_eq!(check.conclusion.as_deref(), Some("success"), "{check:#?}");
+    assert_eq!(
+        check.title,
+        "identical build: 1 artifact byte-identical, nothing to measure"
+    );
+    assert_eq!(s.count("SELECT COUNT(*) FROM samples").await, 0, "no round");
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM jobs WHERE identical_build IS NOT NULL AND state = 'done'")
+            .await,
+        1
+    );
+    eventually(&s.github, "the final comment", 60, || {
+        s.github.bot_report_comments(LABEL).iter().any(|c| {
+            c.body
+                .contains("**done, identical build: no round needed**")
+        })
+    })
+    .await;
+    let body = s.github.bot_report_comments(LABEL)[0].body.clone();
+    assert!(
+        body.contains("**identical build: work.bin (0.0 MiB) byte-identical on both sides"),
+        "{body}"
+    );
+    nothing_refused(&s.github);
+}

@@ -33,6 +33,8 @@ const DECISION_WAIT: Duration = Duration::from_secs(10);
 enum Stop {
     /// Every round ran and the server stored it.
     Done { rounds: u32 },
+    /// Both sides built to byte-identical `artifacts`: nothing to measure.
+    IdenticalBuild(benchgate_api::agent::IdenticalBuild),
     /// The build or a run failed, or the job cannot run on this agent.
     Failed { reason: String, log_tail: String },
     /// The server cancelled the job; what ran is uploaded.
@@ -132,6 +134,9 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
     }
     if let Some(request) = &claim.profile {
         return profile(ctx, claim, settings, prepared, request.clone()).await;
+    }
+    if let Some(stop) = identical_build(claim, &prepared).await {
+        return stop;
     }
 
     let (base_run, head_run) = match (
@@ -297,6 +302,49 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
     }
 }
 
+/// `Some` when the job's `artifacts` are byte-identical on both sides: nothing that runs
+/// differs. Only for a comparison of two commits as they are: an A/A session, a canary (its
+/// runs differ by their environment) and a layout session (its builds differ by design) are
+/// measured whatever their builds hold. Unreadable outputs are logged and measured.
+async fn identical_build(claim: &ClaimedJob, prepared: &Prepared) -> Option<Stop> {
+    let globs = &claim.benchmark.artifacts;
+    if globs.is_empty() || claim.sides.is_some() || claim.base_sha == claim.head_sha {
+        return None;
+    }
+    let globs = match benchgate_api::paths::PathGlobs::try_from(globs.clone()) {
+        Ok(g) => g,
+        Err(e) => {
+            tracing::warn!(error = %e, "artifacts globs do not compile; measuring");
+            return None;
+        }
+    };
+    let (base, head) = (prepared.base.clone(), prepared.head.clone());
+    let span = tracing::Span::current();
+    let compared = tokio::task::spawn_blocking(move || {
+        span.in_scope(|| {
+            use benchgate_harness::artifacts;
+            let (b, h) = (artifacts::digest(&base, &globs)?, artifacts::digest(&head, &globs)?);
+            let same = artifacts::identical(&b, &h);
+            if same.is_none() {
+                tracing::info!(outputs = %artifacts::difference(&b, &h), "the builds differ; measuring");
+            }
+            Ok::<_, artifacts::ArtifactError>(same)
+        })
+    })
+    .await;
+    match compared {
+        Ok(Ok(same)) => same.map(Stop::IdenticalBuild),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot read the artifacts; measuring");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "artifacts task failed; measuring");
+            None
+        }
+    }
+}
+
 /// A profile job: both sides under the profiler, then one upload; no rounds.
 async fn profile(
     ctx: &AgentContext,
@@ -419,11 +467,21 @@ async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
             tracing::warn!("lease lost; leaving the job to its new holder");
             return JobEnd::LeaseLost;
         }
-        Stop::Done { rounds } => {
-            tracing::info!(rounds, "all rounds uploaded; completing the job");
+        done @ (Stop::Done { .. } | Stop::IdenticalBuild(_)) => {
+            let outcome = match done {
+                Stop::IdenticalBuild(build) => {
+                    tracing::info!(files = build.files.len(), sha256 = %build.sha256, "identical build; completing the job unmeasured");
+                    JobOutcome::IdenticalBuild { build }
+                }
+                Stop::Done { rounds } => {
+                    tracing::info!(rounds, "all rounds uploaded; completing the job");
+                    JobOutcome::Succeeded { log_tail: None }
+                }
+                _ => unreachable!("matched above"),
+            };
             let req = CompleteRequest {
                 lease_token,
-                outcome: JobOutcome::Succeeded { log_tail: None },
+                outcome,
             };
             let r = within_drain(
                 ctx,

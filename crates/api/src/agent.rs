@@ -862,6 +862,8 @@ pub enum JobOutcome {
         #[serde(default)]
         log_tail: String,
     },
+    /// Both sides built to byte-identical `artifacts`: no round ran, and none is needed.
+    IdenticalBuild { build: IdenticalBuild },
     /// The runner could not finish it for a cause of its own (its work dir was full): the
     /// attempt is used and the job queued again, failed once out of attempts.
     Interrupted {

@@ -413,7 +413,10 @@ async fn complete(
         .complete_job(job.id, &LeaseToken(req.lease_token), &outcome)
         .await
         .map_err(fenced)?;
-    let succeeded = matches!(outcome, JobOutcome::Succeeded { .. });
+    let succeeded = matches!(
+        outcome,
+        JobOutcome::Succeeded { .. } | JobOutcome::IdenticalBuild { .. }
+    );
     tracing::info!(succeeded, "job completed");
     app.metrics
         .job_finished(job.kind, succeeded, job.started_at);

@@ -126,6 +126,7 @@ pub(crate) fn example() -> CommentInput {
         }),
         awaiting_approval: false,
         failure: None,
+        identical_build: None,
         acceptance: None,
         profile: None,
         claims: Vec::new(),

@@ -38,6 +38,10 @@ pub async fn load(
         .filter(|j| j.state != JobState::Cancelled)
         .map(|j| j.rounds.max(0) as u64)
         .sum();
+    let identical_build = jobs
+        .iter()
+        .filter(|j| j.state == JobState::Done)
+        .find_map(|j| j.identical_build.clone());
     let failure = jobs
         .iter()
         .rev()
@@ -158,6 +162,7 @@ pub async fn load(
         branch: context.branch,
         awaiting_approval: context.fork,
         failure,
+        identical_build,
         acceptance,
         profile,
         claims,

@@ -94,6 +94,8 @@ pub struct CommentInput {
     pub profile: Option<ProfileView>,
     /// The PR description's performance claims, answered from `results`.
     pub claims: Vec<benchgate_api::ClaimAnswer>,
+    /// Both sides built to byte-identical `artifacts`: no round ran, and none is needed.
+    pub identical_build: Option<benchgate_api::agent::IdenticalBuild>,
     pub now: DateTime<Utc>,
 }
 
@@ -155,6 +157,8 @@ struct CommentTemplate<'a> {
     id: i64,
     label: String,
     headline: String,
+    /// "identical build: …": why nothing was measured.
+    identical: Option<String>,
     status_line: String,
     /// When an answer is expected, while a gated row waits.
     forecast: Option<String>,
@@ -393,7 +397,14 @@ fn render_rows(
             ),
             None => format::cell(&input.runner_label),
         },
-        headline: headline(&input.results),
+        headline: match &input.identical_build {
+            Some(_) => "identical build".to_owned(),
+            None => headline(&input.results),
+        },
+        identical: input
+            .identical_build
+            .as_ref()
+            .map(|b| format::cell(&b.describe())),
         status_line: status_line(input),
         forecast: forecast(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
@@ -506,6 +517,9 @@ fn status_line(input: &CommentInput) -> String {
         ComparisonState::Queued if input.rounds_planned == 0 => "waiting".to_owned(),
         ComparisonState::Queued => format!("queued, {progress}"),
         ComparisonState::Running => format!("running, {progress}"),
+        ComparisonState::Done if input.identical_build.is_some() => {
+            "done, identical build: no round needed".to_owned()
+        }
         ComparisonState::Done if answered_early(input) => format!(
             "done, answered after {} of {} rounds",
             input.rounds_done, input.rounds_planned
@@ -721,6 +735,16 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
             CheckConclusion::Neutral,
             "the benchmark jobs failed".to_owned(),
         ),
+        ComparisonState::Done if input.identical_build.is_some() => {
+            let build = input.identical_build.as_ref().expect("matched");
+            done(
+                CheckConclusion::Success,
+                format!(
+                    "identical build: {} byte-identical, nothing to measure",
+                    words::count(build.files.len(), "artifact")
+                ),
+            )
+        }
         ComparisonState::Done => {
             let title = headline(&input.results);
             // A failing gate speaks first; then a claim that does not hold fails the check,

@@ -428,3 +428,27 @@ fn a_suite_with_bench_from_head_says_both_sides_ran_heads_benchmark_code() {
         "{body}"
     );
 }
+
+/// Both sides built to byte-identical artifacts: the check passes exactly, and the comment
+/// says why no round ran.
+#[test]
+fn an_identical_build_passes_without_a_round() {
+    let mut input = example();
+    input.state = ComparisonState::Done;
+    input.results = Vec::new();
+    input.rounds_done = 0;
+    input.identical_build = Some(benchgate_api::agent::IdenticalBuild {
+        files: vec!["target/release/deps/bench-5f1c".into(), "bench.sh".into()],
+        bytes: 7 * 1024 * 1024,
+        sha256: "3f2a9c0e41d7".repeat(5) + "abcd",
+    });
+    let outcome = check_outcome(&input);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Success));
+    assert_eq!(
+        outcome.title,
+        "identical build: 2 artifacts byte-identical, nothing to measure"
+    );
+    let comment = render_comment(&input);
+    let top: Vec<&str> = comment.lines().skip(1).take(5).collect();
+    insta::assert_snapshot!("identical_build_comment_top", top.join("\n"));
+}

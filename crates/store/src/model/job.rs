@@ -147,6 +147,8 @@ pub struct Job {
     pub finished_at: Option<DateTime<Utc>>,
     /// Set on a profile job: profiled runs of both sides, never samples.
     pub profile: Option<benchgate_api::agent::ProfileRequest>,
+    /// Set when the sides built to byte-identical `artifacts` and no round ran.
+    pub identical_build: Option<benchgate_api::agent::IdenticalBuild>,
 }
 
 /// A job just claimed: the holder fences every later write with `lease`.

@@ -139,6 +139,7 @@ pub(super) async fn complete(
 ) -> Result<(), StoreError> {
     let (state, error, log_tail) = match outcome {
         JobOutcome::Succeeded { log_tail } => ("done", None, log_tail.as_deref()),
+        JobOutcome::IdenticalBuild { .. } => ("done", None, None),
         JobOutcome::Failed { reason, log_tail } => {
             ("failed", Some(reason.as_str()), Some(log_tail.as_str()))
         }
@@ -152,7 +153,8 @@ pub(super) async fn complete(
     let row = sqlx::query(
         "UPDATE jobs SET state = CASE WHEN cancel_requested THEN 'cancelled' ELSE $3 END, \
          last_error = $4, log_tail = $5, lease_expires_at = NULL, finished_at = $6, \
-         updated_at = $6 WHERE id = $1 AND lease_token = $2 AND state = 'running' \
+         updated_at = $6, identical_build = $7 \
+         WHERE id = $1 AND lease_token = $2 AND state = 'running' \
          RETURNING comparison_id, profile IS NOT NULL AS profiled",
     )
     .bind(job_id)
@@ -161,6 +163,10 @@ pub(super) async fn complete(
     .bind(error)
     .bind(log_tail)
     .bind(now)
+    .bind(match outcome {
+        JobOutcome::IdenticalBuild { build } => Some(Json(build)),
+        _ => None,
+    })
     .fetch_optional(&mut *tx)
     .await?;
     match row {

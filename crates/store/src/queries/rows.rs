@@ -112,6 +112,9 @@ pub(super) fn job(row: &DbRow) -> Result<Job, StoreError> {
         profile: row
             .try_get::<Option<Json<benchgate_api::agent::ProfileRequest>>, _>("profile")?
             .map(|j| j.0),
+        identical_build: row
+            .try_get::<Option<Json<benchgate_api::agent::IdenticalBuild>>, _>("identical_build")?
+            .map(|j| j.0),
     })
 }
 

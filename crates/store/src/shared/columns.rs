@@ -15,7 +15,7 @@ pub(crate) const COMPARISON_COLUMNS: &str = "c.id, c.repository_id, r.full_name 
 pub(crate) const JOB_COLUMNS: &str = "id, kind, comparison_id, repository_id, base_sha, head_sha, config, runner_label, \
      pinned_runner_id, rounds, priority, state, cancel_requested, lease_expires_at, \
      claimed_by, attempts, max_attempts, last_error, log_tail, created_at, started_at, \
-     finished_at, profile";
+     finished_at, profile, identical_build";
 
 pub(crate) const PROFILE_COLUMNS: &str = "job_id, comparison_id, runner_id, event, unavailable, runs, base_folded, \
      head_folded, created_at";

@@ -36,6 +36,7 @@ contract_tests!(
     claims_follow_priority_age_label_and_pin,
     late_upload_after_reap_is_lease_lost,
     reupload_is_idempotent,
+    an_identical_build_completes_the_job_unmeasured,
     reaper_requeues_then_fails_after_max_attempts,
     an_interrupted_attempt_is_run_again_until_attempts_run_out,
     live_leases_are_not_reaped,

@@ -456,3 +456,27 @@ pub async fn calibrations_without_session_are_found_again(store: Arc<dyn Store>)
             .is_empty()
     );
 }
+
+/// A job whose builds were byte-identical ends done without a round, keeping what was compared
+/// for the report; the comparison is done.
+pub async fn an_identical_build_completes_the_job_unmeasured(store: Arc<dyn Store>) {
+    let (created, claim) = one_claimed_job(&store).await;
+    let build = benchgate_api::agent::IdenticalBuild {
+        files: vec!["target/release/bench".into()],
+        bytes: 4096,
+        sha256: "ab".repeat(32),
+    };
+    let outcome = JobOutcome::IdenticalBuild {
+        build: build.clone(),
+    };
+    store
+        .complete_job(claim.job.id, &claim.lease, &outcome)
+        .await
+        .unwrap();
+    let jobs = store.comparison_jobs(created.id).await.unwrap();
+    assert_eq!(jobs[0].state, JobState::Done);
+    assert_eq!(jobs[0].identical_build.as_ref(), Some(&build));
+    assert!(store.job_samples(claim.job.id).await.unwrap().is_empty());
+    let state = store.comparison(created.id).await.unwrap().unwrap().state;
+    assert_eq!(state, ComparisonState::Done);
+}
