@@ -435,6 +435,7 @@ async fn create_comparison(
                 canary_work: false,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
+                measure_secs: None,
                 budget_secs: None,
             },
             gate: GateSpec::default(),

@@ -25,7 +25,7 @@ enum Command {
     // The argument structs' own doc comments give `compare --help` and `analyze --help` their
     // examples.
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
-    Compare(benchgate_harness::cli::CompareArgs),
+    Compare(Box<benchgate_harness::cli::CompareArgs>),
     #[command(after_help = benchgate_harness::cli::EXIT_CODES_HELP)]
     Analyze(benchgate_harness::cli::AnalyzeArgs),
     /// Run a benchmark runner: claim jobs from the server, build both sides, run and upload rounds.
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Compare(args) => {
             return match local_plan(args.config.as_deref(), args.suite.as_deref()) {
-                Ok(plan) => benchgate_harness::cli::run_compare(args, plan),
+                Ok(plan) => benchgate_harness::cli::run_compare(*args, plan),
                 Err(e) => benchgate_harness::cli::usage_error(&e),
             };
         }

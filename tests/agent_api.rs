@@ -161,6 +161,7 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 canary_work: false,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
+                measure_secs: None,
                 budget_secs: None,
             },
             gate: GateSpec::default(),

@@ -804,6 +804,72 @@ fn compare_concludes_identical_build_without_measuring() {
     );
 }
 
+/// A suite whose run command holds `{measure_secs}`: each run receives the suite's `measure`
+/// (or `--measure-secs`) as seconds, and with criterion's bounds the report says which run
+/// length would answer soonest on this machine.
+#[test]
+fn compare_puts_the_run_length_in_the_command_and_says_which_answers_soonest() {
+    let _turn = support::measuring_turn_blocking();
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(
+        repo.path().join(".benchgate.toml"),
+        "[benchmark]\nrun = \"sh bench.sh {measure_secs}\"\nformat = \"criterion\"\n\
+         warmup = 0\nmeasure = \"20ms\"\n",
+    )
+    .unwrap();
+    // Criterion's output: a value that moves ±5% from run to run (what a longer run cannot
+    // shrink) with its own bounds ±0.5% (what it can), after a fixed 50 ms of start-up.
+    std::fs::write(
+        repo.path().join("bench.sh"),
+        "echo \"$1\" >> \"$MEASURES\"\nsleep 0.05\n\
+         awk -v seed=$$ 'BEGIN { srand(seed); v = 1 + (rand() - 0.5) * 0.1; \
+         printf \"parse                   time:   [%.4f ms %.4f ms %.4f ms]\\n\", v * 0.995, v, v * 1.005 }'\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base"]);
+    std::fs::write(repo.path().join("NOTES.txt"), "x\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "head"]);
+    let measures = repo.path().join("measures.log");
+    let config = repo.path().join(".benchgate.toml");
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["compare", "--config", config.to_str().unwrap()])
+            .args(["--repo", repo.path().to_str().unwrap()])
+            .args([
+                "--base-rev",
+                "main~1",
+                "--head-rev",
+                "main",
+                "--rounds",
+                "8",
+            ])
+            .args(["--env", &format!("MEASURES={}", measures.display())])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let logged = std::fs::read_to_string(&measures).unwrap();
+    assert!(
+        !logged.is_empty() && logged.lines().all(|l| l == "0.02"),
+        "{logged}"
+    );
+    assert!(
+        stdout.contains("the run length that answers soonest here is ~")
+            && stdout.contains("(now 0.02 s: `measure` in the suite, or --measure-secs)"),
+        "{stdout}"
+    );
+    std::fs::remove_file(&measures).unwrap();
+    run(&["--measure-secs", "250ms"]);
+    let logged = std::fs::read_to_string(&measures).unwrap();
+    assert!(logged.lines().all(|l| l == "0.25"), "{logged}");
+}
+
 /// A gated row too noisy to decide: `--budget` ends the session with what is known, exit 3
 /// (no answer yet), and the report says what an answer still needs in rounds and time.
 #[test]

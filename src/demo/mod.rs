@@ -122,6 +122,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             canary_work: false,
             ignore: Vec::new(),
             artifacts: Vec::new(),
+            measure_secs: None,
             budget_secs: None,
         },
         gate: GateSpec::default(),

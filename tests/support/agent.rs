@@ -89,6 +89,7 @@ impl BenchRepo {
                     canary_work: false,
                     ignore: Vec::new(),
                     artifacts: Vec::new(),
+                    measure_secs: None,
                     budget_secs: None,
                 },
                 gate: GateSpec::default(),

@@ -33,6 +33,10 @@ pub enum CheckoutError {
     HeadBenchmarks(benchgate_harness::worktree::WorktreeError),
     #[error("bench_from_head: {0}")]
     BenchFromHeadGlob(String),
+    /// Outputs `artifacts` names could not be removed before the build: comparing what is
+    /// left could call two different builds identical.
+    #[error(transparent)]
+    Artifacts(#[from] benchgate_harness::artifacts::ArtifactError),
     #[error("the {side} build `{command}` failed ({status})")]
     BuildFailed {
         side: &'static str,
@@ -66,6 +70,9 @@ pub struct Checkout {
     mirror: PathBuf,
     root: PathBuf,
     clone_url: String,
+    /// Build outputs (`artifacts`) removed before each build, so what matches after it is
+    /// what that build wrote.
+    artifacts: benchgate_api::paths::PathGlobs,
 }
 
 impl Checkout {
@@ -76,7 +83,14 @@ impl Checkout {
             mirror: root.join("mirror.git"),
             root,
             clone_url: clone_url.to_owned(),
+            artifacts: Default::default(),
         }
+    }
+
+    /// The same checkout, removing what `artifacts` names before each build.
+    pub fn removing_before_build(mut self, artifacts: benchgate_api::paths::PathGlobs) -> Self {
+        self.artifacts = artifacts;
+        self
     }
 
     /// Clones the mirror on first use, and fetches until every sha in `shas` is present.
@@ -279,6 +293,15 @@ impl Checkout {
         }
         self.clear_stamp(side)?;
         let dir = self.worktree_with(side, sha, overlay)?;
+        // What `artifacts` names is compared after the build: earlier builds' outputs go first.
+        let removed = benchgate_harness::artifacts::remove_before_build(&dir, &self.artifacts)?;
+        if removed > 0 {
+            tracing::debug!(
+                side = side.as_str(),
+                removed,
+                "earlier build outputs removed"
+            );
+        }
         let took = build(&dir, side, command, env, sandbox, containment)?;
         self.record_stamp(side, &stamp)?;
         Ok((dir, Some(took)))

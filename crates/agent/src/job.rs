@@ -171,6 +171,7 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             quieting: settings.quieting.clone(),
             sandbox: crate::isolation::for_runs(ctx.sandbox.as_ref(), settings.network),
             containment: Some(ctx.containment.clone()),
+            measure_secs: settings.measure_secs,
             ..RunnerConfig::default()
         },
         settings.schedule,
@@ -602,7 +603,15 @@ fn prepare(
     sandbox: Option<&Sandbox>,
     containment: Option<&benchgate_harness::limits::Containment>,
 ) -> Result<Prepared, checkout::CheckoutError> {
-    let repo = Checkout::new(work_dir, &claim.repository.clone_url);
+    // Outputs a comparison of two commits compares; an A/A, canary or layout session never
+    // does (see `identical_build`), and nothing of theirs is removed.
+    let artifacts = if claim.sides.is_none() && claim.base_sha != claim.head_sha {
+        PathGlobs::try_from(claim.benchmark.artifacts.clone()).unwrap_or_default()
+    } else {
+        PathGlobs::default()
+    };
+    let repo =
+        Checkout::new(work_dir, &claim.repository.clone_url).removing_before_build(artifacts);
     repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
     let globs = PathGlobs::try_from(claim.benchmark.bench_from_head.clone())
         .map_err(checkout::CheckoutError::BenchFromHeadGlob)?;

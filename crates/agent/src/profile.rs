@@ -43,7 +43,7 @@ pub fn profile_both(
     let config = runner_config(settings, confine);
     let mut sides = Vec::with_capacity(2);
     for (name, dir) in [("base", base), ("head", head)] {
-        let command = settings.run.clone().in_dir(dir);
+        let command = as_profiled(settings).in_dir(dir);
         let side = profile_side(
             &command,
             &config,
@@ -83,7 +83,7 @@ fn callgrind_both(
 ) -> Result<ProfileUpload, String> {
     let config = runner_config(settings, confine);
     let side = |name: &str, dir: &Path| -> Result<SideProfile, String> {
-        let command = settings.run.clone().in_dir(dir);
+        let command = as_profiled(settings).in_dir(dir);
         callgrind_side(&command, &config, benchgate_profile::Limits::default())
             .map_err(|e| format!("profiling {name}: {e}"))
     };
@@ -103,6 +103,16 @@ fn callgrind_both(
     })
 }
 
+/// The run command with its placeholders set as a full round sets them: every benchmark, the
+/// suite's run length.
+fn as_profiled(settings: &JobSettings) -> benchgate_harness::command::BenchCommand {
+    use benchgate_harness::rounds::{benchmarks_filter, with_benchmarks, with_measure};
+    with_measure(
+        &with_benchmarks(&settings.run, &benchmarks_filter(None)),
+        settings.measure_secs,
+    )
+}
+
 /// How the profiled runs are made: as the job's rounds are, within the same limits.
 fn runner_config(settings: &JobSettings, confine: Confine<'_>) -> RunnerConfig {
     RunnerConfig {
@@ -112,6 +122,7 @@ fn runner_config(settings: &JobSettings, confine: Confine<'_>) -> RunnerConfig {
         quieting: settings.quieting.clone(),
         sandbox: crate::isolation::for_runs(confine.sandbox, settings.network),
         containment: confine.limits.cloned(),
+        measure_secs: settings.measure_secs,
         ..RunnerConfig::default()
     }
 }

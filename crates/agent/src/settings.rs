@@ -30,6 +30,8 @@ pub struct JobSettings {
     /// The suite's runs may use the network (`network = true`); a sandboxed run has loopback
     /// only otherwise.
     pub network: bool,
+    /// Seconds each run measures a benchmark for, where the run command holds `{measure_secs}`.
+    pub measure_secs: Option<f64>,
 }
 
 /// Combines the job's spec with the agent's flags; the error says what is wrong with the job.
@@ -51,6 +53,7 @@ pub fn job_settings(args: &AgentArgs, spec: &BenchmarkSpec) -> Result<JobSetting
         build_env: ScrubbedEnv::from_parent(&args.build_env)
             .map_err(|e| format!("--build-env: {e}"))?,
         network: spec.network,
+        measure_secs: spec.measure_secs,
     })
 }
 #[cfg(test)]

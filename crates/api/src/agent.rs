@@ -115,6 +115,10 @@ pub struct BenchmarkSpec {
     /// comparison concludes "identical build" exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// `measure`: seconds each run measures a benchmark for, put where the run command holds
+    /// [`MEASURE_PLACEHOLDER`] (criterion's `--measurement-time`, go's `-benchtime`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_secs: Option<f64>,
     /// `budget`: seconds of measuring a job may spend (after its build and warm-up); the job
     /// then ends with the rounds it has, and the check concludes with what they show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -335,6 +339,35 @@ pub fn parse_budget(text: &str) -> Result<u64, String> {
             BUDGET_SECS.end() / 3600
         ))
     }
+}
+
+/// What a run command holds where each run's measuring time goes, in seconds (`0.5`): the
+/// suite's `measure`, or the length `compare --measure-secs` sets.
+pub const MEASURE_PLACEHOLDER: &str = "{measure_secs}";
+
+/// The run lengths `measure` may set, in seconds.
+pub const MEASURE_SECS: std::ops::RangeInclusive<f64> = 0.01..=600.0;
+
+/// Reads a run length such as `"0.5s"`, `"300ms"` or `"2s"` into seconds.
+pub fn parse_measure(text: &str) -> Result<f64, String> {
+    let secs = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration such as \"0.5s\" or \"300ms\": {e}"))?
+        .as_secs_f64();
+    if MEASURE_SECS.contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "a run length of {text:?} is outside {} s to {} s",
+            MEASURE_SECS.start(),
+            MEASURE_SECS.end()
+        ))
+    }
+}
+
+/// `secs` as a run command receives it: seconds with at most three decimals (`0.25`, `2`).
+pub fn measure_text(secs: f64) -> String {
+    let ms = (secs * 1000.0).round() / 1000.0;
+    format!("{ms}")
 }
 
 /// The tolerance of `[gate]` when the file names none: 5%.

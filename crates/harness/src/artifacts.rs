@@ -28,17 +28,37 @@ pub struct ArtifactError {
 /// The regular files under `root` that `globs` match (relative paths, `/`-separated), sorted,
 /// each hashed. Symbolic links are not followed and `.git` is skipped: neither is a build output.
 pub fn digest(root: &Path, globs: &PathGlobs) -> Result<Vec<Artifact>, ArtifactError> {
+    let mut out = Vec::new();
+    walk(root, globs, |path, full| {
+        let (bytes, sha256) = hash_file(full).map_err(|e| format!("{path}: {e}"))?;
+        out.push(Artifact {
+            path,
+            bytes,
+            sha256,
+        });
+        Ok(())
+    })?;
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Calls `each` with the relative path (`/`-separated) and full path of every regular file
+/// under `root` that `globs` match, in name order; `.git` and symbolic links are skipped.
+fn walk(
+    root: &Path,
+    globs: &PathGlobs,
+    mut each: impl FnMut(String, &Path) -> Result<(), String>,
+) -> Result<(), ArtifactError> {
     let error = |message: String| ArtifactError {
         dir: root.display().to_string(),
         message,
     };
-    let mut out = Vec::new();
-    let walk = walkdir::WalkDir::new(root)
+    let entries = walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.file_name() != ".git");
-    for entry in walk {
+    for entry in entries {
         let entry = entry.map_err(|e| error(e.to_string()))?;
         if !entry.file_type().is_file() {
             continue;
@@ -51,18 +71,33 @@ pub fn digest(root: &Path, globs: &PathGlobs) -> Result<Vec<Artifact>, ArtifactE
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        if !globs.matches(&path) {
-            continue;
+        if globs.matches(&path) {
+            each(path, entry.path()).map_err(error)?;
         }
-        let (bytes, sha256) = hash_file(entry.path()).map_err(|e| error(format!("{path}: {e}")))?;
-        out.push(Artifact {
-            path,
-            bytes,
-            sha256,
-        });
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    Ok(())
+}
+
+/// Deletes what `globs` match under `root` before a build, so what matches after it is what
+/// that build wrote: outputs of earlier builds in a reused work tree (a binary named by an
+/// older dependency hash) would otherwise differ between the sides and hide an identical
+/// build. Returns how many files went.
+pub fn remove_before_build(root: &Path, globs: &PathGlobs) -> Result<usize, ArtifactError> {
+    if globs.patterns().is_empty() {
+        return Ok(0);
+    }
+    let mut found = Vec::new();
+    walk(root, globs, |path, _| {
+        found.push(path);
+        Ok(())
+    })?;
+    for path in &found {
+        std::fs::remove_file(root.join(path)).map_err(|e| ArtifactError {
+            dir: root.display().to_string(),
+            message: format!("cannot remove {path} before the build: {e}"),
+        })?;
+    }
+    Ok(found.len())
 }
 
 fn hash_file(path: &Path) -> std::io::Result<(u64, [u8; 32])> {
@@ -207,5 +242,20 @@ mod tests {
             compare_sides(base.path(), head.path(), &globs(&[])).unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn outputs_of_earlier_builds_are_removed_before_a_build() {
+        let g = globs(&["target/release/deps/bench-????"]);
+        let dir = tree(&[
+            ("target/release/deps/bench-aaaa", "an older build's binary"),
+            ("target/release/deps/bench-aaaa.d", "dep info: not matched"),
+            ("src/lib.rs", "source"),
+        ]);
+        assert_eq!(remove_before_build(dir.path(), &g).unwrap(), 1);
+        assert!(!dir.path().join("target/release/deps/bench-aaaa").exists());
+        assert!(dir.path().join("target/release/deps/bench-aaaa.d").exists());
+        assert!(dir.path().join("src/lib.rs").exists());
+        assert_eq!(remove_before_build(dir.path(), &globs(&[])).unwrap(), 0);
     }
 }

@@ -38,6 +38,8 @@ pub struct RunnerConfig {
     pub sandbox: Option<Sandbox>,
     /// Resource limits of each run and what it starts; `None`: unlimited.
     pub containment: Option<crate::limits::Containment>,
+    /// Seconds each run measures a benchmark for, where the command holds `{measure_secs}`.
+    pub measure_secs: Option<f64>,
 }
 
 impl Default for RunnerConfig {
@@ -51,6 +53,7 @@ impl Default for RunnerConfig {
             load_wait_deadline: Duration::from_secs(60),
             sandbox: None,
             containment: None,
+            measure_secs: None,
         }
     }
 }
@@ -213,6 +216,19 @@ pub fn with_benchmarks(command: &BenchCommand, filter: &str) -> BenchCommand {
     out
 }
 
+/// `command` with `{measure_secs}` replaced by `secs` (a plain number, safe in a shell line).
+pub fn with_measure(command: &BenchCommand, secs: Option<f64>) -> BenchCommand {
+    use benchgate_api::agent::{MEASURE_PLACEHOLDER, measure_text};
+    let Some(secs) = secs else {
+        return command.clone();
+    };
+    let mut out = command.clone();
+    for word in &mut out.argv {
+        *word = word.replace(MEASURE_PLACEHOLDER, &measure_text(secs));
+    }
+    out
+}
+
 /// Runs base and head in rounds.
 #[derive(Debug)]
 pub struct RoundRunner {
@@ -313,12 +329,15 @@ impl RoundRunner {
 
     /// One run of `side`; a warm-up run (`warm`) also says what the command left running.
     fn run_side(&self, side: Side, warm: bool) -> Result<Vec<Measurement>, MeasurementError> {
-        let command = &with_benchmarks(
-            match side {
-                Side::Base => &self.base,
-                Side::Head => &self.head,
-            },
-            &self.filter,
+        let command = &with_measure(
+            &with_benchmarks(
+                match side {
+                    Side::Base => &self.base,
+                    Side::Head => &self.head,
+                },
+                &self.filter,
+            ),
+            self.config.measure_secs,
         );
         let name = side.as_str();
         let display = command.display();
@@ -451,5 +470,21 @@ mod tests {
             with_benchmarks(&argv, ".").argv,
             ["./bench", "--benchmark_filter=."]
         );
+    }
+
+    #[test]
+    fn the_measure_placeholder_takes_seconds_as_a_plain_number() {
+        let line = BenchCommand::shell(
+            "cargo bench -- --measurement-time {measure_secs} --warm-up-time {measure_secs}",
+        )
+        .unwrap();
+        let set = with_measure(&line, Some(0.25));
+        assert_eq!(
+            set.argv[2],
+            "cargo bench -- --measurement-time 0.25 --warm-up-time 0.25"
+        );
+        let go = BenchCommand::from_words("go test -bench . -benchtime {measure_secs}s").unwrap();
+        assert_eq!(with_measure(&go, Some(2.0)).argv.last().unwrap(), "2s");
+        assert_eq!(with_measure(&go, None), go, "nothing set: left as written");
     }
 }

@@ -30,6 +30,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 canary_work: false,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
+                measure_secs: None,
                 budget_secs: None,
             },
             gate: GateSpec {

@@ -106,6 +106,18 @@ impl RepoConfig {
                     suite.ignore.patterns().join(", ")
                 );
             }
+            if let Some(measure) = suite.measure {
+                let _ = writeln!(
+                    out,
+                    "  measure: {measure} per benchmark per run (in place of {{measure_secs}})"
+                );
+            } else if suite.run.as_str().contains("--measurement-time") {
+                let _ = writeln!(
+                    out,
+                    "  run length: fixed in the run command; `--measurement-time {{measure_secs}}` \
+                     with `measure` lets you set it here (compare prints the length that answers soonest)"
+                );
+            }
             if !suite.artifacts.patterns().is_empty() {
                 let _ = writeln!(
                     out,

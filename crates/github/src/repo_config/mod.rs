@@ -211,6 +211,10 @@ pub struct SuiteConfig {
     /// comparison concludes "identical build" without a round. Needs a reproducible build.
     #[serde(default)]
     pub artifacts: PathGlobs,
+    /// How long each run measures a benchmark (`"0.5s"`), put where the run command holds
+    /// `{measure_secs}`; the two go together. `compare` says what length would answer soonest.
+    #[serde(default)]
+    pub measure: Option<values::RunLength>,
     /// The most time a job measures (`"10m"`); then the check concludes with what is known.
     /// Unset: `rounds` alone bounds it.
     #[serde(default)]
@@ -433,6 +437,32 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
                     suite.rounds.get()
                 ),
             ));
+        }
+        let placeholder = suite
+            .run
+            .as_str()
+            .contains(benchgate_api::agent::MEASURE_PLACEHOLDER);
+        match (placeholder, suite.measure) {
+            (true, None) => {
+                return Err(refuse(
+                    key_offset(text, start, "run"),
+                    format!("{at}.run"),
+                    "the run command holds `{measure_secs}` but `measure` is not set: add \
+                     `measure = \"1s\"` (how long each run measures a benchmark)"
+                        .to_owned(),
+                ));
+            }
+            (false, Some(_)) => {
+                return Err(refuse(
+                    key_offset(text, start, "measure"),
+                    format!("{at}.measure"),
+                    "`measure` has no effect: the run command holds no `{measure_secs}` \
+                     (e.g. `--measurement-time {measure_secs}` for criterion, \
+                     `-benchtime {measure_secs}s` for go)"
+                        .to_owned(),
+                ));
+            }
+            _ => {}
         }
         for (j, rule) in suite.rule.iter().enumerate() {
             if rule.ignore

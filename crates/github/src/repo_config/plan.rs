@@ -31,6 +31,7 @@ impl RepoConfig {
                 ignore: suite.ignore.patterns().to_vec(),
                 artifacts: suite.artifacts.patterns().to_vec(),
                 budget_secs: suite.budget.map(|b| b.secs()),
+                measure_secs: suite.measure.map(|m| m.secs()),
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,

@@ -545,3 +545,46 @@ fn a_budget_is_a_duration_people_write_within_its_range() {
         None
     );
 }
+
+#[test]
+fn measure_and_its_placeholder_go_together() {
+    let ok = parse_repo_config(
+        "[benchmark]\nrun = \"cargo bench -- --measurement-time {measure_secs}\"\nmeasure = \"300ms\"\n",
+    )
+    .unwrap();
+    let plan = ok.comparison_config(&ok.suites[0]);
+    assert_eq!(plan.benchmark.measure_secs, Some(0.3));
+    assert!(
+        ok.describe()
+            .contains("measure: 0.3 s per benchmark per run"),
+        "{}",
+        ok.describe()
+    );
+    let missing = parse_repo_config(
+        "[benchmark]\nrun = \"cargo bench -- --measurement-time {measure_secs}\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        missing.contains("holds `{measure_secs}` but `measure` is not set"),
+        "{missing}"
+    );
+    let unused = parse_repo_config("[benchmark]\nrun = \"cargo bench\"\nmeasure = \"1s\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(unused.contains("`measure` has no effect"), "{unused}");
+    let absurd = parse_repo_config("[benchmark]\nrun = \"x {measure_secs}\"\nmeasure = \"2h\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(absurd.contains("outside 0.01 s to 600 s"), "{absurd}");
+    // A fixed criterion run length is pointed at the placeholder.
+    let fixed =
+        parse_repo_config("[benchmark]\nrun = \"cargo bench -- --measurement-time 3\"\n").unwrap();
+    assert!(
+        fixed
+            .describe()
+            .contains("`--measurement-time {measure_secs}` with `measure`"),
+        "{}",
+        fixed.describe()
+    );
+}

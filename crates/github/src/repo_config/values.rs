@@ -124,6 +124,31 @@ impl TryFrom<String> for Budget {
     }
 }
 
+/// `[benchmark] measure`: how long each run measures a benchmark, written `"0.5s"`, `"300ms"`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct RunLength(pub(super) f64);
+
+impl RunLength {
+    /// In seconds.
+    pub fn secs(self) -> f64 {
+        self.0
+    }
+}
+
+impl fmt::Display for RunLength {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} s", benchgate_api::agent::measure_text(self.0))
+    }
+}
+
+impl TryFrom<String> for RunLength {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        benchgate_api::agent::parse_measure(&s).map(Self)
+    }
+}
+
 /// Rounds within [`ROUNDS`]: one pair proves nothing, so at least two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "i64")]

@@ -9,6 +9,10 @@ use crate::evaluate::{FailOn, Policy};
 use crate::formats::Format;
 
 /// `--budget` in seconds, as `[benchmark] budget` reads it.
+fn measure_parser(text: &str) -> Result<f64, String> {
+    benchgate_api::agent::parse_measure(text)
+}
+
 fn budget_parser(text: &str) -> Result<u64, String> {
     benchgate_api::agent::parse_budget(text)
 }
@@ -111,6 +115,11 @@ pub struct CompareArgs {
     /// suite's `budget` with --config, else none]. The report then says what is known.
     #[arg(long, value_name = "DURATION", value_parser = budget_parser)]
     pub budget: Option<u64>,
+    /// How long each run measures a benchmark ("0.5s", "300ms"), put where the run command
+    /// holds `{measure_secs}` [default: the suite's `measure` with --config]. The report's
+    /// run-length line says what length would answer soonest.
+    #[arg(long, value_name = "DURATION", value_parser = measure_parser)]
+    pub measure_secs: Option<f64>,
 
     #[command(flatten)]
     pub policy: PolicyArgs,

@@ -23,7 +23,7 @@ use crate::rounds::{Round, RoundRunner, RunnerConfig};
 use crate::samples::{PairedSamples, SeriesKey};
 use crate::schedule::Schedule;
 use crate::worktree::{self, HeadBenchmarks, Repository};
-use benchgate_api::agent::ComparisonConfig;
+use benchgate_api::agent::{ComparisonConfig, MEASURE_SECS, measure_text};
 use benchgate_api::paths::PathGlobs;
 use benchgate_api::rules::compile_pattern;
 use benchgate_api::{BenchmarkRule, RuleSet};
@@ -534,6 +534,9 @@ pub fn compare(
         timeout: Some(timeout),
         quieting: quieting.clone(),
         count_instructions: args.instructions,
+        measure_secs: args
+            .measure_secs
+            .or(suite.as_ref().and_then(|s| s.config.benchmark.measure_secs)),
         ..RunnerConfig::default()
     };
     // As CI runs the suite: its `rounds` bound a session and its `budget` its measuring time.
@@ -549,6 +552,13 @@ pub fn compare(
     let mut display = Progress::new(u64::from(limit), display);
 
     let bench_from_head = bench_from_head_globs(args, suite.as_ref())?;
+    let artifact_globs = PathGlobs::try_from(
+        suite
+            .as_ref()
+            .map(|s| s.config.benchmark.artifacts.clone())
+            .unwrap_or_default(),
+    )
+    .map_err(|e| CliError::Usage(format!("--config: artifacts: {e}")))?;
     let mut from_head = None;
     let mut base_note = None;
     let (base, head, revisions) = match revisions {
@@ -585,12 +595,14 @@ pub fn compare(
                         side.as_str(),
                         benchgate_stats::words::short_sha(sha)
                     ));
+                    crate::artifacts::remove_before_build(&dir, &artifact_globs)
+                        .map_err(|e| CliError::Input(e.to_string()))?;
                     worktree::build(&dir, side, build)?;
                 }
                 dirs.push(dir);
             }
-            if let Some(s) = &suite
-                && let Some(build) = identical_build(&s.config.benchmark.artifacts, &dirs)?
+            if build.is_some()
+                && let Some(build) = identical_build(&artifact_globs, &dirs)?
             {
                 display.finish();
                 return Ok(Compared::IdenticalBuild(IdenticalBuildOutcome {
@@ -742,7 +754,12 @@ pub fn compare(
     let seconds_per_round = benchgate_stats::paired::median(&round_secs)
         .or_else(|| resumed.as_ref().and_then(|r| r.seconds_per_round));
     let forecast = seconds_per_round.and_then(|pace| forecast(&evaluation, pace));
-    let run_length = run_length_advice(format, &rounds, &evaluation);
+    let run_length = run_length_advice(
+        format,
+        &rounds,
+        &evaluation,
+        config.measure_secs.zip(seconds_per_round),
+    );
     let elapsed_seconds = display.elapsed().as_secs_f64();
     display.finish();
 
@@ -821,20 +838,19 @@ impl IdenticalBuildOutcome {
     }
 }
 
-/// The suite's `artifacts` compared between the built work trees; `None` when it names none,
-/// or the sides differ (said on stderr, with how many files differ).
+/// The suite's `artifacts` compared between the built work trees (emptied of matches before
+/// each build); `None` when it names none, or the sides differ (said on stderr, with how many
+/// files differ).
 fn identical_build(
-    artifacts: &[String],
+    globs: &PathGlobs,
     dirs: &[std::path::PathBuf],
 ) -> Result<Option<benchgate_api::agent::IdenticalBuild>, CliError> {
     use crate::artifacts;
-    if artifacts.is_empty() {
+    if globs.patterns().is_empty() {
         return Ok(None);
     }
-    let globs = PathGlobs::try_from(artifacts.to_vec())
-        .map_err(|e| CliError::Usage(format!("--config: artifacts: {e}")))?;
     let read = |dir: &std::path::PathBuf| {
-        artifacts::digest(dir, &globs).map_err(|e| CliError::Input(e.to_string()))
+        artifacts::digest(dir, globs).map_err(|e| CliError::Input(e.to_string()))
     };
     let (base, head) = (read(&dirs[0])?, read(&dirs[1])?);
     let same = artifacts::identical(&base, &head);
@@ -876,6 +892,7 @@ fn run_length_advice(
     format: crate::formats::Format,
     rounds: &[Round],
     eval: &Evaluation,
+    measured: Option<(f64, f64)>,
 ) -> Option<String> {
     let confidence = crate::formats::bounds_confidence(format)?;
     let sides: Vec<(&[benchgate_api::Measurement], &[benchgate_api::Measurement])> = rounds
@@ -891,12 +908,28 @@ fn run_length_advice(
                 .any(|r| r.gated && r.name == key.benchmark && r.metric == key.metric)
         })
         .max_by(|a, b| a.1.within_share().total_cmp(&b.1.within_share()))?;
-    Some(format!(
+    let mut advice = format!(
         "run length, from {}'s {} rounds: {}",
         key.benchmark,
         split.pairs,
         benchgate_stats::words::run_length(split)
-    ))
+    );
+    // With `{measure_secs}` set, the length that answers soonest: each run costs its fixed part
+    // (start-up, warm-up, analysis) plus the measuring of every benchmark.
+    if let Some((measure, per_round)) = measured {
+        let benchmarks = eval.benchmark_count();
+        let fixed = per_round / 2.0 - benchmarks as f64 * measure;
+        if let Some(best) = split.best_measure_secs(measure, fixed, benchmarks) {
+            let best = best.clamp(*MEASURE_SECS.start(), *MEASURE_SECS.end());
+            advice.push_str(&format!(
+                "; the run length that answers soonest here is ~{} s per benchmark (now {} s: \
+                 `measure` in the suite, or --measure-secs)",
+                measure_text(best),
+                measure_text(measure)
+            ));
+        }
+    }
+    Some(advice)
 }
 
 /// The `--bench-from-head` globs, else the suite's `bench_from_head`.

@@ -79,6 +79,7 @@ pub(crate) fn example() -> CommentInput {
                 canary_work: false,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
+                measure_secs: None,
                 budget_secs: None,
             },
             gate: GateSpec::default(),
