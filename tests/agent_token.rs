@@ -180,3 +180,57 @@ fn an_empty_unreadable_missing_or_doubled_token_is_a_clear_error_with_exit_code_
         }
     }
 }
+
+/// Fail closed: where bubblewrap does not work (here: not on the PATH), the default `auto`
+/// and `bwrap` both refuse to start, with the reason and the fix; only `--sandbox none`, said
+/// explicitly, gets past the sandbox decision (to the connection, which fails here).
+#[test]
+fn without_a_working_sandbox_the_agent_refuses_to_start_unless_told_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.token");
+    write_token_file(&file, "tok", 0o600);
+    let token = file.to_str().unwrap();
+    let no_bwrap = [("PATH", "/nonexistent")];
+    for mode in [None, Some("auto"), Some("bwrap")] {
+        let mut args = vec!["--token-file", token];
+        if let Some(mode) = mode {
+            args.extend(["--sandbox", mode]);
+        }
+        let out = agent_cli(dir.path(), &args, &no_bwrap);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{mode:?}: {err}");
+        let said = format!("--sandbox {}:", mode.unwrap_or("auto"));
+        for needle in [
+            said.as_str(),
+            "apt-get install bubblewrap",
+            "--sandbox none",
+        ] {
+            assert!(err.contains(needle), "{mode:?}: no {needle:?} in {err}");
+        }
+        assert!(!err.contains("agent starting"), "{mode:?}: {err}");
+    }
+    // `none` starts (and keeps trying a server that is not there): stopped once it has said so.
+    let mut child = Command::new(BIN)
+        .args(["agent", "--server", "http://127.0.0.1:9", "--work-dir"])
+        .arg(dir.path().join("work"))
+        .args(["--token-file", token, "--sandbox", "none"])
+        .env_remove("BENCHGATE_TOKEN")
+        .env_remove("BENCHGATE_TOKEN_FILE")
+        .env("NO_COLOR", "1")
+        .env("PATH", "/nonexistent")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        text
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = reader.join().unwrap();
+    assert!(err.contains("--sandbox none: PR builds and runs"), "{err}");
+    assert!(!err.contains("apt-get install bubblewrap"), "{err}");
+}

@@ -1,6 +1,6 @@
-//! Which sandbox PR code runs in on this agent, decided once at start: `--sandbox auto` uses
-//! bubblewrap when a probe shows it works here and warns loudly otherwise, `bwrap` refuses to
-//! start without it, `none` is an explicit (and warned) opt-out.
+//! Which sandbox PR code runs in on this agent, decided once at start. It fails closed: `auto`
+//! (the default) and `bwrap` use bubblewrap and refuse to start when a probe shows it does not
+//! work here; only an explicit `--sandbox none` runs PR code unsandboxed (and is warned).
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ const DEFAULT_HIDDEN: [&str; 1] = ["/etc/benchgate"];
 /// `--sandbox`: how builds and benchmark runs are isolated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SandboxMode {
-    /// bubblewrap when it works on this host, otherwise no sandbox and a warning.
+    /// bubblewrap; the agent refuses to start when it does not work here (as `bwrap`).
     #[default]
     Auto,
     /// bubblewrap, required: the agent refuses to start without it.
@@ -25,8 +25,8 @@ pub enum SandboxMode {
 /// The agent's sandbox flags.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SandboxArgs {
-    /// Isolation of PR builds and runs: `auto` (bubblewrap when it works here), `bwrap`
-    /// (required) or `none` (no isolation; warned).
+    /// Isolation of PR builds and runs: `auto` or `bwrap` (bubblewrap; the agent refuses to
+    /// start when it does not work here) or `none` (no isolation, said explicitly; warned).
     #[arg(
         long = "sandbox",
         env = "BENCHGATE_SANDBOX",
@@ -50,10 +50,19 @@ pub struct SandboxArgs {
     pub no_network: bool,
 }
 
-/// `--sandbox bwrap` on a host where bubblewrap does not work.
+/// A sandbox asked for (`auto` or `bwrap`) on a host where bubblewrap does not work: the agent
+/// does not start, so PR code never runs unconfined by accident.
 #[derive(Debug, thiserror::Error)]
-#[error("--sandbox bwrap: {0}")]
-pub struct SandboxRequired(#[from] SandboxError);
+#[error(
+    "--sandbox {mode}: {source}. PR code never runs unsandboxed unless you say so: install \
+     bubblewrap (`apt-get install bubblewrap`) where unprivileged user namespaces are allowed \
+     (sysctl kernel.unprivileged_userns_clone=1; in a container, a seccomp profile that permits \
+     them), or opt out explicitly with --sandbox none"
+)]
+pub struct SandboxRequired {
+    mode: &'static str,
+    source: SandboxError,
+}
 
 /// Decides the sandbox of every job: `Some` runs PR code in bubblewrap, `None` unsandboxed.
 pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, SandboxRequired> {
@@ -79,14 +88,14 @@ pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, S
             );
             Ok(Some(sandbox))
         }
-        (Err(e), SandboxMode::Bwrap) => Err(SandboxRequired(e)),
-        (Err(e), _) => {
-            tracing::warn!(
-                error = %e,
-                "NO SANDBOX: bubblewrap does not work on this host, so PR builds and runs can read the agent's files and write the other side's worktree; install bubblewrap, or opt out explicitly with --sandbox none"
-            );
-            Ok(None)
-        }
+        (Err(source), mode) => Err(SandboxRequired {
+            mode: if mode == SandboxMode::Bwrap {
+                "bwrap"
+            } else {
+                "auto"
+            },
+            source,
+        }),
     }
 }
 
