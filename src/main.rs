@@ -206,7 +206,7 @@ fn config_check(file: &std::path::Path) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", e.in_file(&file.display().to_string()));
             ExitCode::from(2)
         }
     }

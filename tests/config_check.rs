@@ -9,9 +9,10 @@ fn check(text: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(".benchgate.toml");
     std::fs::write(&file, text).unwrap();
+    // As a user types it, from the repository: the error names the file as given.
     let out = Command::new(BIN)
-        .args(["config", "check"])
-        .arg(&file)
+        .args(["config", "check", ".benchgate.toml"])
+        .current_dir(dir.path())
         .output()
         .expect("run benchgate");
     (
@@ -75,4 +76,23 @@ fn a_typo_in_a_rule_exits_2_with_its_line_column_and_the_valid_keys() {
         ".benchgate.toml:7:1: `suite[0].rule[0].gated`: unknown field `gated`, expected one of \
          `match`, `min_effect`, `fail_on`, `gate`, `ignore`, `metric`\n"
     );
+}
+
+/// A config under another name is reported under that name, not as `.benchgate.toml`.
+#[test]
+fn an_error_names_the_file_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ci.toml"),
+        "[benchmark]\nrun = \"x\"\nrounds = 1\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["config", "check", "ci.toml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run benchgate");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.starts_with("ci.toml:3:"), "{stderr}");
 }

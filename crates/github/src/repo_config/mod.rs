@@ -367,6 +367,17 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// The same line for a file read under another name (`benchgate config check ci.toml`).
+    pub fn in_file(&self, file: &str) -> String {
+        let line = self.to_string();
+        match line.strip_prefix(FILE_NAME) {
+            Some(rest) => format!("{file}{rest}"),
+            None => line,
+        }
+    }
+}
+
 /// Parses and validates a `.benchgate.toml`.
 pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| error_at(text, None, &e))?;

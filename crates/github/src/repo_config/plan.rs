@@ -68,7 +68,7 @@ impl RepoConfig {
 pub fn local_plan(path: &Path, suite: Option<&str>) -> Result<ComparisonConfig, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let config = parse_repo_config(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config = parse_repo_config(&text).map_err(|e| e.in_file(&path.display().to_string()))?;
     let suite = config.suite_named(suite)?;
     Ok(config.comparison_config(suite))
 }
