@@ -416,4 +416,46 @@ mod tests {
              limits cgroup v1"
         );
     }
+
+    /// A PR that also edits its benchmark: every answered claim says so, since the benchmark
+    /// may now measure something else. A comment claim says who stated it; "30% faster" on a
+    /// change of −10% reads smaller than claimed.
+    #[test]
+    fn claims_carry_the_benchmark_changed_note_and_who_stated_them() {
+        use crate::report::fixtures::result;
+        use benchgate_api::VerdictKind;
+        let rows = [result("parse", VerdictKind::Faster, -10.0, [-12.0, -8.0])];
+        let mut context = benchgate_api::agent::PullRequestContext {
+            body: "`parse` is 30% faster.".into(),
+            ..Default::default()
+        };
+        let plain = claims_answered(&context, &rows);
+        assert_eq!(plain[0].answer.as_deref(), Some("smaller than claimed"));
+        assert!(
+            plain[0]
+                .notes
+                .iter()
+                .all(|n| !n.contains("changed in this PR"))
+        );
+
+        context.benchmark_files_changed = vec!["benches/parse.rs".into()];
+        context.claimed.push(benchgate_api::agent::CommentClaim {
+            line: "/benchgate claim parse -10%".into(),
+            benchmark: "parse".into(),
+            by: "octocat".into(),
+            comment_id: 7,
+        });
+        let answered = claims_answered(&context, &rows);
+        assert_eq!(answered.len(), 2);
+        for claim in &answered {
+            assert!(
+                claim
+                    .notes
+                    .contains(&"benchmark code changed in this PR (benches/parse.rs)".to_owned()),
+                "{claim:?}"
+            );
+        }
+        assert_eq!(answered[1].answer.as_deref(), Some("confirmed"));
+        assert_eq!(answered[1].notes[0], "stated in a comment by octocat");
+    }
 }
