@@ -617,6 +617,30 @@ fn suite_repository(dir: &Path) {
     git(&["commit", "--quiet", "-am", "head: fast does 30% more work"]);
 }
 
+/// Adds `line` to the suite's `[benchmark]` of `suite_repository` (uncommitted).
+fn with_suite_key(dir: &Path, line: &str) {
+    let config = dir.join(".benchgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "warmup = 1\n",
+        &format!("warmup = 1\n{line}\n"),
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+}
+
+/// `compare --config` of `suite_repository` from `base` to `main`, two rounds at most.
+fn suite_compare(dir: &Path, base: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["compare", "--config"])
+        .arg(dir.join(".benchgate.toml"))
+        .args(["--repo", dir.to_str().unwrap()])
+        .args(["--base-rev", base, "--head-rev", "main"])
+        .args(["--env", &format!("BG={BIN}"), "--max-rounds", "2"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 /// `compare --config` runs the suite as the service would: its build, run, format, rules and
 /// gate. The noisy row is not gated by its rule, so the session stops when `fast` decides, long
 /// before the cap; `--until noisy` waits for the noisy row instead; off a terminal, progress is
@@ -697,29 +721,14 @@ fn compare_skips_a_change_whose_files_the_suite_ignores() {
     let repo = tempfile::tempdir().unwrap();
     suite_repository(repo.path());
     let git = |args: &[&str]| support::git(repo.path(), args);
-    let config = repo.path().join(".benchgate.toml");
-    let text = std::fs::read_to_string(&config).unwrap().replacen(
-        "warmup = 1\n",
-        "warmup = 1\nignore = [\"**/*.md\", \"docs/**\"]\n",
-        1,
-    );
-    std::fs::write(&config, text).unwrap();
+    with_suite_key(repo.path(), "ignore = [\"**/*.md\", \"docs/**\"]");
     git(&["commit", "--quiet", "-am", "ignore docs"]);
     std::fs::create_dir_all(repo.path().join("docs")).unwrap();
     std::fs::write(repo.path().join("README.md"), "# suite\n").unwrap();
     std::fs::write(repo.path().join("docs/guide.txt"), "how to\n").unwrap();
     git(&["add", "."]);
     git(&["commit", "--quiet", "-m", "docs only"]);
-    let run = |base: &str, extra: &[&str]| {
-        Command::new(BIN)
-            .args(["compare", "--config", config.to_str().unwrap()])
-            .args(["--repo", repo.path().to_str().unwrap()])
-            .args(["--base-rev", base, "--head-rev", "main"])
-            .args(["--env", &format!("BG={BIN}"), "--max-rounds", "2"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run = |base: &str, extra: &[&str]| suite_compare(repo.path(), base, extra);
     let out = run("main~1", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -755,28 +764,13 @@ fn compare_concludes_identical_build_without_measuring() {
     let repo = tempfile::tempdir().unwrap();
     suite_repository(repo.path());
     let git = |args: &[&str]| support::git(repo.path(), args);
-    let config = repo.path().join(".benchgate.toml");
-    let text = std::fs::read_to_string(&config).unwrap().replacen(
-        "warmup = 1\n",
-        "warmup = 1\nartifacts = [\"run.sh\"]\n",
-        1,
-    );
-    std::fs::write(&config, text).unwrap();
+    with_suite_key(repo.path(), "artifacts = [\"run.sh\"]");
     git(&["commit", "--quiet", "-am", "name the build's output"]);
     // Source that the build does not read: the output is the same.
     std::fs::write(repo.path().join("notes.txt"), "a comment\n").unwrap();
     git(&["add", "."]);
     git(&["commit", "--quiet", "-m", "a note"]);
-    let run = |base: &str, extra: &[&str]| {
-        Command::new(BIN)
-            .args(["compare", "--config", config.to_str().unwrap()])
-            .args(["--repo", repo.path().to_str().unwrap()])
-            .args(["--base-rev", base, "--head-rev", "main"])
-            .args(["--env", &format!("BG={BIN}"), "--max-rounds", "2"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run = |base: &str, extra: &[&str]| suite_compare(repo.path(), base, extra);
     let out = run("main~1", &["--json"]);
     let report = json(&out);
     assert_eq!(out.status.code(), Some(0), "{report}");

@@ -67,32 +67,19 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
     };
     match compare::ignored_change(&args, plan.as_ref()) {
         Ok(Some(ignored)) => {
-            if args.output.json {
-                let json = serde_json::json!({ "skipped": "no benchmarked file changed", "change": ignored });
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&json).expect("serialises")
-                );
-            } else {
-                print!("{}", ignored.describe());
-            }
-            return ExitCode::from(EXIT_OK);
+            return skipped(
+                &args,
+                "no benchmarked file changed",
+                &ignored,
+                &ignored.describe(),
+            );
         }
         Ok(None) => {}
         Err(e) => return fail(&e),
     }
     match compare::compare(&args, display, plan.as_ref()) {
         Ok(compare::Compared::IdenticalBuild(same)) => {
-            if args.output.json {
-                let json = serde_json::json!({ "skipped": "identical build", "change": same });
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&json).expect("serialises")
-                );
-            } else {
-                print!("{}", same.describe());
-            }
-            ExitCode::from(EXIT_OK)
+            skipped(&args, "identical build", &same, &same.describe())
         }
         Ok(compare::Compared::Measured(outcome)) => {
             let mut outcome = *outcome;
@@ -107,6 +94,21 @@ pub fn run_compare(args: CompareArgs, plan: Option<ComparisonConfig>) -> ExitCod
         }
         Err(e) => fail(&e),
     }
+}
+
+/// A session that measured nothing because nothing measured could differ: `why` and the
+/// change as JSON, or `text`; exit 0.
+fn skipped(args: &CompareArgs, why: &str, change: &impl serde::Serialize, text: &str) -> ExitCode {
+    if args.output.json {
+        let json = serde_json::json!({ "skipped": why, "change": change });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("serialises")
+        );
+    } else {
+        print!("{text}");
+    }
+    ExitCode::from(EXIT_OK)
 }
 
 /// `--profile` after the report: on stdout below the table, on stderr when stdout is JSON. A
