@@ -436,6 +436,7 @@ async fn create_comparison(
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,
+                measure_auto: false,
                 budget_secs: None,
             },
             gate: GateSpec::default(),

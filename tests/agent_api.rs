@@ -162,6 +162,7 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,
+                measure_auto: false,
                 budget_secs: None,
             },
             gate: GateSpec::default(),
@@ -744,4 +745,155 @@ async fn profile_uploads_are_checked_and_served_back() {
     assert_eq!(json["functions"][0]["function"], "slow_path", "{json:#}");
     assert_eq!(json["runner"], "prof");
     assert_eq!(json["base_samples"], 100);
+}
+
+/// A round of a criterion run: `fib` with the 95% interval the run reported around its value
+/// (log half-width 1.96·`se`).
+fn criterion_round(
+    job: &ClaimedJob,
+    round: i64,
+    base: f64,
+    head: f64,
+    se: f64,
+) -> serde_json::Value {
+    let half = 1.96 * se;
+    let sample = |side, position, value: f64| UploadedSample {
+        side,
+        position,
+        measurement: Measurement {
+            benchmark: "fib".into(),
+            metric: "time".into(),
+            unit: "ns".into(),
+            value,
+            lower: Some(value * (-half).exp()),
+            upper: Some(value * half.exp()),
+            direction: Default::default(),
+            run: None,
+        },
+    };
+    json!(&RoundUpload {
+        lease_token: job.lease_token.clone(),
+        attempt: job.attempt,
+        round,
+        base_first: true,
+        samples: vec![sample(Side::Base, 0, base), sample(Side::Head, 1, head)],
+    })
+}
+
+/// `measure = "auto"`: comparisons claimed before the runner has an A/A session of the suite
+/// measure the reference length, and so does a comparison created before the session ended
+/// (one comparison, one length per runner); one created after measures the length the session
+/// says answers soonest, which the runner's page states too.
+#[tokio::test]
+async fn measure_auto_takes_the_run_length_from_the_runner_s_a_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bg.db").display());
+    let server = spawn_server(&url, &[("BENCHGATE_ADMIN_TOKEN", ADMIN)]);
+    let token = add_runner_with_labels(&url, "quiet-1", "linux");
+    let agent = Agent::new(&server, &token);
+    // A reference length small enough that rounds 0.3 s apart spend most of it besides
+    // measuring (as a criterion run spends start-up and warm-up).
+    let reference = 0.05;
+    let mut req = comparison_request(12);
+    req.config.benchmark.run = "cargo bench -- --measurement-time {measure_secs}".into();
+    req.config.benchmark.format = "criterion".into();
+    req.config.benchmark.measure_secs = Some(reference);
+    req.config.benchmark.measure_auto = true;
+
+    create_comparison(&server, &req).await;
+    let first = agent.claim(5).await.expect("the first comparison's job");
+    assert_eq!(first.kind, JobKind::Comparison);
+    assert_eq!(first.benchmark.measure_secs, Some(reference), "no A/A yet");
+    assert_eq!(
+        agent.complete(&first).await.status(),
+        StatusCode::NO_CONTENT
+    );
+
+    let aa = agent
+        .claim(5)
+        .await
+        .expect("the A/A the first claim enqueued");
+    assert_eq!(aa.kind, JobKind::Calibration);
+    assert_eq!(
+        aa.benchmark.measure_secs,
+        Some(reference),
+        "A/A sessions measure the reference length the split is stated at"
+    );
+    let before_the_session = create_comparison(&server, &req).await;
+    // Log-ratios alternate ±2%; each run's own error is half of a run's variance.
+    let within = (12.0 * 0.0004 / 11.0 / 2.0 / 2.0_f64).sqrt();
+    assert_eq!(aa.benchmark.rounds, 12);
+    for round in 0..12 {
+        let head = 100.0 * if round % 2 == 0 { 0.02_f64 } else { -0.02 }.exp();
+        let resp = agent
+            .post(
+                &format!("/api/v1/jobs/{}/rounds", aa.job_id),
+                criterion_round(&aa, round, 100.0, head, within),
+            )
+            .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(agent.complete(&aa).await.status(), StatusCode::NO_CONTENT);
+
+    let older = agent
+        .claim(5)
+        .await
+        .expect("the comparison made before the A/A ended");
+    assert_eq!(older.job_id, before_the_session.jobs[0]);
+    assert_eq!(older.benchmark.measure_secs, Some(reference));
+    assert_eq!(
+        agent.complete(&older).await.status(),
+        StatusCode::NO_CONTENT
+    );
+
+    create_comparison(&server, &req).await;
+    let newer = agent
+        .claim(5)
+        .await
+        .expect("a comparison made after the A/A");
+    let chosen = newer.benchmark.measure_secs.expect("a length");
+    // Rounds ≥ 0.3 s apart leave ≥ 0.1 s per run besides the 0.05 s measured, so with half
+    // the variance within runs, t = sqrt(0.05·0.1) ≥ 0.07 s: more than the reference, and
+    // never beyond ten times it.
+    assert!(
+        chosen > reference && chosen <= 10.0 * reference,
+        "chosen {chosen} s"
+    );
+    let page: serde_json::Value = http()
+        .get(server.url("/api/v1/runners/quiet-1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let advice = &page["run_lengths"][0];
+    assert_eq!(advice["best_secs"].as_f64(), Some(chosen), "{page}");
+    assert_eq!(advice["auto"], true);
+    let words = advice["words"].as_str().unwrap();
+    assert!(
+        words.contains("12 A/A pairs of fib at 0.05 s per benchmark")
+            && words.contains("(measure = \"auto\")"),
+        "{words}"
+    );
+    let html = http()
+        .get(server.url("/runners/quiet-1"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("<h2 id=\"run-length\">Run length</h2>")
+            && html.contains("12 A/A pairs of fib at 0.05 s per benchmark"),
+        "the runner page states the advice"
+    );
+    let logs: Vec<String> = server.logs.try_iter().collect();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("run length chosen from this runner's A/A session")),
+        "the claim says where its length came from"
+    );
 }

@@ -123,6 +123,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             ignore: Vec::new(),
             artifacts: Vec::new(),
             measure_secs: None,
+            measure_auto: false,
             budget_secs: None,
         },
         gate: GateSpec::default(),

@@ -90,6 +90,7 @@ impl BenchRepo {
                     ignore: Vec::new(),
                     artifacts: Vec::new(),
                     measure_secs: None,
+                    measure_auto: false,
                     budget_secs: None,
                 },
                 gate: GateSpec::default(),

@@ -119,6 +119,10 @@ pub struct BenchmarkSpec {
     /// [`MEASURE_PLACEHOLDER`] (criterion's `--measurement-time`, go's `-benchtime`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_secs: Option<f64>,
+    /// `measure = "auto"`: `measure_secs` is the reference length; the server sets each
+    /// comparison job's length from the claiming runner's A/A sessions of the suite.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measure_auto: bool,
     /// `budget`: seconds of measuring a job may spend (after its build and warm-up); the job
     /// then ends with the rounds it has, and the check concludes with what they show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -363,6 +367,14 @@ pub fn parse_measure(text: &str) -> Result<f64, String> {
         ))
     }
 }
+
+/// The length `measure = "auto"` starts from, and that A/A sessions measure at: 1 s.
+pub const AUTO_MEASURE_SECS: f64 = 1.0;
+
+/// How far `measure = "auto"` moves from the length its A/A sessions measured at (either way):
+/// the split of a run's variance is measured at one length, and a model extrapolated beyond
+/// ten times is a guess.
+pub const AUTO_MEASURE_REACH: f64 = 10.0;
 
 /// `secs` as a run command receives it: seconds with at most three decimals (`0.25`, `2`).
 pub fn measure_text(secs: f64) -> String {

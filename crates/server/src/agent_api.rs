@@ -160,6 +160,30 @@ async fn describe_claim(
     let mut benchmark = job.config.config.benchmark.clone();
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
     let sides = job.config.side_envs().map_err(ClaimProblem::Unrunnable)?;
+    if benchmark.measure_auto && job.kind == JobKind::Comparison {
+        match crate::run_length::chosen_secs(app.store.as_ref(), runner.id, job)
+            .await
+            .map_err(ClaimProblem::Store)?
+        {
+            Some(advice) => {
+                benchmark.measure_secs = advice.best_secs.or(benchmark.measure_secs);
+                tracing::info!(
+                    job = %job.id,
+                    measure_secs = ?benchmark.measure_secs,
+                    calibration = %advice.calibration,
+                    benchmark = %advice.benchmark,
+                    within_share = advice.within_share,
+                    "run length chosen from this runner's A/A session (measure = \"auto\")"
+                );
+            }
+            None => tracing::info!(
+                job = %job.id,
+                measure_secs = ?benchmark.measure_secs,
+                "no A/A session of this suite on this runner tells a run length yet; \
+                 measuring the reference length (measure = \"auto\")"
+            ),
+        }
+    }
     // Decided already (a `/rebench` of an answered comparison): the rounds asked for all run.
     let stop_when_decided = match job.comparison_id {
         Some(id)

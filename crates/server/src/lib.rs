@@ -24,6 +24,7 @@ pub mod profile;
 mod reaper;
 pub mod report;
 mod report_watch;
+pub mod run_length;
 pub mod runner_cli;
 pub mod series_cache;
 pub mod tasks;

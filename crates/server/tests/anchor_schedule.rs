@@ -31,6 +31,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,
+                measure_auto: false,
                 budget_secs: None,
             },
             gate: GateSpec {

@@ -226,6 +226,15 @@ pub trait Store: Send + Sync + 'static {
         finished_after: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<Job>, StoreError>;
+    /// A runner's succeeded calibration jobs of a repository that finished before `before`,
+    /// newest first, at most `limit`.
+    async fn finished_calibrations(
+        &self,
+        runner_id: RunnerId,
+        repository_id: RepositoryId,
+        before: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<Job>, StoreError>;
     /// Gives a job back to the queue (agent shutting down) without using up an attempt.
     async fn release_job(&self, job_id: JobId, lease: &LeaseToken) -> Result<(), StoreError>;
     /// Requeues running jobs whose lease expired before `now`; a job out of attempts fails with

@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
-use benchgate_api::agent::{DeadlineConclusion, MergeQueueMode};
+use benchgate_api::agent::{AUTO_MEASURE_SECS, DeadlineConclusion, MergeQueueMode, measure_text};
 
+use super::values::RunLength;
 use super::{MergeQueueConfig, RepoConfig, RuleConfig};
 
 /// The name of a comparison's check run (and commit status): `benchgate` for a lone
@@ -106,7 +107,14 @@ impl RepoConfig {
                     suite.ignore.patterns().join(", ")
                 );
             }
-            if let Some(measure) = suite.measure {
+            if let Some(RunLength::Auto) = suite.measure {
+                let _ = writeln!(
+                    out,
+                    "  measure: auto: each runner measures the length its A/A sessions of this \
+                     suite show answers soonest (A/A sessions, and runs before any: {} s)",
+                    measure_text(AUTO_MEASURE_SECS)
+                );
+            } else if let Some(measure) = suite.measure {
                 let _ = writeln!(
                     out,
                     "  measure: {measure} per benchmark per run (in place of {{measure_secs}})"

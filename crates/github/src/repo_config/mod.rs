@@ -211,8 +211,9 @@ pub struct SuiteConfig {
     /// comparison concludes "identical build" without a round. Needs a reproducible build.
     #[serde(default)]
     pub artifacts: PathGlobs,
-    /// How long each run measures a benchmark (`"0.5s"`), put where the run command holds
-    /// `{measure_secs}`; the two go together. `compare` says what length would answer soonest.
+    /// How long each run measures a benchmark (`"0.5s"`, or `"auto"`: per runner, from its
+    /// A/A sessions), put where the run command holds `{measure_secs}`; the two go together.
+    /// `compare` says what length would answer soonest.
     #[serde(default)]
     pub measure: Option<values::RunLength>,
     /// The most time a job measures (`"10m"`); then the check concludes with what is known.
@@ -471,6 +472,19 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
                      (e.g. `--measurement-time {measure_secs}` for criterion, \
                      `-benchtime {measure_secs}s` for go)"
                         .to_owned(),
+                ));
+            }
+            (true, Some(values::RunLength::Auto)) if suite.format != BenchFormat::Criterion => {
+                return Err(refuse(
+                    key_offset(text, start, "measure"),
+                    format!("{at}.measure"),
+                    format!(
+                        "`measure = \"auto\"` needs runs that report their own error at a known \
+                         confidence (format = \"criterion\"), to split their spread into what the \
+                         run's length shrinks and what it cannot; this suite's format is \"{}\": \
+                         set a length such as `measure = \"1s\"`",
+                        suite.format.as_str()
+                    ),
                 ));
             }
             _ => {}

@@ -32,6 +32,7 @@ impl RepoConfig {
                 artifacts: suite.artifacts.patterns().to_vec(),
                 budget_secs: suite.budget.map(|b| b.secs()),
                 measure_secs: suite.measure.map(|m| m.secs()),
+                measure_auto: suite.measure.is_some_and(|m| m.is_auto()),
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,

@@ -588,3 +588,47 @@ fn measure_and_its_placeholder_go_together() {
         fixed.describe()
     );
 }
+
+#[test]
+fn measure_auto_is_for_criterion_suites_and_starts_at_the_reference_length() {
+    let auto = parse_repo_config(
+        "[benchmark]\nrun = \"cargo bench -- --measurement-time {measure_secs}\"\n\
+         format = \"criterion\"\nmeasure = \"auto\"\n",
+    )
+    .unwrap();
+    let plan = auto.comparison_config(&auto.suites[0]);
+    assert_eq!(plan.benchmark.measure_secs, Some(1.0));
+    assert!(plan.benchmark.measure_auto);
+    assert!(
+        auto.describe()
+            .contains("measure: auto: each runner measures"),
+        "{}",
+        auto.describe()
+    );
+    let fixed = parse_repo_config(
+        "[benchmark]\nrun = \"x {measure_secs}\"\nformat = \"criterion\"\nmeasure = \"1s\"\n",
+    )
+    .unwrap();
+    assert!(
+        !fixed
+            .comparison_config(&fixed.suites[0])
+            .benchmark
+            .measure_auto
+    );
+    // Only criterion's runs report their own error at a known confidence.
+    let go = parse_repo_config(
+        "[benchmark]\nrun = \"go test -bench . -benchtime {measure_secs}s\"\nformat = \"go\"\n\
+         measure = \"auto\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        go.contains("needs runs that report their own error") && go.contains("\"go\""),
+        "{go}"
+    );
+    let typo =
+        parse_repo_config("[benchmark]\nrun = \"x {measure_secs}\"\nmeasure = \"automatic\"\n")
+            .unwrap_err()
+            .to_string();
+    assert!(typo.contains("or \"auto\""), "{typo}");
+}

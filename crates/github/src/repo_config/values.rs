@@ -124,28 +124,53 @@ impl TryFrom<String> for Budget {
     }
 }
 
-/// `[benchmark] measure`: how long each run measures a benchmark, written `"0.5s"`, `"300ms"`.
+/// `[benchmark] measure`: how long each run measures a benchmark, written `"0.5s"`, `"300ms"`,
+/// or `"auto"`: the service chooses per runner from its A/A sessions of the suite.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(try_from = "String")]
-pub struct RunLength(pub(super) f64);
+pub enum RunLength {
+    Fixed(f64),
+    Auto,
+}
 
 impl RunLength {
-    /// In seconds.
+    /// In seconds: the fixed length, or the length `auto` starts from and calibrates at.
     pub fn secs(self) -> f64 {
-        self.0
+        match self {
+            RunLength::Fixed(secs) => secs,
+            RunLength::Auto => benchgate_api::agent::AUTO_MEASURE_SECS,
+        }
+    }
+
+    pub fn is_auto(self) -> bool {
+        self == RunLength::Auto
     }
 }
 
 impl fmt::Display for RunLength {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} s", benchgate_api::agent::measure_text(self.0))
+        match self {
+            RunLength::Fixed(secs) => {
+                write!(f, "{} s", benchgate_api::agent::measure_text(*secs))
+            }
+            RunLength::Auto => write!(
+                f,
+                "auto (chosen per runner from its A/A sessions; {} s until it has them)",
+                benchgate_api::agent::measure_text(self.secs())
+            ),
+        }
     }
 }
 
 impl TryFrom<String> for RunLength {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {
-        benchgate_api::agent::parse_measure(&s).map(Self)
+        if s.trim() == "auto" {
+            return Ok(RunLength::Auto);
+        }
+        benchgate_api::agent::parse_measure(&s)
+            .map(Self::Fixed)
+            .map_err(|e| format!("{e}; or \"auto\""))
     }
 }
 

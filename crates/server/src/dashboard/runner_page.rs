@@ -92,12 +92,23 @@ impl FloorRow {
     }
 }
 
+/// What a runner's A/A session of one suite says about run length.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunLengthRow {
+    pub repository: String,
+    #[serde(flatten)]
+    pub advice: crate::run_length::RunLengthAdvice,
+}
+
 /// A runner with its floors, as the page and `GET /api/v1/runners/{name}` show it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunnerDetail {
     #[serde(flatten)]
     pub runner: RunnerSummary,
     pub floors: Vec<FloorRow>,
+    /// Per suite of each repository it has floors for: the run length its newest A/A session
+    /// says answers soonest.
+    pub run_lengths: Vec<RunLengthRow>,
     /// What its canaries and forecasts say about its verdicts.
     pub audit: crate::audit::RunnerAudit,
 }
@@ -165,12 +176,24 @@ pub async fn runner_detail(
         let history = store.noise_floor_history(&floor.key).await?;
         floors.push(floor_row(&floor, repository, &history, now));
     }
+    let mut run_lengths = Vec::new();
+    for (id, repository) in &repositories {
+        for advice in crate::run_length::latest_advice(store, runner.id, *id, now).await? {
+            run_lengths.push(RunLengthRow {
+                repository: repository.clone(),
+                advice,
+            });
+        }
+    }
+    run_lengths
+        .sort_by(|a, b| (&a.repository, &a.advice.suite).cmp(&(&b.repository, &b.advice.suite)));
     let audit = crate::audit::runner_audit(store, &runner).await?;
     let mut summary = RunnerSummary::new(&runner, &active, now);
     summary.audit_flag = crate::audit::flag_words(&audit);
     Ok(RunnerDetail {
         runner: summary,
         floors,
+        run_lengths,
         audit,
     })
 }

@@ -80,6 +80,7 @@ pub(crate) fn example() -> CommentInput {
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,
+                measure_auto: false,
                 budget_secs: None,
             },
             gate: GateSpec::default(),

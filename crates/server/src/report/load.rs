@@ -2,11 +2,11 @@
 //! results, that runner's fingerprint and noise floors, and the PR context the scheduler kept.
 
 use benchgate_api::MachineFingerprint;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use benchgate_store::model::{Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId};
 use benchgate_store::{Store, StoreError};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 use super::{CommentInput, FloorInfo, RunnerInfo};
 
@@ -118,7 +118,7 @@ pub async fn load(
                 .find(|s| s.runner_id == runner_id)
                 .map(|s| s.samples.as_slice())
                 .unwrap_or_default();
-            seconds_per_round = round_pace(samples);
+            seconds_per_round = crate::run_length::round_pace(samples);
             // Paired once for all rows: pairing per row was rows × samples, minutes for a
             // suite of thousands of series. Summed over every benchmark and metric shown.
             let pairs = crate::comparison_analysis::pair_samples(samples);
@@ -328,69 +328,9 @@ async fn profile_view(
     Ok(Some(super::profile::view(profile, runner, comparison_url)))
 }
 
-/// The median time between consecutive rounds of one job attempt landing: what a round costs
-/// on this runner, both sides and the upload included. `None` before two rounds of one
-/// attempt landed.
-fn round_pace(samples: &[benchgate_store::Sample]) -> Option<f64> {
-    let mut landed: BTreeMap<(i64, i64), BTreeMap<i64, DateTime<Utc>>> = BTreeMap::new();
-    for s in samples {
-        let at = landed
-            .entry((s.job_id.0, s.attempt))
-            .or_default()
-            .entry(s.round)
-            .or_insert(s.recorded_at);
-        *at = (*at).min(s.recorded_at);
-    }
-    let gaps: Vec<f64> = landed
-        .values()
-        .flat_map(|rounds| {
-            let times: Vec<&DateTime<Utc>> = rounds.values().collect();
-            times
-                .windows(2)
-                .map(|w| (*w[1] - *w[0]).num_milliseconds() as f64 / 1e3)
-                .collect::<Vec<_>>()
-        })
-        .filter(|g| *g > 0.0)
-        .collect();
-    benchgate_stats::paired::median(&gaps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Rounds landing 12 s apart in one attempt, a retry's rounds 30 s apart after an hour's
-    /// wait: the pace is a round's time, never the wait between attempts.
-    #[test]
-    fn the_round_pace_is_the_median_gap_between_rounds_of_one_attempt() {
-        let start = Utc::now();
-        let sample = |attempt: i64, round: i64, secs: i64, side| benchgate_store::Sample {
-            job_id: benchgate_store::JobId(1),
-            attempt,
-            runner_id: RunnerId(1),
-            round,
-            side,
-            position: 0,
-            benchmark: "parse".into(),
-            metric: "time".into(),
-            unit: "ns".into(),
-            value: 1.0,
-            lower: None,
-            upper: None,
-            direction: Default::default(),
-            recorded_at: start + chrono::Duration::seconds(secs),
-        };
-        use benchgate_api::Side::{Base, Head};
-        let mut samples = vec![sample(1, 0, 0, Base), sample(1, 0, 1, Head)];
-        assert_eq!(round_pace(&samples), None, "one round has no pace");
-        samples.extend([
-            sample(1, 1, 12, Base),
-            sample(1, 2, 24, Head),
-            sample(1, 3, 36, Base),
-        ]);
-        samples.extend([sample(2, 0, 3600, Base), sample(2, 1, 3630, Base)]);
-        assert_eq!(round_pace(&samples), Some(12.0));
-    }
 
     /// The runner line names the sandbox and how the limits were enforced, and leaves out
     /// what an older agent did not report.

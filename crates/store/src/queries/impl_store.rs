@@ -241,6 +241,15 @@ impl crate::Store for Backend {
     ) -> Result<Option<JobId>, StoreError> {
         queue::enqueue_calibration_unless_since(&self.pool, new, since).await
     }
+    async fn finished_calibrations(
+        &self,
+        runner_id: RunnerId,
+        repository_id: RepositoryId,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<Job>, StoreError> {
+        queue::finished_calibrations(&self.pool, runner_id, repository_id, before, limit).await
+    }
     async fn latest_calibration(
         &self,
         runner_id: RunnerId,

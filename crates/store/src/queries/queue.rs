@@ -84,6 +84,31 @@ pub(super) async fn latest_calibration(
     .await?)
 }
 
+pub(super) async fn finished_calibrations(
+    pool: &Pool,
+    runner_id: RunnerId,
+    repository_id: RepositoryId,
+    before: chrono::DateTime<chrono::Utc>,
+    limit: i64,
+) -> Result<Vec<Job>, StoreError> {
+    sqlx::query(concatcp!(
+        "SELECT ",
+        JOB_COLUMNS,
+        " FROM jobs WHERE kind = 'calibration' AND state = 'done' \
+         AND pinned_runner_id = $1 AND repository_id = $2 AND finished_at < $3 \
+         ORDER BY finished_at DESC, id DESC LIMIT $4"
+    ))
+    .bind(runner_id)
+    .bind(repository_id)
+    .bind(before)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(rows::job)
+    .collect()
+}
+
 pub(super) async fn calibrations_without_session(
     pool: &Pool,
     finished_after: chrono::DateTime<chrono::Utc>,

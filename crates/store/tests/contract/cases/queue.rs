@@ -439,6 +439,40 @@ pub async fn calibrations_without_session_are_found_again(store: Arc<dyn Store>)
             .is_empty()
     );
 
+    // What `measure = "auto"` reads: the runner's done calibrations of the repository, newest
+    // first, finished before a given time (never the failed one, the A/B job or the queued one).
+    let done = store
+        .finished_calibrations(r1.id, repo.id, much_later(), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        done.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![finished[1], finished[0]]
+    );
+    let newest = store
+        .finished_calibrations(r1.id, repo.id, much_later(), 1)
+        .await
+        .unwrap();
+    assert_eq!(newest.len(), 1);
+    assert_eq!(newest[0].id, finished[1]);
+    assert!(
+        store
+            .finished_calibrations(r1.id, repo.id, hour_ago, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "none finished an hour ago"
+    );
+    let other = runner(&store, "r2", &["x"]).await.runner;
+    assert!(
+        store
+            .finished_calibrations(other.id, repo.id, much_later(), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "another runner's calibrations are not this one's"
+    );
+
     // Recording it (again, or for the first time) takes it off the list.
     store
         .record_aa_session(&session(finished[1]))
