@@ -83,12 +83,14 @@ pub fn advice(job: &Job, samples: &[Sample]) -> Option<RunLengthAdvice> {
         .collect::<BTreeSet<_>>()
         .len();
     let seconds_per_round = round_pace(samples);
-    let best_secs = seconds_per_round.and_then(|per_round| {
-        let fixed = per_round / 2.0 - benchmarks as f64 * measured_secs;
+    let fixed =
+        seconds_per_round.map(|per_round| per_round / 2.0 - benchmarks as f64 * measured_secs);
+    let best_secs = fixed.and_then(|fixed| {
         let best = split.best_measure_secs(measured_secs, fixed, benchmarks)?;
         let lo = (measured_secs / AUTO_MEASURE_REACH).max(*MEASURE_SECS.start());
         let hi = (measured_secs * AUTO_MEASURE_REACH).min(*MEASURE_SECS.end());
-        Some(best.clamp(lo, hi))
+        // In whole milliseconds, as the run command receives it.
+        Some((best.clamp(lo, hi) * 1000.0).round() / 1000.0)
     });
     let auto = config.config.benchmark.measure_auto;
     let mut words = format!(
@@ -97,14 +99,28 @@ pub fn advice(job: &Job, samples: &[Sample]) -> Option<RunLengthAdvice> {
         measure_text(measured_secs),
         benchgate_stats::words::run_length(&split)
     );
+    // What the chosen length costs and saves: rounds grow through the within part, each run
+    // shrinks by its measuring time.
+    let trade = |best: f64| {
+        let fixed = fixed.unwrap_or(0.0);
+        let k = benchmarks as f64;
+        let rounds = split.rounds_factor(best / measured_secs);
+        let run = (fixed + k * best) / (fixed + k * measured_secs);
+        format!(
+            "~{rounds:.1}× the rounds at ~{run:.1}× the time each, an answer in ~{:.1}× the minutes",
+            rounds * run
+        )
+    };
     match best_secs {
         Some(best) if auto => words.push_str(&format!(
-            "; comparisons of this suite here measure ~{} s per benchmark (measure = \"auto\")",
-            measure_text(best)
+            "; comparisons of this suite here measure {} s per benchmark (measure = \"auto\"): {}",
+            measure_text(best),
+            trade(best)
         )),
         Some(best) => words.push_str(&format!(
-            "; runs of ~{} s per benchmark would answer soonest (`measure` in the suite)",
-            measure_text(best)
+            "; runs of {} s per benchmark would answer soonest (`measure` in the suite): {}",
+            measure_text(best),
+            trade(best)
         )),
         None if auto => words.push_str(&format!(
             "; comparisons of this suite here measure {} s (the session cannot tell a better length)",
@@ -323,13 +339,22 @@ mod tests {
         assert!((a.within_share - 0.1).abs() < 1e-6, "{a:?}");
         let best = a.best_secs.unwrap();
         let expected = (within * 4.0 / (per_run - within)).sqrt();
-        assert!((best - expected).abs() < 1e-6, "{best} vs {expected}");
+        assert!((best - expected).abs() < 5e-4, "{best} vs {expected}");
+        assert_eq!(best, 0.667, "whole milliseconds");
+        // 0.9 + 0.1/0.667 = 1.0499× the rounds, (4 + 0.667)/(4 + 1) = 0.93× the time each.
+        assert!(
+            a.words.contains(
+                "~1.0× the rounds at ~0.9× the time each, an answer in ~1.0× the minutes"
+            ),
+            "{}",
+            a.words
+        );
         assert!(a.auto);
         assert!(
             a.words
                 .contains("12 A/A pairs of parse at 1 s per benchmark")
                 && a.words
-                    .contains("measure ~0.667 s per benchmark (measure = \"auto\")"),
+                    .contains("measure 0.667 s per benchmark (measure = \"auto\")"),
             "{}",
             a.words
         );
@@ -345,7 +370,7 @@ mod tests {
         assert!(!a.auto);
         assert!(
             a.words
-                .contains("runs of ~0.2 s per benchmark would answer soonest"),
+                .contains("runs of 0.2 s per benchmark would answer soonest"),
             "{}",
             a.words
         );
