@@ -72,6 +72,8 @@ struct Setup {
     github: FakeGitHub,
     project: Project,
     agent: Option<Child>,
+    /// The token of the runner `start_agent` registered, for `resume_agent`.
+    agent_token: Option<String>,
     /// Held while the agent measures: agents of tests running in parallel on 2 cores would
     /// slow each other's rounds unevenly and blur the known slowdown.
     _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
@@ -141,6 +143,7 @@ async fn setup_project(
         github,
         project,
         agent: None,
+        agent_token: None,
         _turn: None,
         dir,
         _pg: postgres,
@@ -162,6 +165,25 @@ impl Setup {
     async fn start_agent_with(&mut self, labels: &str, env: &[(&str, &std::ffi::OsStr)]) {
         self._turn = Some(measuring_turn().await);
         let token = add_runner_with_labels(&self.database_url, "gh-e2e-1", labels);
+        self.agent_token = Some(token.clone());
+        self.spawn_agent(&token, env);
+    }
+
+    /// Stops the agent (as a machine going away would), keeping the measuring turn.
+    fn stop_agent(&mut self) {
+        if let Some(mut agent) = self.agent.take() {
+            let _ = agent.kill();
+            let _ = agent.wait();
+        }
+    }
+
+    /// Starts the stopped agent's runner again.
+    fn resume_agent(&mut self) {
+        let token = self.agent_token.clone().expect("an agent was started");
+        self.spawn_agent(&token, &[]);
+    }
+
+    fn spawn_agent(&mut self, token: &str, env: &[(&str, &std::ffi::OsStr)]) {
         let child = Command::new(BIN)
             .args(["agent", "--server", &self.server.url(""), "--work-dir"])
             .arg(self.dir.path().join("agent"))

@@ -254,11 +254,9 @@ async fn a_group_destroyed_while_measuring_cancels_its_jobs_and_ends_neutral() {
     nothing_refused(&s.github);
 }
 
-/// (4) A group of four PRs, the third 1.5× slower: no PR is measured on its own up front; once
-/// the group is slower a culprit search names #23, its first probe the group's own comparison.
-#[tokio::test]
-async fn a_slower_group_of_four_is_searched_for_the_pr_that_made_it_slower() {
-    let mut s = setup(Some(&repo_config(16)), None).await;
+/// A group of four PRs on a heavier base, the third 1.5× slower, delivered to the server:
+/// the group's head and each PR's merge commit.
+async fn slower_group_of_four(s: &Setup, delivery: &str) -> (String, Vec<String>) {
     let path = s.project.path.clone();
     let base = commit_on(
         &path,
@@ -283,9 +281,17 @@ async fn a_slower_group_of_four_is_searched_for_the_pr_that_made_it_slower() {
     }
     let group = tip;
     s.github.refuse_checks_except(&[&group]);
+    let body = merge_group(s, "checks_requested", &base, &group, 24);
+    assert_eq!(s.deliver("merge_group", delivery, &body).await.0, 202);
+    (group, merges)
+}
 
-    let body = merge_group(&s, "checks_requested", &base, &group, 24);
-    assert_eq!(s.deliver("merge_group", "d-mq-5", &body).await.0, 202);
+/// (4) A group of four PRs, the third 1.5× slower: no PR is measured on its own up front; once
+/// the group is slower a culprit search names #23, its first probe the group's own comparison.
+#[tokio::test]
+async fn a_slower_group_of_four_is_searched_for_the_pr_that_made_it_slower() {
+    let mut s = setup(Some(&repo_config(16)), None).await;
+    let (group, merges) = slower_group_of_four(&s, "d-mq-5").await;
     s.start_agent().await;
     let check = completed_check(&s, &group, 480).await;
     assert_eq!(
@@ -329,6 +335,99 @@ async fn a_slower_group_of_four_is_searched_for_the_pr_that_made_it_slower() {
         "the confirmation reused the group's comparison"
     );
     assert_eq!(s.github.checks().len(), 1, "{:#?}", s.github.checks());
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
+/// (5) The deadline holds while a search runs: a slower group of four whose search has not
+/// ended (its runner went away) gets its check concluded at `[merge_queue] deadline`; the
+/// search goes on once a runner is back, restates the check with the PR it named (the same
+/// conclusion), and shows on the history of the branch the group merges into.
+#[tokio::test]
+async fn a_group_still_searched_at_its_deadline_concludes_and_the_search_goes_on() {
+    let mut s = setup(Some(&repo_config(16)), None).await;
+    let (group, merges) = slower_group_of_four(&s, "d-mq-6").await;
+    s.start_agent().await;
+    wait_for_count(
+        &s,
+        "SELECT COUNT(*) FROM bisections WHERE state = 'running'",
+        1,
+        480,
+    )
+    .await;
+    eventually(&s.github, "the check to say how long is left", 60, || {
+        checks_of(&s.github, &group).iter().any(|c| {
+            c.status == "in_progress"
+                && c.title
+                    .starts_with("slower than the base; searching for the PR that did it (")
+                && c.title.contains(" min to the deadline)")
+        })
+    })
+    .await;
+    s.stop_agent();
+    // The group was asked for long ago: its 45 minutes are over.
+    let group_id = s
+        .count(&format!(
+            "SELECT MIN(id) FROM comparisons WHERE head_sha = '{group}'"
+        ))
+        .await;
+    s.count(&format!(
+        "UPDATE comparisons SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = {group_id} \
+         RETURNING 1"
+    ))
+    .await;
+    let check = completed_check(&s, &group, 60).await;
+    assert_eq!(check.conclusion.as_deref(), Some("failure"));
+    assert!(
+        check
+            .title
+            .contains("did not end within the 45 min deadline"),
+        "{}",
+        check.title
+    );
+    assert!(
+        check
+            .summary
+            .contains("The search goes on at the history's priority"),
+        "{}",
+        check.summary
+    );
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM bisections WHERE state = 'running'")
+            .await,
+        1,
+        "the search was not abandoned"
+    );
+
+    s.resume_agent();
+    wait_for_count(
+        &s,
+        "SELECT COUNT(*) FROM bisections WHERE state = 'done'",
+        1,
+        600,
+    )
+    .await;
+    eventually(&s.github, "the check restated with the PR", 60, || {
+        checks_of(&s.github, &group)
+            .iter()
+            .any(|c| c.title == "#23 made it slower" && c.conclusion.as_deref() == Some("failure"))
+    })
+    .await;
+    assert_eq!(
+        s.github.checks().len(),
+        1,
+        "one check run, restated in place"
+    );
+    let history = s
+        .page(&format!(
+            "/history?repository={}&branch=master",
+            crate::github::REPO
+        ))
+        .await;
+    assert!(
+        history.contains(&format!("culprit {} (#23)", &merges[2][..7])),
+        "{history}"
+    );
     s.outbox_drained().await;
     nothing_refused(&s.github);
 }

@@ -7,7 +7,7 @@
 //! the same rows in the transaction that changes the state, so a comparison that finishes long
 //! after newer ones were created, or while no server runs, is reported all the same.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,14 +54,19 @@ async fn tick(
     reported: &mut HashMap<ComparisonId, Progress>,
 ) -> Result<(), StoreError> {
     let now = Utc::now();
-    for comparison in candidates(store).await? {
+    let searching = searched_groups(store).await?;
+    for comparison in candidates(store, &searching).await? {
         let progress = progress(store, &comparison).await?;
+        // Measuring, or finished slower with its culprit search still running: either way the
+        // queue waits on a check that is not complete.
+        let waiting = !comparison.state.is_finished()
+            || (searching.contains(&comparison.id) && !comparison.check_run_completed);
         let overdue = comparison.config.merge_group.is_some()
-            && !comparison.state.is_finished()
+            && waiting
             && now >= crate::tasks::merge_group_deadline(&comparison);
         if overdue {
             // The check concludes with what was measured; writing it cancels the jobs.
-            tracing::info!(comparison = %comparison.id, "merge group past its deadline");
+            tracing::info!(comparison = %comparison.id, searching = searching.contains(&comparison.id), "merge group past its deadline");
         } else if reported.get(&comparison.id) == Some(&progress) {
             continue;
         }
@@ -82,10 +87,30 @@ async fn tick(
     Ok(())
 }
 
-/// PR comparisons with jobs in the queue, and those that changed recently.
-async fn candidates(store: &dyn Store) -> Result<Vec<Comparison>, StoreError> {
+/// The merge groups whose culprit search is running.
+async fn searched_groups(store: &dyn Store) -> Result<HashSet<ComparisonId>, StoreError> {
+    let mut groups = HashSet::new();
+    for id in store.running_bisections().await? {
+        if let Some(source) = store.bisection(id).await?.and_then(|b| b.source_comparison) {
+            groups.insert(source);
+        }
+    }
+    Ok(groups)
+}
+
+/// PR comparisons with jobs in the queue, those that changed recently, and merge groups whose
+/// culprit search runs (their check may be due at the deadline long after they finished).
+async fn candidates(
+    store: &dyn Store,
+    searching: &HashSet<ComparisonId>,
+) -> Result<Vec<Comparison>, StoreError> {
     let since = Utc::now() - RECENT;
     let mut found: HashMap<ComparisonId, Comparison> = HashMap::new();
+    for id in searching {
+        if let Some(c) = store.comparison(*id).await? {
+            found.insert(c.id, c);
+        }
+    }
     for c in store.recent_comparisons(RECENT_LIMIT).await? {
         if reported_on_github(&c) && (!c.state.is_finished() || c.updated_at > since) {
             found.insert(c.id, c);

@@ -75,7 +75,18 @@ async fn history_view(app: &AppState, q: &HistoryQuery) -> Result<HistoryView, A
         .collect();
     let mut bisections = Vec::new();
     for b in app.store.bisections(repository.id).await? {
-        if b.series.branch == branch {
+        // A merge group's search runs on the group's ref; it belongs to the branch it merges
+        // into, where its culprit landed.
+        let into = match b.source_comparison {
+            Some(group) => app
+                .store
+                .comparison(group)
+                .await?
+                .and_then(|c| c.config.merge_group)
+                .map(|g| g.base_ref),
+            None => None,
+        };
+        if b.series.branch == branch || into.as_deref() == Some(branch.as_str()) {
             let probes = app.store.bisection_probes(b.id).await?;
             bisections.push(SearchView::new(&b, probes));
         }

@@ -459,8 +459,9 @@ async fn add_rounds(
     let Some(newest) = workload(cx, search).await? else {
         return Ok(Added::NoWorkload);
     };
-    // A merge group's probes keep the queue's priority: the group's check waits for them.
-    let priority = if newest.config.merge_group.is_some() {
+    // A merge group's probes keep the queue's priority while the group's check waits for
+    // them; once it concluded at its deadline the search goes on for the history only.
+    let priority = if newest.config.merge_group.is_some() && !newest.check_run_completed {
         Priority::MERGE_QUEUE
     } else {
         Priority::HISTORY

@@ -103,6 +103,16 @@ impl GroupView<'_> {
         self.now >= self.deadline()
     }
 
+    /// "12 min to the deadline", for a check still in progress.
+    fn time_left(&self) -> String {
+        let minutes = (self.deadline() - self.now)
+            .num_seconds()
+            .max(0)
+            .unsigned_abs()
+            .div_ceil(60);
+        format!("{minutes} min to the deadline")
+    }
+
     /// The PRs whose own commit is slower (their step failed the gate).
     fn culprits(&self) -> Vec<&StepView> {
         self.steps
@@ -177,7 +187,8 @@ pub fn decide(v: &GroupView<'_>) -> GroupCheck {
                 status: CheckStatus::InProgress,
                 conclusion: None,
                 title: format!(
-                    "slower than the base; searching for the PR that did it: {}",
+                    "slower than the base; searching for the PR that did it ({}): {}",
+                    v.time_left(),
                     v.outcome.title
                 ),
                 preface,
@@ -191,6 +202,16 @@ pub fn decide(v: &GroupView<'_>) -> GroupCheck {
                  deadline"
             ),
             (None, false) => format!("slower as a group; {}", search.summary),
+        };
+        let preface = if search.running {
+            format!(
+                "The merge queue's deadline (`[merge_queue] deadline`, {minutes} min) passed while \
+                 the search for the PR ran: the check concluded with the group's own result. The \
+                 search goes on at the history's priority; the PR it names will be stated here \
+                 and on the branch's history page.\n\n{preface}"
+            )
+        } else {
+            preface
         };
         return done(CheckConclusion::Failure, title, preface);
     }
@@ -213,7 +234,8 @@ pub fn decide(v: &GroupView<'_>) -> GroupCheck {
             status: CheckStatus::InProgress,
             conclusion: None,
             title: format!(
-                "slower than the base; measuring each PR's commit to name the one: {}",
+                "slower than the base; measuring each PR's commit to name the one ({}): {}",
+                v.time_left(),
                 v.outcome.title
             ),
             preface: format!("{}\n\n{}", scope(v), step_table(v)),
@@ -472,8 +494,15 @@ mod tests {
         assert_eq!(running.status, CheckStatus::InProgress);
         assert_eq!(
             running.title,
-            "slower than the base; searching for the PR that did it: work +50%"
+            "slower than the base; searching for the PR that did it (45 min to the deadline): \
+             work +50%"
         );
+        v.now = v.created_at + chrono::TimeDelta::seconds(44 * 60 + 1);
+        assert!(
+            decide(&v).title.contains("(1 min to the deadline)"),
+            "a part of a minute left is a minute"
+        );
+        v.now = v.created_at;
         assert!(
             running.preface.contains("### Which commit"),
             "{}",
@@ -499,6 +528,19 @@ mod tests {
                 .contains("did not end within the 45 min deadline"),
             "{}",
             late.title
+        );
+        assert!(
+            late.preface
+                .contains("The search goes on at the history's priority"),
+            "{}",
+            late.preface
+        );
+        // Named after the deadline: the same conclusion, now with the PR.
+        v.search = Some(search(false, Some(2)));
+        let restated = decide(&v);
+        assert_eq!(
+            (restated.conclusion, restated.title.as_str()),
+            (SLOWER, "#13 made it slower")
         );
     }
 }

@@ -223,12 +223,9 @@ pub(super) async fn report(
             cx.store.cancel_comparison(step.id).await?;
         }
         if view.search.as_ref().is_some_and(|s| s.running) {
-            for search in cx.store.bisections(c.repository_id).await? {
-                if search.source_comparison == Some(c.id) {
-                    let reason = "the group's check concluded at its deadline";
-                    super::main_bisect::abandon(cx, search.id, reason).await?;
-                }
-            }
+            // The queue has its answer; the search goes on at the history's priority, and its
+            // culprit restates this check (the same conclusion) and shows in the history.
+            tracing::info!(comparison = %c.id, "merge group concluded at its deadline; its culprit search continues");
         }
         if !c.state.is_finished() && view.now >= deadline(c) {
             cx.store.cancel_comparison(c.id).await?;
