@@ -172,10 +172,11 @@ async fn a_group_whose_trees_were_not_measured_is_measured_not_restated() {
     nothing_refused(&s.github);
 }
 
-/// (2) A group of two PRs where the second one's commit is 1.5× slower: the group's check
-/// fails and names the second PR, and no check goes on the PRs' commits inside the group.
+/// (2) A group of three PRs whose second is 1.5× slower: only the group is measured at first;
+/// once it is slower each PR's commit is compared with its parent, at α/3 each (one error budget
+/// for the group), and the check names the second PR. No check goes on the PRs' commits.
 #[tokio::test]
-async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
+async fn a_slower_group_of_three_is_measured_first_then_names_the_pr_that_made_it_slower() {
     // 16 rounds: with 8, other tests' load beside it once left the group undecided (neutral).
     let mut s = setup(Some(&repo_config(16)), None).await;
     let path = s.project.path.clone();
@@ -188,11 +189,13 @@ async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
     );
     let docs = commit_on(&path, &base, None, "docs only");
     let slower = commit_on(&path, &base, Some(30_000_000), "1.5 times the work");
+    let notes = commit_on(&path, &base, None, "notes");
     let first = merge_commit(&path, &base, &docs, 11);
-    let group = merge_commit(&path, &first, &slower, 12);
+    let second = merge_commit(&path, &first, &slower, 12);
+    let group = merge_commit(&path, &second, &notes, 13);
     s.github.refuse_checks_except(&[&group]);
 
-    let body = merge_group(&s, "checks_requested", &base, &group, 12);
+    let body = merge_group(&s, "checks_requested", &base, &group, 13);
     assert_eq!(s.deliver("merge_group", "d-mq-2", &body).await.0, 202);
     s.start_agent().await;
     let check = completed_check(&s, &group, 300).await;
@@ -206,9 +209,63 @@ async fn a_slower_group_of_two_names_the_pr_that_made_it_slower() {
     assert_eq!(check.title, "#12 made it slower", "{}", check.summary);
     assert!(check.summary.contains("| #11 |"), "{}", check.summary);
     assert_eq!(s.github.checks().len(), 1, "{:#?}", s.github.checks());
+
+    // The steps were made after the group's last round: the group ran first.
+    let group_id = s
+        .count(&format!(
+            "SELECT MIN(id) FROM comparisons WHERE head_sha = '{group}'"
+        ))
+        .await;
+    let steps = format!("c.head_sha IN ('{first}', '{second}', '{group}') AND c.id <> {group_id}");
+    assert_eq!(
+        s.count(&format!("SELECT COUNT(*) FROM comparisons c WHERE {steps}"))
+            .await,
+        3
+    );
+    let group_rounds = format!(
+        "SELECT MAX(s.recorded_at) FROM samples s JOIN jobs j ON j.id = s.job_id \
+         WHERE j.comparison_id = {group_id}"
+    );
+    assert_eq!(
+        s.count(&format!(
+            "SELECT COUNT(*) FROM comparisons c WHERE {steps} AND c.created_at < ({group_rounds})"
+        ))
+        .await,
+        0,
+        "no PR comparison before the group's last round"
+    );
+    let rounds = |which: &str| {
+        format!(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT s.job_id, s.round FROM samples s \
+             JOIN jobs j ON j.id = s.job_id JOIN comparisons c ON c.id = j.comparison_id \
+             WHERE s.side = 'head' AND {which}) AS r"
+        )
+    };
+    let (at_group, at_steps) = (
+        s.count(&rounds(&format!("c.id = {group_id}"))).await,
+        s.count(&rounds(&steps)).await,
+    );
+    eprintln!("runner rounds: group {at_group}, its three PRs' commits {at_steps}");
+    // Each step is judged at α/3: the group's error budget split over its PRs.
+    let step_id = s
+        .count(&format!(
+            "SELECT id FROM comparisons WHERE head_sha = '{second}' AND id <> {group_id}"
+        ))
+        .await;
+    let status: Value = crate::support::http()
+        .get(s.server.url(&format!("/api/v1/comparisons/{step_id}")))
+        .bearer_auth(super::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let alpha = status["runners"][0]["report"]["alpha"].as_f64().unwrap();
+    assert!((alpha - 0.05 / 3.0).abs() < 1e-12, "{status}");
     // The dashboard lists the group and its PRs' commits as merge-queue comparisons.
     let page = s.page("/comparisons").await;
-    assert!(page.contains("merge queue: #11, #12"), "{page}");
+    assert!(page.contains("merge queue: #11, #12, #13"), "{page}");
     assert!(page.contains("merge queue, #12&#39;s commit"), "{page}");
     s.outbox_drained().await;
     nothing_refused(&s.github);

@@ -650,6 +650,10 @@ pub struct MergeGroupContext {
     /// Set on a step: the head sha of the group it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_of: Option<String>,
+    /// Set on a step: its rows are judged at α divided by this, the group's PRs sharing one
+    /// error budget, so that an innocent PR is named at most α of the time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha_split: Option<u32>,
 }
 
 /// One pull request of a merge group, and the group's commit that merges it.

@@ -25,6 +25,17 @@ pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
 pub const ROUNDS_CAP: u64 = 1000;
 
+/// The level a comparison's rows are judged at: [`ALPHA`], or for a merge group's step its
+/// share of the group's budget (docs/statistics.md §7c).
+pub fn alpha_of(config: &benchgate_api::agent::StoredComparisonConfig) -> f64 {
+    let split = config
+        .merge_group
+        .as_ref()
+        .and_then(|g| g.alpha_split)
+        .filter(|k| *k > 1);
+    split.map_or(ALPHA, |k| ALPHA / f64::from(k))
+}
+
 /// Pairs one runner's samples per (benchmark, metric): the base and head value of the same
 /// (job, attempt, round). A round missing a side is no pair; a series with no pair at all is
 /// left out (its side is in [`one_side`]).
@@ -166,7 +177,7 @@ async fn analyze_pairs(
         fallback: comparison.planned_rounds,
     };
     let options = AnalysisOptions {
-        alpha: ALPHA,
+        alpha: alpha_of(stored),
         n_star: DEFAULT_N_STAR,
         min_effect: stored.config.gate.min_effect,
         rounds_cap: ROUNDS_CAP,
@@ -546,7 +557,7 @@ pub async fn comparison_report(
                 .unwrap_or_else(|| names.remove(&runner_id).unwrap_or_default()),
             headline: false,
             report: AnalysisReport {
-                alpha: ALPHA,
+                alpha: alpha_of(&comparison.config),
                 benchmarks,
                 claims: Vec::new(),
             },

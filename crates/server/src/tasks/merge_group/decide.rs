@@ -368,6 +368,7 @@ mod tests {
                 })
                 .collect(),
             step_of: None,
+            alpha_split: None,
         }
     }
 

@@ -92,6 +92,40 @@ async fn groups_of(
         .collect())
 }
 
+/// Compares each PR's commit of slower group `c` with its parent, judged at the group's α split
+/// over its PRs (docs/statistics.md §7d); a step made already is not made again.
+async fn create_steps(
+    cx: &Context,
+    c: &Comparison,
+    context: &benchgate_api::agent::MergeGroupContext,
+) -> Result<(), TaskError> {
+    let k = u32::try_from(context.prs.len()).unwrap_or(u32::MAX);
+    let mut created = 0;
+    for pr in &context.prs {
+        let step = benchgate_api::agent::MergeGroupContext {
+            step_of: Some(c.head_sha.clone()),
+            alpha_split: Some(k),
+            ..context.clone()
+        };
+        let made = schedule::create(
+            cx,
+            c.repository_id,
+            &c.config.config,
+            &c.runner_label,
+            &pr.parent,
+            &pr.sha,
+            step,
+            false,
+        )
+        .await?;
+        created += usize::from(made.is_some());
+    }
+    if created > 0 {
+        tracing::info!(group = %c.id, prs = k, created, "merge group slower; comparing each PR's commit with its parent");
+    }
+    Ok(())
+}
+
 /// The step comparisons of `group` (one per PR of a group of several), in merge order.
 async fn steps_of(cx: &Context, group: &Comparison) -> Result<Vec<Comparison>, TaskError> {
     let Some(context) = &group.config.merge_group else {
@@ -146,6 +180,14 @@ pub(super) async fn report(
     }
     let group_outcome = report::check_outcome(&loaded.input);
     let now = chrono::Utc::now();
+    // A small group is measured first; its PRs' own commits only once it is slower.
+    if group_outcome.conclusion == Some(CheckConclusion::Failure)
+        && (2..SEARCH_FROM).contains(&context.prs.len())
+        && now < deadline(c)
+        && !c.check_run_completed
+    {
+        create_steps(cx, c, &context).await?;
+    }
     let step_rows = steps_of(cx, c).await?;
     let mut measured = Vec::new();
     for pr in context.prs.iter().filter(|_| context.prs.len() > 1) {

@@ -225,8 +225,8 @@ impl ScheduleMergeGroup {
         Ok(true)
     }
 
-    /// Compares the group's head with its base (and, for a group of several PRs, each PR's
-    /// commit with its parent), ahead of PR work; its check follows the comparison.
+    /// Compares the group's head with its base, ahead of PR work; its check follows the
+    /// comparison.
     async fn measure(
         &self,
         cx: &Context,
@@ -242,122 +242,23 @@ impl ScheduleMergeGroup {
             settings,
             prs: prs.to_vec(),
             step_of: None,
+            alpha_split: None,
         };
-        let group = self
-            .create(
-                cx,
-                repository_id,
-                &compared,
-                label,
-                &self.base_sha,
-                &self.head_sha,
-                context.clone(),
-                true,
-            )
-            .await?;
-        // A larger group is searched only if it turns out slower (`super::SEARCH_FROM`).
-        if prs.len() > 1 && prs.len() < super::SEARCH_FROM {
-            for pr in prs {
-                let step = MergeGroupContext {
-                    step_of: Some(self.head_sha.clone()),
-                    ..context.clone()
-                };
-                self.create(
-                    cx,
-                    repository_id,
-                    &compared,
-                    label,
-                    &pr.parent,
-                    &pr.sha,
-                    step,
-                    false,
-                )
-                .await?;
-            }
-        }
-        tracing::info!(comparison = ?group, prs = prs.len(), "merge queue: group measured");
-        Ok(())
-    }
-
-    /// Creates one comparison of the group unless a retry of this row made it already.
-    #[allow(clippy::too_many_arguments)]
-    async fn create(
-        &self,
-        cx: &Context,
-        repository_id: RepositoryId,
-        compared: &ComparisonConfig,
-        label: &str,
-        base_sha: &str,
-        head_sha: &str,
-        context: MergeGroupContext,
-        with_check: bool,
-    ) -> Result<Option<benchgate_store::model::ComparisonId>, TaskError> {
-        let exists = cx
-            .store
-            .head_comparisons(repository_id, head_sha)
-            .await?
-            .into_iter()
-            .any(|c| {
-                c.base_sha == base_sha
-                    && c.runner_label == label
-                    && c.config.config.suite == compared.suite
-                    && c.config
-                        .merge_group
-                        .as_ref()
-                        .is_some_and(|g| g.step_of == context.step_of)
-                    && c.state != ComparisonState::Cancelled
-            });
-        if exists {
-            tracing::info!(head = %head_sha, "merge-group comparison exists already");
-            return Ok(None);
-        }
-        let rules = benchgate_api::RuleSet::new(&compared.rules);
-        let plan = crate::comparison_analysis::plan_rounds(
-            &cx.store,
+        let group = create(
+            cx,
             repository_id,
+            &compared,
             label,
-            compared.gate.min_effect,
-            &rules,
+            &self.base_sha,
+            &self.head_sha,
+            context,
+            true,
         )
         .await?;
-        let notify = if with_check {
-            vec![NewOutboxMessage::for_new_comparison(
-                ReportCheck::KIND,
-                Priority::INTERACTIVE,
-            )]
-        } else {
-            Vec::new()
-        };
-        let created = cx
-            .store
-            .create_comparison(&NewComparison {
-                repository_id,
-                pr_number: None,
-                base_sha: base_sha.to_owned(),
-                head_sha: head_sha.to_owned(),
-                runner_label: label.to_owned(),
-                config: StoredComparisonConfig {
-                    config: compared.clone(),
-                    n_star: plan.per_benchmark,
-                    github: None,
-                    main: None,
-                    merged_pr: None,
-                    merge_group: Some(context),
-                    canary: None,
-                    layout: None,
-                },
-                planned_rounds: plan.planned_rounds,
-                jobs: vec![NewJob {
-                    rounds: i64::from(compared.benchmark.rounds),
-                    priority: Priority::MERGE_QUEUE,
-                    max_attempts: cx.app.config.max_attempts,
-                    origin: None,
-                }],
-                main: None,
-                notify,
-            })
-            .await?;
-        Ok(Some(created.id))
+        // Its PRs' own commits are compared only once it is slower (`super::report`); a larger
+        // group is then searched instead (`super::SEARCH_FROM`).
+        tracing::info!(comparison = ?group, prs = prs.len(), "merge queue: group measured");
+        Ok(())
     }
 
     fn neutral(&self, title: String, summary: String) -> NeutralCheck {
@@ -396,4 +297,85 @@ impl ScheduleMergeGroup {
         commit_check::write(&cx.github, target, &write, None).await?;
         Ok(())
     }
+}
+
+/// Creates one comparison of a merge group (the group, or a step of it) unless a retry made it
+/// already; `None` then.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn create(
+    cx: &Context,
+    repository_id: RepositoryId,
+    compared: &ComparisonConfig,
+    label: &str,
+    base_sha: &str,
+    head_sha: &str,
+    context: MergeGroupContext,
+    with_check: bool,
+) -> Result<Option<benchgate_store::model::ComparisonId>, TaskError> {
+    let exists = cx
+        .store
+        .head_comparisons(repository_id, head_sha)
+        .await?
+        .into_iter()
+        .any(|c| {
+            c.base_sha == base_sha
+                && c.runner_label == label
+                && c.config.config.suite == compared.suite
+                && c.config
+                    .merge_group
+                    .as_ref()
+                    .is_some_and(|g| g.step_of == context.step_of)
+                && c.state != ComparisonState::Cancelled
+        });
+    if exists {
+        tracing::info!(head = %head_sha, "merge-group comparison exists already");
+        return Ok(None);
+    }
+    let rules = benchgate_api::RuleSet::new(&compared.rules);
+    let plan = crate::comparison_analysis::plan_rounds(
+        &cx.store,
+        repository_id,
+        label,
+        compared.gate.min_effect,
+        &rules,
+    )
+    .await?;
+    let notify = if with_check {
+        vec![NewOutboxMessage::for_new_comparison(
+            ReportCheck::KIND,
+            Priority::INTERACTIVE,
+        )]
+    } else {
+        Vec::new()
+    };
+    let created = cx
+        .store
+        .create_comparison(&NewComparison {
+            repository_id,
+            pr_number: None,
+            base_sha: base_sha.to_owned(),
+            head_sha: head_sha.to_owned(),
+            runner_label: label.to_owned(),
+            config: StoredComparisonConfig {
+                config: compared.clone(),
+                n_star: plan.per_benchmark,
+                github: None,
+                main: None,
+                merged_pr: None,
+                merge_group: Some(context),
+                canary: None,
+                layout: None,
+            },
+            planned_rounds: plan.planned_rounds,
+            jobs: vec![NewJob {
+                rounds: i64::from(compared.benchmark.rounds),
+                priority: Priority::MERGE_QUEUE,
+                max_attempts: cx.app.config.max_attempts,
+                origin: None,
+            }],
+            main: None,
+            notify,
+        })
+        .await?;
+    Ok(Some(created.id))
 }
