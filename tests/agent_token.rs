@@ -234,3 +234,97 @@ fn without_a_working_sandbox_the_agent_refuses_to_start_unless_told_none() {
     assert!(err.contains("--sandbox none: PR builds and runs"), "{err}");
     assert!(!err.contains("apt-get install bubblewrap"), "{err}");
 }
+
+/// The shipped unit's command line as the unit runs it: a non-root user, settings from the
+/// environment file's variables. The start-up log names the limits each build and run gets, and
+/// never claims cgroups the user cannot make groups in (a `benchgate/` that root made earlier is
+/// there but not writable): on a host without a delegated cgroup v2, as here, per-process
+/// rlimits with the fix named; where the unit's `Delegate=` gives one, cgroup v2.
+#[test]
+fn the_systemd_unit_s_command_line_names_the_limits_it_gets_as_a_non_root_user() {
+    if !nix_is_root() {
+        eprintln!("skipped: starting the agent as another user needs root");
+        return;
+    }
+    let unit = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("deploy/systemd/benchgate-agent.service"),
+    )
+    .unwrap();
+    let key = |name: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("the unit has no {name}="))
+            .to_owned()
+    };
+    assert_eq!(key("Delegate"), "memory pids");
+    assert_eq!(key("User"), "benchgate");
+    let exec = key("ExecStart");
+    let args: Vec<&str> = exec.split_whitespace().skip(1).collect();
+    assert_eq!(
+        args,
+        ["agent"],
+        "settings come from the environment file, never arguments"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let token = dir.path().join("agent.token");
+    write_token_file(&token, "tok", 0o600);
+    // The unit's user: `nobody` stands in for `benchgate`, owning what the unit's user owns.
+    let bin = dir.path().join("benchgate");
+    std::fs::copy(BIN, &bin).unwrap();
+    for path in [dir.path(), &work, &token] {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+    // What root made before (an earlier agent as root): there, but not the user's to write.
+    let _ = std::fs::create_dir("/sys/fs/cgroup/memory/benchgate");
+    let mut child = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .args(&args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir.path())
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "info")
+        .env("BENCHGATE_SERVER", "http://127.0.0.1:9")
+        .env("BENCHGATE_TOKEN_FILE", &token)
+        .env("BENCHGATE_WORK_DIR", &work)
+        // The sandbox's own start-up is tested above; here only the limits are.
+        .env("BENCHGATE_SANDBOX", "none")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        text
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = reader.join().unwrap();
+    let limits = err
+        .lines()
+        .find(|l| l.contains("limits="))
+        .unwrap_or_else(|| panic!("no limits in the start-up log:\n{err}"));
+    if limits.contains("limits=cgroup v2") {
+        assert!(err.contains("cgroup v2 delegated to the agent"), "{err}");
+    } else {
+        assert!(
+            limits.contains("limits=rlimits: 4096 processes"),
+            "{limits}"
+        );
+        assert!(limits.contains("Delegate=memory pids"), "{limits}");
+    }
+    assert!(err.contains("agent starting"), "{err}");
+}
+
+/// Whether the test runs as root (`/proc/self` belongs to the process's effective user).
+fn nix_is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}

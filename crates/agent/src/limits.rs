@@ -114,7 +114,7 @@ pub fn resolve(args: &LimitArgs, total_memory: u64) -> Containment {
     if containment.mechanism() == "rlimits" {
         tracing::warn!(
             limits = %containment.describe(),
-            "resource limits per process only (rlimits): run the agent as root on a host whose cgroups (v2, or v1) have the memory and pids controllers to limit each build and run as a whole"
+            "resource limits per process only (rlimits): to limit each build and run as a whole, run the agent as root on a host whose cgroups (v2, or v1) have the memory and pids controllers, or delegate a cgroup v2 to it (systemd: Delegate=memory pids, as deploy/systemd/benchgate-agent.service does)"
         );
     } else {
         tracing::info!(limits = %containment.describe(), "resource limits of each build and run");

@@ -66,7 +66,7 @@ impl Containment {
     }
 
     fn detect_at(root: &Path, limits: Limits) -> Containment {
-        if let Some(parent) = v2_parent(root) {
+        if let Some(parent) = v2_parent(root, own_cgroup().as_deref()) {
             return Containment {
                 limits,
                 enforcement: Enforcement::CgroupV2 { parent },
@@ -85,7 +85,7 @@ impl Containment {
             let parent = dir.join(PARENT);
             std::fs::create_dir_all(&parent).ok()?;
             sweep_stale(&parent);
-            parent.join(marker).exists().then_some(parent)
+            (parent.join(marker).exists() && can_make_groups(&parent)).then_some(parent)
         };
         let enforcement = match (parent("memory"), parent("pids")) {
             (Some(memory), Some(pids)) => Enforcement::CgroupV1 { memory, pids },
@@ -424,33 +424,92 @@ impl Group {
     }
 }
 
-/// The group benchgate makes its v2 groups in, `memory` and `pids` enabled for them, under the
-/// unified hierarchy at `root` or `root/unified`; `None` without that hierarchy, without both
-/// controllers, or when they cannot be enabled (a cgroup namespace whose root holds processes).
-fn v2_parent(root: &Path) -> Option<PathBuf> {
-    let both = |file: &Path| {
-        std::fs::read_to_string(file).is_ok_and(|t| {
-            let words: Vec<&str> = t.split_whitespace().collect();
-            words.contains(&"memory") && words.contains(&"pids")
-        })
-    };
+/// The group benchgate makes its v2 groups in, `memory` and `pids` enabled for them: under the
+/// unified hierarchy at `root` or `root/unified` when the agent may write there (root, a
+/// container), else under the agent's own cgroup `own` when it was delegated to it (systemd's
+/// `Delegate=`, a non-root agent). `None` without that hierarchy, without both controllers, or
+/// when they cannot be enabled (a cgroup namespace whose root holds processes).
+fn v2_parent(root: &Path, own: Option<&Path>) -> Option<PathBuf> {
     let mount = [root.to_path_buf(), root.join("unified")]
         .into_iter()
         .find(|d| d.join("cgroup.controllers").exists())?;
-    if !both(&mount.join("cgroup.controllers")) {
+    if !both_controllers(&mount.join("cgroup.controllers")) {
         return None;
     }
-    let enable = |dir: &Path| {
-        both(&dir.join("cgroup.subtree_control"))
-            || std::fs::write(dir.join("cgroup.subtree_control"), "+memory +pids").is_ok()
-    };
-    if !enable(&mount) {
+    root_parent(&mount).or_else(|| {
+        let own = own?.strip_prefix("/").ok()?;
+        (!own.as_os_str().is_empty())
+            .then(|| delegated_parent(&mount.join(own)))
+            .flatten()
+    })
+}
+
+/// Whether a controller list (`cgroup.controllers`, `cgroup.subtree_control`) has both.
+fn both_controllers(file: &Path) -> bool {
+    std::fs::read_to_string(file).is_ok_and(|t| {
+        let words: Vec<&str> = t.split_whitespace().collect();
+        words.contains(&"memory") && words.contains(&"pids")
+    })
+}
+
+/// Enables `memory` and `pids` for the children of `dir` unless they are already.
+fn enable_controllers(dir: &Path) -> bool {
+    both_controllers(&dir.join("cgroup.subtree_control"))
+        || std::fs::write(dir.join("cgroup.subtree_control"), "+memory +pids").is_ok()
+}
+
+/// benchgate's parent group at the hierarchy's root.
+fn root_parent(mount: &Path) -> Option<PathBuf> {
+    if !enable_controllers(mount) {
         return None;
     }
     let parent = mount.join(PARENT);
     std::fs::create_dir_all(&parent).ok()?;
     sweep_stale(&parent);
-    enable(&parent).then_some(parent)
+    (enable_controllers(&parent) && can_make_groups(&parent)).then_some(parent)
+}
+
+/// Whether a group can be made in `parent`: a directory another user (root, an earlier agent)
+/// made is there, but only its owner may make groups in it. Without this check a non-root agent
+/// would claim cgroups and then fail every build at its first group.
+fn can_make_groups(parent: &Path) -> bool {
+    let probe = parent.join(format!("probe-{}", std::process::id()));
+    std::fs::create_dir(&probe).is_ok() && std::fs::remove_dir(&probe).is_ok()
+}
+
+/// benchgate's parent group inside the agent's own, delegated cgroup `own`. cgroup v2 lets a
+/// group give controllers to its children only while it holds no process itself, so the agent
+/// first moves itself into a leaf beside the groups it makes (`own/agent`).
+fn delegated_parent(own: &Path) -> Option<PathBuf> {
+    if !both_controllers(&own.join("cgroup.controllers")) {
+        return None;
+    }
+    let leaf = own.join("agent");
+    std::fs::create_dir_all(&leaf).ok()?;
+    std::fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).ok()?;
+    if !enable_controllers(own) {
+        return None;
+    }
+    let parent = own.join(PARENT);
+    std::fs::create_dir_all(&parent).ok()?;
+    sweep_stale(&parent);
+    let parent = (enable_controllers(&parent) && can_make_groups(&parent)).then_some(parent)?;
+    tracing::info!(group = %parent.display(), "cgroup v2 delegated to the agent: per-run groups go under its own cgroup");
+    Some(parent)
+}
+
+/// The agent's own cgroup v2 path (`/system.slice/benchgate-agent.service`), from
+/// `/proc/self/cgroup`'s `0::` line.
+fn own_cgroup() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    unified_path(&text)
+}
+
+fn unified_path(proc_cgroup: &str) -> Option<PathBuf> {
+    proc_cgroup
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|p| PathBuf::from(p.trim()))
 }
 
 /// Removes the groups of agents that died mid-run (named `PID-N` after an agent no longer
@@ -579,6 +638,43 @@ mod tests {
             entered.reason(&ended, Some(libc::SIGKILL)).unwrap(),
             "stopped at the memory limit (512 MiB, cgroup v2)"
         );
+    }
+
+    /// Under systemd with `Delegate=`, a non-root agent may not write the hierarchy's root but
+    /// owns its unit's cgroup: it moves itself into a leaf there and makes its groups beside it.
+    #[test]
+    fn a_delegated_cgroup_holds_the_agent_s_groups() {
+        let mount = tempfile::tempdir().unwrap();
+        let own = mount.path().join("system.slice/benchgate-agent.service");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("cgroup.controllers"), "memory pids\n").unwrap();
+        std::fs::write(own.join("cgroup.subtree_control"), "").unwrap();
+        std::fs::create_dir_all(own.join("agent")).unwrap();
+        std::fs::create_dir_all(own.join(PARENT)).unwrap();
+        std::fs::write(own.join(PARENT).join("cgroup.subtree_control"), "").unwrap();
+        let parent = delegated_parent(&own).unwrap();
+        assert_eq!(parent, own.join(PARENT));
+        let moved = std::fs::read_to_string(own.join("agent/cgroup.procs")).unwrap();
+        assert_eq!(
+            moved,
+            std::process::id().to_string(),
+            "the agent left the group it delegates"
+        );
+        assert_eq!(
+            std::fs::read_to_string(own.join("cgroup.subtree_control")).unwrap(),
+            "+memory +pids"
+        );
+        // Without both controllers delegated (`Delegate=` missing), no group is made there.
+        let bare = mount.path().join("user.slice");
+        std::fs::create_dir_all(&bare).unwrap();
+        std::fs::write(bare.join("cgroup.controllers"), "cpu\n").unwrap();
+        assert_eq!(delegated_parent(&bare), None);
+        assert!(!bare.join("agent").exists());
+        assert_eq!(
+            unified_path("12:pids:/x\n0::/system.slice/benchgate-agent.service\n"),
+            Some(PathBuf::from("/system.slice/benchgate-agent.service"))
+        );
+        assert_eq!(unified_path("4:memory:/\n"), None, "cgroup v1 only");
     }
 
     /// What a v2 group's event files say when the tree met its limits.
