@@ -210,27 +210,16 @@ fn without_a_working_sandbox_the_agent_refuses_to_start_unless_told_none() {
         assert!(!err.contains("agent starting"), "{mode:?}: {err}");
     }
     // `none` starts (and keeps trying a server that is not there): stopped once it has said so.
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .args(["agent", "--server", "http://127.0.0.1:9", "--work-dir"])
         .arg(dir.path().join("work"))
         .args(["--token-file", token, "--sandbox", "none"])
         .env_remove("BENCHGATE_TOKEN")
         .env_remove("BENCHGATE_TOKEN_FILE")
         .env("NO_COLOR", "1")
-        .env("PATH", "/nonexistent")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
-        text
-    });
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let _ = child.kill();
-    let _ = child.wait();
-    let err = reader.join().unwrap();
+        .env("PATH", "/nonexistent");
+    let err = start_up_log(&mut command);
     assert!(err.contains("--sandbox none: PR builds and runs"), "{err}");
     assert!(!err.contains("apt-get install bubblewrap"), "{err}");
 }
@@ -280,7 +269,8 @@ fn the_systemd_unit_s_command_line_names_the_limits_it_gets_as_a_non_root_user()
     }
     // What root made before (an earlier agent as root): there, but not the user's to write.
     let _ = std::fs::create_dir("/sys/fs/cgroup/memory/benchgate");
-    let mut child = Command::new("setpriv")
+    let mut command = Command::new("setpriv");
+    command
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&bin)
         .args(&args)
@@ -293,20 +283,8 @@ fn the_systemd_unit_s_command_line_names_the_limits_it_gets_as_a_non_root_user()
         .env("BENCHGATE_TOKEN_FILE", &token)
         .env("BENCHGATE_WORK_DIR", &work)
         // The sandbox's own start-up is tested above; here only the limits are.
-        .env("BENCHGATE_SANDBOX", "none")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
-        text
-    });
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let _ = child.kill();
-    let _ = child.wait();
-    let err = reader.join().unwrap();
+        .env("BENCHGATE_SANDBOX", "none");
+    let err = start_up_log(&mut command);
     let limits = err
         .lines()
         .find(|l| l.contains("limits="))
@@ -327,4 +305,22 @@ fn the_systemd_unit_s_command_line_names_the_limits_it_gets_as_a_non_root_user()
 fn nix_is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// What an agent that keeps running (its server is not there) logs in its first two seconds.
+fn start_up_log(command: &mut Command) -> String {
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        text
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let _ = child.kill();
+    let _ = child.wait();
+    reader.join().unwrap()
 }
