@@ -486,9 +486,13 @@ pub struct RunnerAudit {
     pub runner: String,
     pub runner_id: i64,
     pub alpha: f64,
-    /// A/A canary rows that claimed slower or faster, of all A/A canary rows.
+    /// A/A canaries that claimed a change (any of their rows slower or faster), of all A/A
+    /// canaries: the canary is the unit, as a PR is.
     pub aa: RateView,
-    /// The same since the last recalibration by hand: what the flag is decided on.
+    /// The same over rows; the rows of one canary share its rounds and the machine's state,
+    /// so they are not independent trials and this interval is too narrow.
+    pub aa_rows: RateView,
+    /// A/A canaries since the last recalibration by hand: what the flag is decided on.
     pub aa_since_recalibration: RateView,
     /// The flag: A/A canaries claim changes credibly more often than α.
     pub flagged: bool,
@@ -537,9 +541,9 @@ impl From<Rate> for RateView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlantedView {
     pub planted_pct: f64,
-    /// Rows called slower, of all rows of canaries with this planted change.
+    /// Canaries with a row called slower, of all canaries with this planted change.
     pub found: RateView,
-    /// Rows called faster: the wrong way.
+    /// Canaries with a row called faster: the wrong way.
     pub wrong_way: u64,
     pub median_rounds: Option<f64>,
     pub median_minutes: Option<f64>,
@@ -579,13 +583,12 @@ pub fn audit_of(
 ) -> RunnerAudit {
     let claims = |r: &CanaryResult| matches!(r.verdict, VerdictKind::Slower | VerdictKind::Faster);
     let aa: Vec<&CanaryResult> = results.iter().filter(|r| r.planted_pct.is_none()).collect();
-    let rate = |rows: &[&CanaryResult]| {
-        Rate::new(
-            rows.iter().filter(|r| claims(r)).count() as u64,
-            rows.len() as u64,
-            ALPHA,
-        )
-    };
+    let rate = |rows: &[&CanaryResult]| by_canary(rows, claims);
+    let row_rate = Rate::new(
+        aa.iter().filter(|r| claims(r)).count() as u64,
+        aa.len() as u64,
+        ALPHA,
+    );
     let recent: Vec<&CanaryResult> = aa
         .iter()
         .copied()
@@ -615,11 +618,8 @@ pub fn audit_of(
                 .collect();
             PlantedView {
                 planted_pct: pct,
-                found: Rate::new(found.len() as u64, rows.len() as u64, ALPHA).into(),
-                wrong_way: rows
-                    .iter()
-                    .filter(|r| r.verdict == VerdictKind::Faster)
-                    .count() as u64,
+                found: by_canary(&rows, |r| r.verdict == VerdictKind::Slower).into(),
+                wrong_way: by_canary(&rows, |r| r.verdict == VerdictKind::Faster).hits,
                 median_rounds: median(found.iter().map(|r| r.rounds as f64)),
                 median_minutes: median(found.iter().filter_map(|r| r.minutes)),
             }
@@ -644,6 +644,7 @@ pub fn audit_of(
         runner_id: runner.id.0,
         alpha: ALPHA,
         aa: rate(&aa).into(),
+        aa_rows: row_rate.into(),
         aa_since_recalibration: since.into(),
         flagged: since.credibly_above(ALPHA),
         planted,
@@ -669,6 +670,17 @@ pub fn audit_of(
     }
 }
 
+/// Canaries (comparisons) of which some row is a `hit`, of all canaries among `rows`: a canary
+/// claims as a PR would, once, however many of its benchmarks moved.
+fn by_canary(rows: &[&CanaryResult], hit: impl Fn(&CanaryResult) -> bool) -> Rate {
+    let mut canaries: std::collections::BTreeMap<ComparisonId, bool> = Default::default();
+    for r in rows {
+        *canaries.entry(r.comparison_id).or_default() |= hit(r);
+    }
+    let hits = canaries.values().filter(|h| **h).count() as u64;
+    Rate::new(hits, canaries.len() as u64, ALPHA)
+}
+
 fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
     let v: Vec<f64> = values.collect();
     benchgate_stats::paired::median(&v)
@@ -681,7 +693,7 @@ pub fn flag_words(audit: &RunnerAudit) -> Option<String> {
     }
     let r = &audit.aa_since_recalibration;
     Some(format!(
-        "A/A canaries on this runner claimed a change in {} of {} ({:.1}%, 95% interval {:.1}–{:.1}%), more often than α = {:.0}%: treat its verdicts with care until it is recalibrated",
+        "A/A canaries on this runner claimed a change in {} of {} canaries ({:.1}%, 95% interval {:.1}–{:.1}%), more often than α = {:.0}%: treat its verdicts with care until it is recalibrated",
         r.hits,
         r.trials,
         r.rate_pct.unwrap_or(0.0),
@@ -732,5 +744,66 @@ mod tests {
         insta::assert_snapshot!(flag_words(&audit).unwrap());
         let fair = audit_of(&runner, &results[5..], &[], None);
         assert_eq!(flag_words(&fair), None);
+    }
+
+    /// One drifting canary of 30 benchmarks is one claim, not 30: rows of a canary share its
+    /// rounds. Counted by hand: 20 canaries of 30 rows, the first with every row slower, the
+    /// second with one row faster; the rest claim nothing.
+    #[test]
+    fn a_canary_of_thirty_claiming_rows_is_one_claim() {
+        let runner = Runner {
+            id: RunnerId(1),
+            name: "quiet-1".into(),
+            labels: vec!["x".into()],
+            fingerprint: None,
+            created_at: Utc::now(),
+            last_seen_at: None,
+            revoked_at: None,
+            audit_since: None,
+        };
+        let row = |canary: i64, bench: i64, verdict, planted_pct| CanaryResult {
+            comparison_id: ComparisonId(canary),
+            runner_id: RunnerId(1),
+            benchmark: format!("b{bench}"),
+            metric: "time".into(),
+            planted_pct,
+            verdict,
+            rounds: 10,
+            minutes: None,
+            forecast: None,
+            recorded_at: Utc::now(),
+        };
+        let mut results = Vec::new();
+        for canary in 0..20 {
+            for bench in 0..30 {
+                let verdict = match (canary, bench) {
+                    (0, _) => VerdictKind::Slower,
+                    (1, 7) => VerdictKind::Faster,
+                    _ => VerdictKind::Equivalent,
+                };
+                results.push(row(canary, bench, verdict, None));
+            }
+        }
+        let a = audit_of(&runner, &results, &[], None);
+        assert_eq!((a.aa.hits, a.aa.trials), (2, 20));
+        assert_eq!((a.aa_rows.hits, a.aa_rows.trials), (31, 600));
+        assert_eq!(a.canaries, 20);
+        // 2 of 20 canaries is consistent with α = 5%; 31 of 600 rows looked like it too, but a
+        // single drifting canary could have made it 30 of 600.
+        assert!(!a.flagged);
+        // Planted: a canary is found when a row of it is called slower.
+        let mut planted = Vec::new();
+        for canary in 100..104 {
+            for bench in 0..3 {
+                let verdict = match (canary, bench) {
+                    (100, 0) | (101, _) => VerdictKind::Slower,
+                    (102, 2) => VerdictKind::Faster,
+                    _ => VerdictKind::NoResultYet,
+                };
+                planted.push(row(canary, bench, verdict, Some(5.0)));
+            }
+        }
+        let p = &audit_of(&runner, &planted, &[], None).planted[0];
+        assert_eq!((p.found.hits, p.found.trials, p.wrong_way), (2, 4, 1));
     }
 }
