@@ -709,9 +709,8 @@ mod tests {
 
     /// The caution a flagged runner's PR comments carry (CONVENTIONS 21): from a hand-made
     /// record of 9 claims in 60 A/A rows.
-    #[test]
-    fn the_flag_reads_as_pinned() {
-        let runner = Runner {
+    fn quiet_runner() -> Runner {
+        Runner {
             id: RunnerId(1),
             name: "quiet-1".into(),
             labels: vec!["x".into()],
@@ -720,7 +719,12 @@ mod tests {
             last_seen_at: None,
             revoked_at: None,
             audit_since: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_flag_reads_as_pinned() {
+        let runner = quiet_runner();
         let results: Vec<CanaryResult> = (0..60)
             .map(|i| CanaryResult {
                 comparison_id: ComparisonId(i),
@@ -751,16 +755,7 @@ mod tests {
     /// second with one row faster; the rest claim nothing.
     #[test]
     fn a_canary_of_thirty_claiming_rows_is_one_claim() {
-        let runner = Runner {
-            id: RunnerId(1),
-            name: "quiet-1".into(),
-            labels: vec!["x".into()],
-            fingerprint: None,
-            created_at: Utc::now(),
-            last_seen_at: None,
-            revoked_at: None,
-            audit_since: None,
-        };
+        let runner = quiet_runner();
         let row = |canary: i64, bench: i64, verdict, planted_pct| CanaryResult {
             comparison_id: ComparisonId(canary),
             runner_id: RunnerId(1),
