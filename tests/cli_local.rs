@@ -78,7 +78,12 @@ fn compare_of_a_command_with_itself_claims_nothing() {
         let verdict = wall_time(&report)["verdict"].as_str().unwrap().to_string();
         let claimed = ["slower", "faster"].contains(&verdict.as_str());
         if !claimed {
-            assert_eq!(out.status.code(), Some(0), "{verdict}");
+            // 0: not slower; 3: no answer yet within 20 rounds (a loaded machine's spread).
+            assert!(
+                matches!(out.status.code(), Some(0 | 3)),
+                "{verdict}: exit {:?}",
+                out.status.code()
+            );
         }
         (claimed, verdict)
     };

@@ -161,6 +161,18 @@ async fn a_pr_s_claim_is_answered_and_one_that_does_not_hold_fails_the_check() {
             .any(|c| c.conclusion.as_deref() == Some("failure"))
     })
     .await;
+    // The comment is its own write, queued beside the check's: it may land a moment later.
+    eventually(
+        &s.github,
+        "the comment to answer the comment's claim",
+        60,
+        || {
+            comment_lines(&s, 4)
+                .iter()
+                .any(|l| l.contains("stated in a comment by Codertocat"))
+        },
+    )
+    .await;
     let lines = comment_lines(&s, 4);
     let claimed = lines
         .iter()
