@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use benchgate_api::agent::{CanarySpec, PlantedBy, StoredComparisonConfig};
 use benchgate_api::{Direction, VerdictKind};
-use benchgate_stats::audit::{FirstDecision, Rate, first_decision, score_forecasts};
+use benchgate_stats::audit::{FirstDecision, Rate, first_decision, score_forecasts_censored};
 use benchgate_stats::paired::has_zero_spread;
 use benchgate_stats::{AnalysisOptions, RoundOrder};
 use benchgate_store::{
@@ -552,12 +552,16 @@ pub struct PlantedView {
 /// How forecasts held: within ±30% of what they said.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ForecastView {
+    /// Forecasts whose horizon passed: decided, or undecided past said + 30%.
     pub scored: usize,
     pub within: usize,
+    /// Of `scored`, those still undecided past their horizon: they took longer than said.
+    pub took_longer_undecided: usize,
     pub within_pct: Option<f64>,
-    /// Median of took/said: above 1, forecasts promise too soon.
+    /// Median of took/said, undecided forecasts included as censored (Kaplan–Meier): above 1,
+    /// forecasts promise too soon.
     pub median_ratio: Option<f64>,
-    /// Forecasts still waiting for a verdict.
+    /// Forecasts still waiting for a verdict (some of them past their horizon).
     pub open: usize,
 }
 
@@ -566,19 +570,39 @@ pub async fn runner_audit(store: &dyn Store, runner: &Runner) -> Result<RunnerAu
     let results = store.canary_results(runner.id).await?;
     let forecasts = store.runner_forecasts(runner.id).await?;
     let last = store.runner_canaries(runner.id, 1).await?;
+    // Where each open forecast's row stands now: an open forecast is scored as censored there.
+    let mut rounds_now = RoundsNow::new();
+    let open: std::collections::BTreeSet<ComparisonId> = forecasts
+        .iter()
+        .filter(|f| f.decided_rounds.is_none())
+        .map(|f| f.comparison_id)
+        .collect();
+    for id in open {
+        for stored in store.comparison_results(id).await? {
+            if stored.runner_id == runner.id {
+                let n = i64::try_from(stored.result.n).unwrap_or(i64::MAX);
+                rounds_now.insert((id, stored.result.name, stored.result.metric), n);
+            }
+        }
+    }
     Ok(audit_of(
         runner,
         &results,
         &forecasts,
+        &rounds_now,
         last.first().map(|c| c.created_at),
     ))
 }
+
+/// The pairs a comparison's row has now, by (comparison, benchmark, metric).
+pub type RoundsNow = std::collections::HashMap<(ComparisonId, String, String), i64>;
 
 /// The audit from what was recorded (pure, so a test can count by hand).
 pub fn audit_of(
     runner: &Runner,
     results: &[CanaryResult],
     forecasts: &[Forecast],
+    rounds_now: &RoundsNow,
     last_canary: Option<DateTime<Utc>>,
 ) -> RunnerAudit {
     let claims = |r: &CanaryResult| matches!(r.verdict, VerdictKind::Slower | VerdictKind::Faster);
@@ -638,7 +662,29 @@ pub fn audit_of(
         let took = f.decided_rounds? - f.at_rounds;
         Some((u64::try_from(f.needed).ok()?, u64::try_from(took).ok()?))
     }));
-    let score = score_forecasts(&said_took);
+    // Undecided: a canary row at its end, a forecast's row where it stands now.
+    let mut said_so_far: Vec<(u64, u64)> = results
+        .iter()
+        .filter(|r| !decided(r))
+        .filter_map(|r| {
+            let (at, n) = r.forecast?;
+            Some((u64::try_from(n).ok()?, u64::try_from(r.rounds - at).ok()?))
+        })
+        .collect();
+    said_so_far.extend(
+        forecasts
+            .iter()
+            .filter(|f| f.decided_rounds.is_none())
+            .filter_map(|f| {
+                let key = (f.comparison_id, f.benchmark.clone(), f.metric.clone());
+                let so_far = rounds_now.get(&key).map_or(0, |n| n - f.at_rounds);
+                Some((
+                    u64::try_from(f.needed).ok()?,
+                    u64::try_from(so_far.max(0)).ok()?,
+                ))
+            }),
+    );
+    let score = score_forecasts_censored(&said_took, &said_so_far);
     RunnerAudit {
         runner: runner.name.clone(),
         runner_id: runner.id.0,
@@ -659,6 +705,7 @@ pub fn audit_of(
         forecasts: ForecastView {
             scored: score.scored,
             within: score.within,
+            took_longer_undecided: score.censored,
             within_pct: (score.scored > 0)
                 .then(|| 100.0 * score.within as f64 / score.scored as f64),
             median_ratio: score.median_ratio,
@@ -743,10 +790,10 @@ mod tests {
                 recorded_at: Utc::now(),
             })
             .collect();
-        let audit = audit_of(&runner, &results, &[], None);
+        let audit = audit_of(&runner, &results, &[], &RoundsNow::new(), None);
         assert!(audit.flagged);
         insta::assert_snapshot!(flag_words(&audit).unwrap());
-        let fair = audit_of(&runner, &results[5..], &[], None);
+        let fair = audit_of(&runner, &results[5..], &[], &RoundsNow::new(), None);
         assert_eq!(flag_words(&fair), None);
     }
 
@@ -779,7 +826,7 @@ mod tests {
                 results.push(row(canary, bench, verdict, None));
             }
         }
-        let a = audit_of(&runner, &results, &[], None);
+        let a = audit_of(&runner, &results, &[], &RoundsNow::new(), None);
         assert_eq!((a.aa.hits, a.aa.trials), (2, 20));
         assert_eq!((a.aa_rows.hits, a.aa_rows.trials), (31, 600));
         assert_eq!(a.canaries, 20);
@@ -798,7 +845,7 @@ mod tests {
                 planted.push(row(canary, bench, verdict, Some(5.0)));
             }
         }
-        let p = &audit_of(&runner, &planted, &[], None).planted[0];
+        let p = &audit_of(&runner, &planted, &[], &RoundsNow::new(), None).planted[0];
         assert_eq!((p.found.hits, p.found.trials, p.wrong_way), (2, 4, 1));
     }
 }

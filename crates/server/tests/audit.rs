@@ -316,7 +316,7 @@ fn the_audit_rates_match_a_hand_count() {
         revoked_at: None,
         audit_since: None,
     };
-    let a = audit_of(&runner, &results, &[], None);
+    let a = audit_of(&runner, &results, &[], &Default::default(), None);
     assert_eq!((a.aa.hits, a.aa.trials), (3, 40));
     let (lo, hi) = clopper_pearson(3, 40, 0.05);
     assert_eq!((a.aa.lower_pct, a.aa.upper_pct), (100.0 * lo, 100.0 * hi));
@@ -333,15 +333,19 @@ fn the_audit_rates_match_a_hand_count() {
     // Forecasts of decided rows: 6 said at 2 rounds. A/A decided at 8 (took 6, within), planted
     // at 4..=18 (took 2..=16, within for 5..=7 of those: rounds 7, 8, 9) and the faster one at
     // 19 (took 17).
+    // The four planted rows never decided ran 18–21 rounds past a forecast of 6: they took
+    // longer and count, never as right. The 7 undecided A/A rows ran 6 past it, within the
+    // horizon of 7.8: not scored yet.
     let decided = 33 + 16;
-    assert_eq!(a.forecasts.scored, decided);
+    assert_eq!(a.forecasts.scored, decided + 4);
+    assert_eq!(a.forecasts.took_longer_undecided, 4);
     assert_eq!(a.forecasts.within, 33 + 3);
     // After a recalibration by hand only later A/A rows count for the flag.
     let since = Runner {
         audit_since: Some(chrono::DateTime::from_timestamp(1_800_000_030, 0).unwrap()),
         ..runner
     };
-    let b = audit_of(&since, &results, &[], None);
+    let b = audit_of(&since, &results, &[], &Default::default(), None);
     assert_eq!(
         (
             b.aa_since_recalibration.hits,
