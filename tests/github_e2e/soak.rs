@@ -7,6 +7,11 @@
 //! PR's comparison ended with the verdict its modelled change gives, one comment per PR, no
 //! write GitHub would refuse, and each process's memory.
 //!
+//! One of the six PRs is hostile: its heads, in turn, hog memory, fork without end and leave a
+//! daemon. The agents run PR code as shipped (`--sandbox auto`, memory and process limits), so
+//! each of its comparisons must fail with the limit named while the other PRs' verdicts stay
+//! right, and none of its processes may outlive the soak.
+//!
 //! Not part of the normal run (`#[ignore]`); the figures in docs/reliability.md come from
 //!
 //! ```text
@@ -34,8 +39,35 @@ use benchgate_github::signature::sign_with;
 
 const LABEL: &str = "soak";
 /// Each PR's heads do this much of base's work: 1.5 (slower), 1.0 (no change) or 0.7 (faster).
+/// The last is the hostile PR.
 const FACTORS: [f64; 6] = [1.5, 1.0, 0.7, 1.5, 1.0, 1.0];
+const HOSTILE: usize = 5;
 const BASE_ITERATIONS: f64 = 2_000_000.0;
+/// What the agents allow one run (the hostile PR's attacks meet these).
+const LIMIT_MEMORY: &str = "256MiB";
+const LIMIT_PROCESSES: &str = "128";
+
+/// The hostile PR's heads, one per push in turn: (name, `attack.sh`, what the job's error says).
+/// Each attack's processes carry a marker unique to this soak, so survivors can be found.
+fn attacks(marker: &str) -> [(&'static str, String, &'static str); 3] {
+    [
+        (
+            "memory hog",
+            "exec perl -e 'my @a; for (1 .. 65536) { push @a, \"x\" x (1 << 20) }'".to_owned(),
+            "stopped at the memory limit (256 MiB",
+        ),
+        (
+            "fork bomb",
+            format!("i=0; while [ $i -lt 1000 ]; do sleep 300.{marker} & i=$((i+1)); done; wait"),
+            "reached the process limit (128",
+        ),
+        (
+            "daemon",
+            format!("setsid sleep 301.{marker} < /dev/null > /dev/null 2>&1 &"),
+            "left 1 process(es) running after it ended",
+        ),
+    ]
+}
 
 /// A small deterministic generator, so a soak is replayed by its seed.
 struct Rng(u64);
@@ -57,17 +89,19 @@ impl Rng {
     }
 }
 
-/// One PR of the soak: its number, its two heads (a push moves it to the second) and the
-/// factor both heads apply to base's work.
+/// One PR of the soak: its number, its heads (each push moves it to the next) and the factor
+/// every head applies to base's work; a hostile PR's heads each run one attack first.
 struct Pr {
     number: u64,
-    heads: [String; 2],
+    heads: Vec<String>,
     factor: f64,
+    hostile: bool,
     opened: bool,
-    pushed: bool,
+    /// The head it is at: the index into `heads`.
+    at: usize,
 }
 
-fn soak_project(dir: &Path) -> (PathBuf, String, Vec<Pr>) {
+fn soak_project(dir: &Path, marker: &str) -> (PathBuf, String, Vec<Pr>) {
     let path = dir.join("project");
     std::fs::create_dir_all(&path).unwrap();
     git(&path, &["init", "-q", "-b", "main"]);
@@ -82,12 +116,19 @@ fn soak_project(dir: &Path) -> (PathBuf, String, Vec<Pr>) {
     let mut prs = Vec::new();
     for (i, factor) in FACTORS.iter().enumerate() {
         let number = 100 + i as u64;
+        let hostile = i == HOSTILE;
+        let attacks = attacks(marker);
+        // The hostile PR moves through its attacks three times over.
+        let pushes = if hostile { 3 * attacks.len() } else { 2 };
         let mut heads = Vec::new();
-        for push in 0..2 {
+        for push in 0..pushes {
             git(&path, &["checkout", "-q", "--detach", &base]);
             let work = (BASE_ITERATIONS * factor) as u64;
             std::fs::write(path.join("iterations"), work.to_string()).unwrap();
             std::fs::write(path.join("NOTES"), format!("PR {number}, push {push}\n")).unwrap();
+            if hostile {
+                std::fs::write(path.join("attack.sh"), &attacks[push % attacks.len()].1).unwrap();
+            }
             git(&path, &["add", "."]);
             git(
                 &path,
@@ -97,10 +138,11 @@ fn soak_project(dir: &Path) -> (PathBuf, String, Vec<Pr>) {
         }
         prs.push(Pr {
             number,
-            heads: [heads[0].clone(), heads[1].clone()],
+            heads,
             factor: *factor,
+            hostile,
             opened: false,
-            pushed: false,
+            at: 0,
         });
     }
     git(&path, &["checkout", "-q", "main"]);
@@ -109,7 +151,8 @@ fn soak_project(dir: &Path) -> (PathBuf, String, Vec<Pr>) {
 
 fn soak_config() -> String {
     format!(
-        "[benchmark]\nrun = \"{BIN} spin --iterations $(cat iterations) --modelled-spread 0.01\"\n\
+        "[benchmark]\nrun = \"if [ -f attack.sh ]; then sh attack.sh || exit $?; fi; \
+         exec {BIN} spin --iterations $(cat iterations) --modelled-spread 0.01\"\n\
          format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
          [[benchmark.rule]]\nmatch = \"*\"\nmetric = \"time\"\n\n\
          [gate]\nfail_on = \"regression\"\nmin_effect = \"5%\"\n"
@@ -215,7 +258,17 @@ impl Agents {
             &self.servers[i],
             TokenVia::Env(&self.tokens[i]),
             &self.dir,
-            &["--sandbox", "none", "--labels", LABEL],
+            // As shipped: sandboxed, failing closed without bubblewrap, and limited.
+            &[
+                "--sandbox",
+                "auto",
+                "--limit-memory",
+                LIMIT_MEMORY,
+                "--limit-processes",
+                LIMIT_PROCESSES,
+                "--labels",
+                LABEL,
+            ],
         ));
     }
 
@@ -256,6 +309,10 @@ async fn soak_with_faults() {
     let mut rng = Rng(seed | 1);
     // Faults every 20–60 s; a short soak packs them closer so each kind happens.
     let (gap_from, gap_to) = if secs >= 900 { (20, 60) } else { (6, 15) };
+    // The hostile PR's pushes spread over the soak (1 in `hostile_odds` of its deliveries).
+    let hostile_odds = if secs >= 900 { 30 } else { 2 };
+    let marker = std::process::id().to_string();
+    let attacks = attacks(&marker);
 
     let _turn = crate::support::measuring_turn().await;
     let pg = FreshPostgres::create(&admin);
@@ -265,7 +322,7 @@ async fn soak_with_faults() {
     let via_proxy = format!("{prefix}@127.0.0.1:{}/{name}", proxy.port);
 
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let (path, base, mut prs) = soak_project(dir.path());
+    let (path, base, mut prs) = soak_project(dir.path(), &marker);
     let github = FakeGitHub::start(Some(&soak_config())).await;
     github.serve_repository(&path);
     let key = github::app_key_file();
@@ -366,12 +423,14 @@ async fn soak_with_faults() {
                     id,
                     pr_event(&path, &base, pr, "opened", &pr.heads[0]),
                 )
-            } else if !pr.pushed && rng.below(2) == 0 {
-                pr.pushed = true;
+            } else if pr.at + 1 < pr.heads.len()
+                && rng.below(if pr.hostile { hostile_odds } else { 2 }) == 0
+            {
+                pr.at += 1;
                 (
                     "pull_request",
                     id,
-                    pr_event(&path, &base, pr, "synchronize", &pr.heads[1]),
+                    pr_event(&path, &base, pr, "synchronize", &pr.heads[pr.at]),
                 )
             } else {
                 comment_id += 1;
@@ -586,48 +645,73 @@ async fn soak_with_faults() {
     // 3. Each opened PR's newest head ended with the verdict its modelled change gives.
     let mut wrong = Vec::new();
     for pr in prs.iter().filter(|p| p.opened) {
-        let head = if pr.pushed {
-            &pr.heads[1]
-        } else {
-            &pr.heads[0]
-        };
+        let head = &pr.heads[pr.at];
         let newest = github
             .checks()
             .into_iter()
             .filter(|c| c.head_sha == *head)
             .max_by_key(|c| c.id);
         let conclusion = newest.as_ref().and_then(|c| c.conclusion.clone());
-        let want_failure = pr.factor > 1.0;
-        // Every finished comparison has rows: "no results yet" is a lost result whatever the
-        // factor (a neutral check passes the unchanged and faster PRs' test otherwise).
-        if (conclusion.as_deref() == Some("failure")) != want_failure
-            || newest
+        // What its jobs went through, so a wrong verdict can be explained from the log.
+        let jobs = text_row(
+            db,
+            &format!(
+                "SELECT COALESCE(string_agg(n || ' ' || state || ' after ' || attempts || \
+                 '/' || max_attempts || ' attempt(s), last error: ' || err, ' | '), 'no jobs') \
+                 FROM (SELECT COUNT(*) AS n, j.state, j.attempts, j.max_attempts, \
+                 COALESCE(MAX(j.last_error), '-') AS err FROM jobs j \
+                 JOIN comparisons c ON c.id = j.comparison_id \
+                 WHERE c.pr_number = {} AND c.head_sha = '{head}' \
+                 GROUP BY j.state, j.attempts, j.max_attempts) g",
+                pr.number
+            ),
+        )
+        .await;
+        let right = if pr.hostile {
+            // Stopped, with the limit named, and reported as a failed benchmark.
+            let said = attacks[pr.at % attacks.len()].2;
+            newest
                 .as_ref()
-                .is_none_or(|c| c.status != "completed" || c.title.contains("no results yet"))
-        {
-            // What its jobs went through, so a wrong verdict can be explained from the log.
-            let jobs = text_row(
-                db,
-                &format!(
-                    "SELECT COALESCE(string_agg(n || ' ' || state || ' after ' || attempts || \
-                     '/' || max_attempts || ' attempt(s), last error: ' || err, ' | '), 'no jobs') \
-                     FROM (SELECT COUNT(*) AS n, j.state, j.attempts, j.max_attempts, \
-                     COALESCE(MAX(j.last_error), '-') AS err FROM jobs j \
-                     JOIN comparisons c ON c.id = j.comparison_id \
-                     WHERE c.pr_number = {} AND c.head_sha = '{head}' \
-                     GROUP BY j.state, j.attempts, j.max_attempts) g",
-                    pr.number
-                ),
-            )
-            .await;
+                .is_some_and(|c| c.status == "completed" && c.title == "the benchmark jobs failed")
+                && jobs.contains(said)
+        } else {
+            let want_failure = pr.factor > 1.0;
+            // Every finished comparison has rows: "no results yet" is a lost result whatever
+            // the factor (a neutral check passes the unchanged and faster PRs' test otherwise).
+            (conclusion.as_deref() == Some("failure")) == want_failure
+                && newest
+                    .as_ref()
+                    .is_some_and(|c| c.status == "completed" && !c.title.contains("no results yet"))
+        };
+        if !right {
             wrong.push(format!(
-                "#{} ×{}: {:?}; jobs: {jobs}",
+                "#{}{} ×{}: {:?}; jobs: {jobs}",
                 pr.number,
+                if pr.hostile { " (hostile)" } else { "" },
                 pr.factor,
                 newest.map(|c| (c.status, c.conclusion, c.title))
             ));
         }
     }
+    // The hostile PR's attacks: how often each was stopped, and nothing of them still running.
+    let mut stopped = Vec::new();
+    for (name, _, said) in &attacks {
+        let n = count_rows(
+            db,
+            &format!(
+                "SELECT COUNT(*) FROM jobs j JOIN comparisons c ON c.id = j.comparison_id \
+                 WHERE c.pr_number = {} AND j.last_error LIKE '%{}%'",
+                prs[HOSTILE].number, said
+            ),
+        )
+        .await;
+        stopped.push(format!("{name} {n}"));
+    }
+    let survivors = std::process::Command::new("pgrep")
+        .args(["-f", &format!("sleep 30[01]\\.{marker}")])
+        .output()
+        .unwrap()
+        .stdout;
     // 4. One comment per PR.
     let comments = github.bot_report_comments(LABEL);
     let mut per_pr: BTreeMap<u64, usize> = BTreeMap::new();
@@ -658,6 +742,7 @@ async fn soak_with_faults() {
         "soak: {:.0} s with faults (seed {seed}), {} faults {faults:?}; {} deliveries accepted, \
          {} rounds uploaded, {samples} samples, {comparisons} comparisons, {} comments on {} PRs; \
          lost deliveries {}, lost rounds {}, doubled samples {doubled}, wrong verdicts {}; \
+         hostile jobs stopped: {}, processes of them left {}; \
          memory MiB at start {rss_start:?}, at the end {rss_end:?}",
         soaked.as_secs_f64(),
         faults.values().sum::<usize>(),
@@ -668,6 +753,8 @@ async fn soak_with_faults() {
         lost_deliveries.len(),
         lost_rounds.len(),
         wrong.len(),
+        stopped.join(", "),
+        String::from_utf8_lossy(&survivors).lines().count(),
     );
     if disk {
         let _ = std::process::Command::new("umount")
@@ -681,6 +768,11 @@ async fn soak_with_faults() {
     assert!(lost_rounds.is_empty(), "rounds lost: {lost_rounds:?}");
     assert_eq!(doubled, 0, "samples stored twice");
     assert!(wrong.is_empty(), "verdicts: {wrong:#?}");
+    assert!(
+        survivors.is_empty(),
+        "the hostile PR's processes outlived their runs: {}",
+        String::from_utf8_lossy(&survivors)
+    );
     assert!(
         extra_comments.is_empty(),
         "more than one comment: {extra_comments:?}"
