@@ -433,7 +433,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
 /// The audit on the real agent: a suite with `layout_salt` gets its layout sessions (each side
 /// built with its own salt, which the modelled workload turns into a speed), and the idle
 /// runner runs canaries, the planted one doing 25% more work through `BENCHGATE_PLANTED`:
-/// beyond any layout band four salted sessions can give here (2·tau_layout ≤ 0.19 on the log
+/// beyond any layout band eight salted sessions can give here (2·tau_layout ≤ 0.19 on the log
 /// scale; 25% is 0.22), where 10% was not (CI once saw 10% held inside the band).
 #[tokio::test]
 async fn layout_sessions_and_canaries_run_on_the_real_agent() {
@@ -504,7 +504,7 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
     })
     .await;
     // Read after the canaries, which start only once the runner is idle: the floor then pools
-    // all four layout sessions (from two on it has a layout figure, which two salts of nearly
+    // all eight layout sessions (only then it has a layout figure, which salts of nearly
     // the same speed could make small).
     let floor = wait_until("a layout floor", FINISH, async || {
         let runner = runner_json().await?;

@@ -1,8 +1,8 @@
 //! The culprit search end to end: five pushes to main arrive while no agent runs, so they are
 //! folded into one step of five commits. One of them makes the work 1.3×, one before it breaks
-//! the build (and the next fixes it). The step opens an episode; the search reuses the step as
-//! its first probe, skips the commit that does not build, and names the slower commit and its
-//! PR in the issue, on the PR and on the history page.
+//! the build (and the next fixes it). The step opens an episode; the search confirms it on
+//! fresh rounds (never the step's own), skips the commit that does not build, and names the
+//! slower commit and its PR in the issue, on the PR and on the history page.
 
 use std::path::Path;
 
@@ -145,12 +145,51 @@ async fn a_folded_burst_names_the_slower_commit_and_skips_one_that_does_not_buil
         "the commit that does not build: {search:#}"
     );
     assert_eq!(search["commits"].as_array().unwrap().len(), 6);
-    // The first probe asks whether the whole range regressed: the step answered it already.
+    // The first probe asks whether the whole range regressed, on fresh rounds: the step that
+    // raised the alarm chose the range and may not confirm it.
     let step: i64 = s
         .count("SELECT MAX(id) FROM comparisons WHERE branch = 'main' AND state = 'done'")
         .await;
     let probes = search["probes"].as_array().unwrap();
-    assert_eq!(probes[0]["comparisons"], json!([step]), "{search:#}");
+    let confirm: Vec<i64> = probes[0]["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_i64().unwrap())
+        .collect();
+    assert!(
+        !confirm.is_empty() && !confirm.contains(&step),
+        "{search:#}"
+    );
+    let samples_of = |ids: &[i64]| {
+        format!(
+            "SELECT s.id FROM samples s JOIN jobs j ON j.id = s.job_id \
+             WHERE j.comparison_id IN ({})",
+            ids.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let fresh = s
+        .count(&format!(
+            "SELECT COUNT(*) FROM ({}) c",
+            samples_of(&confirm)
+        ))
+        .await;
+    let shared = s
+        .count(&format!(
+            "SELECT COUNT(*) FROM ({}) c WHERE c.id IN ({})",
+            samples_of(&confirm),
+            samples_of(&[step])
+        ))
+        .await;
+    assert!(fresh > 0, "the confirmation measured rounds of its own");
+    eprintln!(
+        "search: {} probes, {} rounds; the confirmation {} rounds",
+        outcome["probes"], outcome["rounds"], probes[0]["rounds"]
+    );
+    assert_eq!(shared, 0, "the confirmation reused the alarm's samples");
     assert!(
         probes
             .iter()
@@ -219,7 +258,8 @@ async fn a_folded_burst_names_the_slower_commit_and_skips_one_that_does_not_buil
     assert_eq!(by_id["outcome"], *outcome);
 
     // Asked again by hand for the same range, the search is not run twice: the ended one stays,
-    // a new one reuses every probe's comparisons and spends no round.
+    // a new one reuses every split's and check's comparisons and measures only its own
+    // confirmation (the earlier search's chose this range too).
     let before: i64 = s.count("SELECT COUNT(*) FROM comparisons").await;
     let again = http()
         .post(s.server.url("/api/v1/history/bisect"))
@@ -253,7 +293,12 @@ async fn a_folded_burst_names_the_slower_commit_and_skips_one_that_does_not_buil
         .await
         .unwrap();
     assert_eq!(rerun["outcome"]["commit"], outcome["commit"], "{rerun:#}");
-    assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, before);
+    let added = s.count("SELECT COUNT(*) FROM comparisons").await - before;
+    let reconfirmed = rerun["probes"][0]["comparisons"].as_array().unwrap().len() as i64;
+    assert!(
+        added >= 1 && added == reconfirmed,
+        "{added} comparisons added, the confirmation has {reconfirmed}: {rerun:#}"
+    );
 
     // Asked wrongly: each answer says what to give instead, and nothing is started.
     let ask = async |body: Value| {

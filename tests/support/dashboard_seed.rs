@@ -72,6 +72,8 @@ async fn floor_history(
                 within_spread: start + (end - start) * t,
                 between_bias: bias,
                 layout_bias: None,
+                layout_lower: None,
+                layout_upper: None,
                 computed_at: now - Age::days(days - 1 - day) - Age::hours(1),
             })
             .await

@@ -14,6 +14,7 @@ use std::time::Duration;
 use benchgate_api::agent::{CanarySpec, PlantedBy, StoredComparisonConfig};
 use benchgate_api::{Direction, VerdictKind};
 use benchgate_stats::audit::{FirstDecision, Rate, first_decision, score_forecasts_censored};
+use benchgate_stats::flag::{FLAG_ALTERNATIVES, Flag, claim_rate_flag};
 use benchgate_stats::paired::has_zero_spread;
 use benchgate_stats::{AnalysisOptions, RoundOrder};
 use benchgate_store::{
@@ -26,6 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
 use crate::comparison_analysis::{ALPHA, NStarPlan, ROUNDS_CAP, pair_samples};
+
+/// The flag's false-alarm rate over a runner's whole life (until a recalibration by hand): a
+/// runner whose A/A canaries claim at α or less is ever flagged at most this often.
+pub const FLAG_DELTA: f64 = ALPHA;
 
 /// Canaries queue below everything else, scheduled calibration included.
 pub const CANARY_PRIORITY: Priority = Priority(-20);
@@ -494,8 +499,10 @@ pub struct RunnerAudit {
     pub aa_rows: RateView,
     /// A/A canaries since the last recalibration by hand: what the flag is decided on.
     pub aa_since_recalibration: RateView,
-    /// The flag: A/A canaries claim changes credibly more often than α.
+    /// The flag: the sequential test of "A/A canaries claim at most α of the time" fired since
+    /// the last recalibration by hand.
     pub flagged: bool,
+    pub flag: FlagView,
     pub planted: Vec<PlantedView>,
     /// Median rounds and minutes to a verdict over every decided canary row.
     pub median_rounds: Option<f64>,
@@ -505,6 +512,41 @@ pub struct RunnerAudit {
     /// When the newest canary was started.
     pub last_canary: Option<DateTime<Utc>>,
     pub forecasts: ForecastView,
+}
+
+/// The flag's test, as the page and the JSON show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlagView {
+    /// Evidence against "claims at most α" after the newest canary (1 before any).
+    pub evidence: f64,
+    /// The bar the evidence must reach: 1/δ.
+    pub bar: f64,
+    /// The canary since the recalibration (1-based) at which the evidence first reached the bar.
+    pub fired_at_canary: Option<usize>,
+    /// The rule in words.
+    pub rule: String,
+}
+
+impl From<Flag> for FlagView {
+    fn from(f: Flag) -> Self {
+        let multiples = FLAG_ALTERNATIVES.map(|m| format!("{m}"));
+        FlagView {
+            evidence: f.evidence,
+            bar: f.bar,
+            fired_at_canary: f.fired_at,
+            rule: format!(
+                "flagged once the evidence against \"A/A canaries claim a change at most α = {:.0}% \
+                 of the time\" reaches {:.0}: the mean likelihood ratio for claim rates of {}× α, \
+                 over the canaries since the last recalibration in the order they ran. A runner \
+                 at α or better reaches it with probability at most {:.0}% over its whole life, \
+                 however often it is looked at",
+                100.0 * ALPHA,
+                f.bar,
+                multiples.join(", "),
+                100.0 * FLAG_DELTA
+            ),
+        }
+    }
 }
 
 /// A rate with its exact 95% interval, in percent.
@@ -619,6 +661,7 @@ pub fn audit_of(
         .filter(|r| runner.audit_since.is_none_or(|t| r.recorded_at >= t))
         .collect();
     let since = rate(&recent);
+    let flag = claim_rate_flag(canary_outcomes(&recent, claims), ALPHA, FLAG_DELTA);
     let mut sizes: Vec<f64> = results.iter().filter_map(|r| r.planted_pct).collect();
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
@@ -692,7 +735,8 @@ pub fn audit_of(
         aa: rate(&aa).into(),
         aa_rows: row_rate.into(),
         aa_since_recalibration: since.into(),
-        flagged: since.credibly_above(ALPHA),
+        flagged: flag.fired(),
+        flag: flag.into(),
         planted,
         median_rounds: median(all_decided.iter().map(|r| r.rounds as f64)),
         median_minutes: median(all_decided.iter().filter_map(|r| r.minutes)),
@@ -720,12 +764,18 @@ pub fn audit_of(
 /// Canaries (comparisons) of which some row is a `hit`, of all canaries among `rows`: a canary
 /// claims as a PR would, once, however many of its benchmarks moved.
 fn by_canary(rows: &[&CanaryResult], hit: impl Fn(&CanaryResult) -> bool) -> Rate {
-    let mut canaries: std::collections::BTreeMap<ComparisonId, bool> = Default::default();
+    let outcomes = canary_outcomes(rows, hit);
+    let hits = outcomes.iter().filter(|h| **h).count() as u64;
+    Rate::new(hits, outcomes.len() as u64, ALPHA)
+}
+
+/// Whether each canary among `rows` had a `hit` row, in the order the canaries were created.
+fn canary_outcomes(rows: &[&CanaryResult], hit: impl Fn(&CanaryResult) -> bool) -> Vec<bool> {
+    let mut canaries: BTreeMap<ComparisonId, bool> = BTreeMap::new();
     for r in rows {
         *canaries.entry(r.comparison_id).or_default() |= hit(r);
     }
-    let hits = canaries.values().filter(|h| **h).count() as u64;
-    Rate::new(hits, canaries.len() as u64, ALPHA)
+    canaries.into_values().collect()
 }
 
 fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
@@ -739,14 +789,16 @@ pub fn flag_words(audit: &RunnerAudit) -> Option<String> {
         return None;
     }
     let r = &audit.aa_since_recalibration;
+    let f = &audit.flag;
     Some(format!(
-        "A/A canaries on this runner claimed a change in {} of {} canaries ({:.1}%, 95% interval {:.1}–{:.1}%), more often than α = {:.0}%: treat its verdicts with care until it is recalibrated",
+        "A/A canaries on this runner claimed a change in {} of {} canaries since its last recalibration ({:.1}%); the evidence against \"at most α = {:.0}%\" reached {:.0} at canary {} (a runner at α reaches it {:.0}% of the time at most, however long it is watched): treat its verdicts with care until it is recalibrated",
         r.hits,
         r.trials,
         r.rate_pct.unwrap_or(0.0),
-        r.lower_pct,
-        r.upper_pct,
-        100.0 * audit.alpha
+        100.0 * audit.alpha,
+        f.bar,
+        f.fired_at_canary.unwrap_or(r.trials as usize),
+        100.0 * FLAG_DELTA
     ))
 }
 
@@ -769,17 +821,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_flag_reads_as_pinned() {
-        let runner = quiet_runner();
-        let results: Vec<CanaryResult> = (0..60)
+    /// 60 A/A canaries of one row each, claiming where `claim(i)` says.
+    fn aa_canaries(claim: impl Fn(i64) -> bool) -> Vec<CanaryResult> {
+        (0..60)
             .map(|i| CanaryResult {
                 comparison_id: ComparisonId(i),
                 runner_id: RunnerId(1),
                 benchmark: "parse".into(),
                 metric: "time".into(),
                 planted_pct: None,
-                verdict: if i < 9 {
+                verdict: if claim(i) {
                     VerdictKind::Slower
                 } else {
                     VerdictKind::Equivalent
@@ -789,17 +840,38 @@ mod tests {
                 forecast: None,
                 recorded_at: Utc::now(),
             })
-            .collect();
-        let audit = audit_of(&runner, &results, &[], &RoundsNow::new(), None);
+            .collect()
+    }
+
+    #[test]
+    fn the_flag_reads_as_pinned() {
+        let runner = quiet_runner();
+        // 9 of 60 (15%, 3·α), spread: claims at canaries 4, 11, …, 60.
+        let audit = audit_of(
+            &runner,
+            &aa_canaries(|i| i % 7 == 3),
+            &[],
+            &RoundsNow::new(),
+            None,
+        );
         assert!(audit.flagged);
         insta::assert_snapshot!(flag_words(&audit).unwrap());
-        let fair = audit_of(&runner, &results[5..], &[], &RoundsNow::new(), None);
+        insta::assert_snapshot!("the_flag_s_rule", audit.flag.rule);
+        // 3 of 60 (5%): what α allows.
+        let fair = audit_of(
+            &runner,
+            &aa_canaries(|i| i % 20 == 3),
+            &[],
+            &RoundsNow::new(),
+            None,
+        );
         assert_eq!(flag_words(&fair), None);
+        assert!(fair.flag.evidence < 1.0, "{:?}", fair.flag);
     }
 
     /// One drifting canary of 30 benchmarks is one claim, not 30: rows of a canary share its
     /// rounds. Counted by hand: 20 canaries of 30 rows, the first with every row slower, the
-    /// second with one row faster; the rest claim nothing.
+    /// eleventh with one row faster; the rest claim nothing.
     #[test]
     fn a_canary_of_thirty_claiming_rows_is_one_claim() {
         let runner = quiet_runner();
@@ -820,7 +892,7 @@ mod tests {
             for bench in 0..30 {
                 let verdict = match (canary, bench) {
                     (0, _) => VerdictKind::Slower,
-                    (1, 7) => VerdictKind::Faster,
+                    (10, 7) => VerdictKind::Faster,
                     _ => VerdictKind::Equivalent,
                 };
                 results.push(row(canary, bench, verdict, None));
@@ -830,9 +902,10 @@ mod tests {
         assert_eq!((a.aa.hits, a.aa.trials), (2, 20));
         assert_eq!((a.aa_rows.hits, a.aa_rows.trials), (31, 600));
         assert_eq!(a.canaries, 20);
-        // 2 of 20 canaries is consistent with α = 5%; 31 of 600 rows looked like it too, but a
-        // single drifting canary could have made it 30 of 600.
-        assert!(!a.flagged);
+        // 2 of 20 canaries, apart, is consistent with α = 5%: the evidence rose to 4.3 at the
+        // first and fell after it. As rows, one drifting canary alone was 30 claims.
+        assert!(!a.flagged, "{:?}", a.flag);
+        assert!(a.flag.evidence < 4.3, "{:?}", a.flag);
         // Planted: a canary is found when a row of it is called slower.
         let mut planted = Vec::new();
         for canary in 100..104 {

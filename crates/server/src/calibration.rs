@@ -15,7 +15,7 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
-use crate::comparison_analysis::pair_samples;
+use crate::comparison_analysis::{ALPHA, pair_samples};
 use benchgate_api::agent::StoredComparisonConfig;
 
 /// Fewest measured rounds of an A/A session (two pairs give no usable spread).
@@ -77,8 +77,9 @@ fn calibration_job(
     }
 }
 
-/// Layout sessions per layout calibration: builds compared in pairs, each with fresh salts.
-pub const LAYOUT_SESSIONS: usize = 4;
+/// Layout sessions per layout calibration: builds compared in pairs, each with fresh salts;
+/// as many as the layout spread needs to count, so one calibration is enough.
+pub const LAYOUT_SESSIONS: usize = benchgate_stats::floor::MIN_LAYOUT_SESSIONS;
 
 /// When the suite has `layout_salt`, enqueues [`LAYOUT_SESSIONS`] A/A sessions beside `aa`,
 /// each with its sides built under two fresh salts, so the floor learns how far code layout
@@ -305,11 +306,14 @@ async fn update_floor(
             sessions.extend(log_ratios);
         }
     }
-    // Two layout sessions at least: one cannot tell builds apart from a session's noise.
-    let layout_bias = (layout_sessions.len() >= 2)
-        .then(|| benchgate_stats::NoiseFloor::from_sessions(&layout_sessions).ok())
-        .flatten()
-        .map(|f| f.tau_b);
+    // None below the minimum of salted builds; an interval from there on.
+    let layout = match benchgate_stats::floor::layout_spread(&layout_sessions, ALPHA) {
+        Ok(layout) => layout,
+        Err(e) => {
+            tracing::warn!(benchmark = %key.benchmark, metric = %key.metric, error = %e, "no layout spread from these sessions");
+            None
+        }
+    };
     let floor = match benchgate_stats::NoiseFloor::from_sessions(&sessions) {
         Ok(floor) => floor,
         Err(e) => {
@@ -324,11 +328,13 @@ async fn update_floor(
             sessions: floor.sessions as i64,
             within_spread: floor.s_aa,
             between_bias: floor.tau_b,
-            layout_bias,
+            layout_bias: layout.map(|l| l.point),
+            layout_lower: layout.map(|l| l.lower),
+            layout_upper: layout.map(|l| l.upper),
             computed_at: Utc::now(),
         })
         .await?;
-    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, layout_sessions = layout_sessions.len(), tau_layout = ?layout_bias, "noise floor updated");
+    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, layout_sessions = layout_sessions.len(), tau_layout = ?layout.map(|l| (l.lower, l.point, l.upper)), "noise floor updated");
     Ok(())
 }
 

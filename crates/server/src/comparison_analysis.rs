@@ -58,7 +58,8 @@ pub fn stats_floor(floor: &benchgate_store::NoiseFloor) -> benchgate_stats::Nois
     benchgate_stats::NoiseFloor {
         s_aa: floor.within_spread,
         tau_b: floor.between_bias,
-        tau_layout: floor.layout_bias.unwrap_or(0.0),
+        // The lower end: an unlucky estimate must not silence real changes (§3).
+        tau_layout: floor.layout_lower.unwrap_or(0.0),
         sessions: usize::try_from(floor.sessions).unwrap_or(0),
         pairs: usize::try_from(floor.pairs).unwrap_or(0),
     }

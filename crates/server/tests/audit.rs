@@ -287,13 +287,14 @@ fn canary_result(id: i64, planted: Option<f64>, verdict: VerdictKind, rounds: i6
 fn the_audit_rates_match_a_hand_count() {
     use VerdictKind::*;
     let mut results = Vec::new();
-    // 40 A/A rows: 2 slower, 1 faster, 30 no change, 7 undecided.
+    // 40 A/A rows: 2 slower, 1 faster (canaries 0, 13 and 26, apart), 30 no change, 7
+    // undecided.
     for i in 0..40 {
         let v = match i {
-            0 | 1 => Slower,
-            2 => Faster,
-            3..=32 => Equivalent,
-            _ => NoResultYet,
+            0 | 13 => Slower,
+            26 => Faster,
+            33.. => NoResultYet,
+            _ => Equivalent,
         };
         results.push(canary_result(i, None, v, 8));
     }
@@ -321,8 +322,9 @@ fn the_audit_rates_match_a_hand_count() {
     let (lo, hi) = clopper_pearson(3, 40, 0.05);
     assert_eq!((a.aa.lower_pct, a.aa.upper_pct), (100.0 * lo, 100.0 * hi));
     assert_eq!(a.aa.rate_pct, Some(7.5));
-    // 3 of 40 is consistent with α: the interval starts below 5%.
-    assert!(!a.flagged);
+    // 3 of 40, apart, is consistent with α: the flag's evidence never reached 20.
+    assert!(!a.flagged, "{:?}", a.flag);
+    assert_eq!(a.flag.fired_at_canary, None);
     assert_eq!(a.planted.len(), 1);
     let p = &a.planted[0];
     assert_eq!((p.found.hits, p.found.trials, p.wrong_way), (15, 20, 1));
@@ -591,19 +593,26 @@ async fn a_layout_shift_is_no_change_with_the_layout_floor_and_a_real_change_sti
     assert_eq!(before.verdict, VerdictKind::Slower, "{before:?}");
     assert_eq!(before.layout_pct, None);
 
-    // The layout calibration: four sessions, each side its own salted build.
-    for i in 0..4 {
-        calibrate(&f, &r1, Some(pair(2000 + i)), &mut noise).await;
-    }
+    // The layout calibration: eight sessions, each side its own salted build. Below eight the
+    // floor has no layout spread yet.
     let key = FloorKey {
         runner_id: r1.id,
         repository_id: f.repo.id,
         benchmark: "parse".into(),
         metric: "time".into(),
     };
+    for i in 0..calibration::LAYOUT_SESSIONS {
+        let floor = f.store.noise_floor(&key).await.unwrap().expect("a floor");
+        assert_eq!(floor.layout_bias, None, "after {i} salted builds");
+        calibrate(&f, &r1, Some(pair(2000 + i as u32)), &mut noise).await;
+    }
     let floor = f.store.noise_floor(&key).await.unwrap().expect("a floor");
     assert_eq!(floor.sessions, 2, "layout sessions are not A/A sessions");
     let layout = floor.layout_bias.expect("a layout spread");
+    let (lower, upper) = (floor.layout_lower.unwrap(), floor.layout_upper.unwrap());
+    assert!(lower < layout && layout < upper, "{floor:?}");
+    // Here 0.027 < 0.040 < 0.082: the band 2·lower covers the PR's shift of 0.027.
+    assert!(2.0 * lower > shift(&pr_salts).ln(), "{floor:?}");
     assert!(layout > 0.01, "{layout}");
 
     let same_code = pr_verdict(&f, &r1, 2, 1.0, &pr_salts, &mut noise).await;

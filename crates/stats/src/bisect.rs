@@ -9,9 +9,11 @@
 //!    both 0 and the regression Δ whenever the interval covers Δ.
 //! 2. **Split**: `0 → m` at the middle of the open range. Above τ: the culprit is at or before
 //!    `m`; below τ: after it. Comparing with commit 0 (not the range's end) makes every probe
-//!    measure the regression so far, which is what τ is half of.
-//! 3. **Verify**: the candidate against its parent. Above τ: it alone explains more than half
-//!    the regression, and it is named. Below τ: the change is spread (creep), and nothing is.
+//!    measure the regression so far, which τ is a share of: with `L ≤ Δ ≤ U ≤ 2L`,
+//!    τ = (L + U)/4 lies between 3Δ/8 and 3Δ/4.
+//! 3. **Verify**: the candidate against its parent. Above τ: it alone explains at least 3/8 of
+//!    the regression (not necessarily half), and it is named. Below τ: the change is spread
+//!    (creep), and nothing is.
 //!
 //! The planned probes (`log2 n + 2`) share 90% of α evenly, further probes (after skips) the
 //! rest as `α·6/(π²·j²)` does (`chain::step_alpha`), so all intervals cover at once with
@@ -73,9 +75,10 @@ pub struct ProbeRecord {
 /// How the search ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Commit `index` alone explains more than half the regression; `step` is its own change.
+    /// Commit `index` alone explains more than τ, at least 3/8 of the regression (a confirmation
+    /// at its round limit guarantees only τ = L/2); `step` is its own change.
     Culprit { index: usize, step: Interval },
-    /// No single commit: the regression builds up. `index` crosses half of it, with only `step`
+    /// No single commit: the regression builds up. `index` crosses τ, with only `step`
     /// of its own; the probes' intervals give the regression commit by commit.
     Spread { index: usize, step: Interval },
     /// The whole range shows no regression (its interval is below zero or never left it).

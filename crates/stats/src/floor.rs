@@ -2,8 +2,89 @@
 //! log-ratio scatters within a session (`s_aa`) and how far whole sessions drift from zero
 //! (`tau_b`). The floor sets the margin M below which a difference means nothing on this runner.
 
-use crate::error::StatsError;
-use crate::paired::{mean_sd, validate_log_ratios};
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+use crate::error::{StatsError, check_alpha};
+use crate::paired::{MeanSd, mean_sd, validate_log_ratios};
+
+/// Salted builds (layout sessions) needed before the layout spread counts at all. With fewer,
+/// the lower end of its interval is most often 0 and a single unlucky pair of builds decides
+/// the estimate (docs/statistics.md §3, `examples/layout_floor.rs`).
+pub const MIN_LAYOUT_SESSIONS: usize = 8;
+
+/// The spread code layout alone brings (`tau_layout`, log scale) from salted A/A sessions, with
+/// an interval: M widens by its lower end, so an unlucky estimate cannot silence real changes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutSpread {
+    /// `tau_b`'s formula over the layout sessions.
+    pub point: f64,
+    /// The `1 − alpha` interval, from the χ² interval on the variance of the session means
+    /// (k − 1 degrees of freedom) less what session noise alone puts there.
+    pub lower: f64,
+    pub upper: f64,
+    pub sessions: usize,
+}
+
+/// `tau_layout` of salted A/A sessions (each given as its log-ratios, at least 2 pairs) with its
+/// `1 − alpha` interval; `None` with fewer than [`MIN_LAYOUT_SESSIONS`] sessions.
+pub fn layout_spread<S: AsRef<[f64]>>(
+    sessions: &[S],
+    alpha: f64,
+) -> Result<Option<LayoutSpread>, StatsError> {
+    if sessions.len() < MIN_LAYOUT_SESSIONS {
+        check_alpha(alpha)?;
+        return Ok(None);
+    }
+    layout_spread_of(sessions, alpha).map(Some)
+}
+
+/// [`layout_spread`] for any number of sessions from 2 (the simulation reads fewer than the
+/// minimum too, to show what the minimum buys).
+pub fn layout_spread_of<S: AsRef<[f64]>>(
+    sessions: &[S],
+    alpha: f64,
+) -> Result<LayoutSpread, StatsError> {
+    check_alpha(alpha)?;
+    let summaries = session_summaries(sessions)?;
+    let means: Vec<f64> = summaries.iter().map(|m| m.mean).collect();
+    let k = means.len() as f64;
+    let expected = summaries
+        .iter()
+        .map(|m| m.sd * m.sd / m.n as f64)
+        .sum::<f64>()
+        / k;
+    let var_means = mean_sd(&means)?.sd.powi(2);
+    let chi = ChiSquared::new(k - 1.0).map_err(|_| StatsError::InvalidParameter {
+        name: "sessions",
+        value: k,
+        expected: "at least 2",
+    })?;
+    let spread = |var: f64| (var - expected).max(0.0).sqrt();
+    Ok(LayoutSpread {
+        point: spread(var_means),
+        lower: spread((k - 1.0) * var_means / chi.inverse_cdf(1.0 - alpha / 2.0)),
+        upper: spread((k - 1.0) * var_means / chi.inverse_cdf(alpha / 2.0)),
+        sessions: means.len(),
+    })
+}
+
+/// Each session's mean and sd; every session needs at least 2 valid log-ratios.
+fn session_summaries<S: AsRef<[f64]>>(sessions: &[S]) -> Result<Vec<MeanSd>, StatsError> {
+    sessions
+        .iter()
+        .map(|session| {
+            let d = session.as_ref();
+            if d.len() < 2 {
+                return Err(StatsError::TooFewPairs {
+                    found: d.len(),
+                    needed: 2,
+                });
+            }
+            validate_log_ratios(d)?;
+            mean_sd(d)
+        })
+        .collect()
+}
 
 /// The floor of one (runner, repo, benchmark, metric), on the log scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,18 +108,7 @@ impl NoiseFloor {
         if sessions.is_empty() {
             return Err(StatsError::Empty);
         }
-        let mut summaries = Vec::with_capacity(sessions.len());
-        for session in sessions {
-            let d = session.as_ref();
-            if d.len() < 2 {
-                return Err(StatsError::TooFewPairs {
-                    found: d.len(),
-                    needed: 2,
-                });
-            }
-            validate_log_ratios(d)?;
-            summaries.push(mean_sd(d)?);
-        }
+        let summaries = session_summaries(sessions)?;
         let pairs: usize = summaries.iter().map(|s| s.n).sum();
         let dof: f64 = summaries.iter().map(|s| (s.n - 1) as f64).sum();
         let pooled_var: f64 = summaries
@@ -195,6 +265,37 @@ pub fn plan_per_benchmark(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counted by hand: four sessions of two pairs, `m ± 0.01` around means −0.03, −0.01, 0.01
+    /// and 0.03. Each session's s²/n is 0.0002/2 = 0.0001; the means' variance 0.002/3. The
+    /// point is √(0.002/3 − 0.0001) = 0.02380; the 95% interval divides 3·var = 0.002 by the
+    /// χ²₃ quantiles 9.3484 and 0.21580: √(0.000214 − 0.0001) = 0.01068 and
+    /// √(0.009268 − 0.0001) = 0.09575.
+    #[test]
+    fn the_layout_spread_has_an_interval_and_needs_eight_builds() {
+        let sessions: Vec<[f64; 2]> = [-0.03, -0.01, 0.01, 0.03]
+            .iter()
+            .map(|m| [m - 0.01, m + 0.01])
+            .collect();
+        let l = layout_spread_of(&sessions, 0.05).unwrap();
+        assert_eq!(l.sessions, 4);
+        assert!((l.point - 0.023_80).abs() < 1e-4, "{l:?}");
+        assert!((l.lower - 0.010_68).abs() < 1e-4, "{l:?}");
+        assert!((l.upper - 0.095_75).abs() < 1e-4, "{l:?}");
+        assert!(l.lower < l.point && l.point < l.upper);
+        // Below the minimum the floor has no layout spread.
+        assert_eq!(layout_spread(&sessions, 0.05).unwrap(), None);
+        let eight: Vec<[f64; 2]> = sessions.iter().chain(&sessions).copied().collect();
+        let l8 = layout_spread(&eight, 0.05).unwrap().unwrap();
+        assert_eq!(l8.sessions, 8);
+        // Twice the sessions, the same point nearly and a narrower interval.
+        assert!(l8.upper - l8.lower < l.upper - l.lower, "{l8:?}");
+        // Sessions that differ by no more than their noise: all of it is noise.
+        let quiet = [[0.01, -0.01]; 8];
+        let q = layout_spread(&quiet, 0.05).unwrap().unwrap();
+        assert_eq!((q.point, q.lower), (0.0, 0.0));
+        assert!(layout_spread(&[[0.01]; 8], 0.05).is_err());
+    }
 
     #[test]
     fn pools_within_and_between() {

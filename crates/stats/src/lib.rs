@@ -14,6 +14,7 @@ pub mod confidence_sequence;
 pub mod drift;
 pub mod error;
 pub mod fixed_interval;
+pub mod flag;
 pub mod floor;
 pub mod gate;
 pub mod interval;

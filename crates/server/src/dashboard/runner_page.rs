@@ -55,11 +55,14 @@ pub struct FloorRow {
     pub spread_pct: f64,
     /// Between-session bias, `100(e^tau_b − 1)`.
     pub between_bias_pct: f64,
-    /// Margin `M = max(1%, 2·tau_b, 2·tau_layout)` in percent.
+    /// Margin `M = max(1%, 2·tau_b, 2·tau_layout_lower)` in percent.
     pub margin_pct: f64,
     /// Spread between builds that differ only in layout, `100(e^tau_layout − 1)`; `None`
-    /// without a layout calibration.
+    /// without a layout calibration of enough salted builds.
     pub layout_pct: Option<f64>,
+    /// Its 95% interval; M widens by the lower end.
+    pub layout_lower_pct: Option<f64>,
+    pub layout_upper_pct: Option<f64>,
     pub sessions: i64,
     pub pairs: i64,
     pub computed_at: DateTime<Utc>,
@@ -85,10 +88,13 @@ impl FloorRow {
         words::margin(self.margin_pct)
     }
 
-    /// The layout spread as the page shows it, or a dash.
+    /// The layout spread as the page shows it: its lower end (what M uses) to its upper end,
+    /// or a dash.
     pub fn layout(&self) -> String {
-        self.layout_pct
-            .map_or_else(|| "—".to_owned(), words::spread)
+        match (self.layout_lower_pct, self.layout_upper_pct) {
+            (Some(lo), Some(hi)) => format!("{}–{}", words::spread(lo), words::spread(hi)),
+            _ => "—".to_owned(),
+        }
     }
 }
 
@@ -224,6 +230,8 @@ fn floor_row(
             crate::comparison_analysis::stats_floor(floor).margin(DEFAULT_MIN_EFFECT.ln_1p()),
         ),
         layout_pct: floor.layout_bias.map(log_spread_pct),
+        layout_lower_pct: floor.layout_lower.map(log_spread_pct),
+        layout_upper_pct: floor.layout_upper.map(log_spread_pct),
         sessions: floor.sessions,
         pairs: floor.pairs,
         computed_at: floor.computed_at,

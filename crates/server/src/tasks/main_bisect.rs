@@ -45,7 +45,7 @@ pub const CULPRIT_LABEL: &str = "main-culprit";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchOutcome {
     pub kind: OutcomeKind,
-    /// The named commit (culprit), or the one that takes the regression past half (spread).
+    /// The named commit (culprit), or the one that takes the regression past τ (spread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<RangeCommit>,
     /// That commit's own change (ratio − 1) and interval; for `no_regression`, the range's.
@@ -289,8 +289,13 @@ async fn measure(
         .await?;
     // Numbers this probe's next comparison, so a retried row asks for the same one.
     let known = all_of_pair.len();
+    // The confirmation runs fresh rounds: the comparison that raised the alarm (or any of the
+    // range measured before the search) chose the range and may not also confirm it, or
+    // "wrong at most α" would hold only averaged over pushes, not given an alarm.
+    let fresh_only = matches!(probe.question, bisect::Question::Confirm);
     let of_pair: Vec<Comparison> = all_of_pair
         .into_iter()
+        .filter(|c| !fresh_only || c.created_at >= search.created_at)
         .filter(|c| c.config.config.suite.clone().unwrap_or_default() == series.suite)
         .filter(|c| {
             !matches!(
@@ -831,8 +836,8 @@ pub fn describe(search: &Bisection, probes: &[BisectionProbe]) -> String {
                 ),
                 OutcomeKind::Spread => format!(
                     "**No single commit**: the slowdown builds up over the range. {} takes it \
-                     past half with {} of its own; the probes below give it commit by commit \
-                     ({cost}).",
+                     past the search's threshold (3/8 to 3/4 of it) with {} of its own; the \
+                     probes below give it commit by commit ({cost}).",
                     o.commit.as_ref().map(commit_name).unwrap_or_default(),
                     change(o)
                 ),

@@ -40,9 +40,13 @@ pub struct NoiseFloor {
     pub within_spread: f64,
     /// Between-session bias `tau_b` (log scale).
     pub between_bias: f64,
-    /// Spread between builds that differ only in layout (log scale); `None` until at least
-    /// two layout sessions were recorded.
+    /// Spread between builds that differ only in layout (log scale), `tau_layout`; `None`
+    /// until enough layout sessions were recorded (`benchgate_stats::floor::MIN_LAYOUT_SESSIONS`).
     pub layout_bias: Option<f64>,
+    /// Its 95% interval: M widens by the lower end. `None` as `layout_bias` is, and for floors
+    /// computed before the interval was kept.
+    pub layout_lower: Option<f64>,
+    pub layout_upper: Option<f64>,
     pub computed_at: DateTime<Utc>,
 }
 

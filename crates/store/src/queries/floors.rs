@@ -51,15 +51,18 @@ pub(super) async fn sessions(pool: &Pool, key: &FloorKey) -> Result<Vec<AaSessio
 pub(super) async fn update(pool: &Pool, f: &NoiseFloor) -> Result<(), StoreError> {
     // The current floor and its history row take the same values, in one transaction.
     const CURRENT: &str = "INSERT INTO noise_floors (runner_id, repository_id, benchmark, \
-         metric, pairs, sessions, within_spread, between_bias, computed_at, layout_bias) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         metric, pairs, sessions, within_spread, between_bias, computed_at, layout_bias, \
+         layout_lower, layout_upper) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
          ON CONFLICT (runner_id, repository_id, benchmark, metric) DO UPDATE SET \
          pairs = excluded.pairs, sessions = excluded.sessions, \
          within_spread = excluded.within_spread, between_bias = excluded.between_bias, \
-         computed_at = excluded.computed_at, layout_bias = excluded.layout_bias";
+         computed_at = excluded.computed_at, layout_bias = excluded.layout_bias, \
+         layout_lower = excluded.layout_lower, layout_upper = excluded.layout_upper";
     const HISTORY: &str = "INSERT INTO noise_floor_history (runner_id, repository_id, \
          benchmark, metric, pairs, sessions, within_spread, between_bias, computed_at, \
-         layout_bias) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+         layout_bias, layout_lower, layout_upper) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
     let mut tx = begin(pool).await?;
     for sql in [CURRENT, HISTORY] {
         sqlx::query(sql)
@@ -73,6 +76,8 @@ pub(super) async fn update(pool: &Pool, f: &NoiseFloor) -> Result<(), StoreError
             .bind(f.between_bias)
             .bind(f.computed_at)
             .bind(f.layout_bias)
+            .bind(f.layout_lower)
+            .bind(f.layout_upper)
             .execute(&mut *tx)
             .await?;
     }

@@ -176,6 +176,8 @@ pub(super) fn noise_floor(row: &DbRow) -> Result<NoiseFloor, StoreError> {
         within_spread: row.try_get("within_spread")?,
         between_bias: row.try_get("between_bias")?,
         layout_bias: row.try_get("layout_bias")?,
+        layout_lower: row.try_get("layout_lower")?,
+        layout_upper: row.try_get("layout_upper")?,
         computed_at: row.try_get("computed_at")?,
     })
 }

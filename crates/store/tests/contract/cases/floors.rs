@@ -45,6 +45,8 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
         within_spread: 0.01,
         between_bias: bias,
         layout_bias: (sessions > 1).then_some(0.02),
+        layout_lower: (sessions > 1).then_some(0.01),
+        layout_upper: (sessions > 1).then_some(0.05),
         computed_at: chrono::DateTime::from_timestamp(1_700_000_000 + sessions, 0).unwrap(),
     };
     assert!(store.noise_floor(&key).await.unwrap().is_none());
