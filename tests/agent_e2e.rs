@@ -553,6 +553,24 @@ async fn layout_sessions_and_canaries_run_on_the_real_agent() {
         .await
         .unwrap();
     assert!(page.contains("A/A canaries claiming a change"), "{page}");
+    // The flag's rule in words, where it stands, and the layout interval.
+    assert!(page.contains("not fired; evidence now"), "{page}");
+    assert!(page.contains("however often it is looked at"), "{page}");
+    assert_eq!(audit["flag"]["bar"], 20.0, "{audit}");
+    assert_eq!(
+        audit["flag"]["fired_at_canary"],
+        serde_json::Value::Null,
+        "{audit}"
+    );
+    let (lower, upper) = (
+        floor["layout_lower_pct"].as_f64().unwrap(),
+        floor["layout_upper_pct"].as_f64().unwrap(),
+    );
+    assert!(lower <= layout && layout <= upper, "{floor}");
+    assert!(
+        page.contains(&format!("{lower:.2}%–{upper:.2}%")),
+        "the floor's layout interval: {page}"
+    );
 
     // A recalibration by hand: a fresh A/A session, and the flag's count starts afresh.
     let answer = http()
