@@ -64,17 +64,29 @@ impl DiskGuard {
         if let Some(limit) = self.limit.filter(|l| taken >= *l) {
             return Some(format!(
                 "{DISK_STOP} ({} taken from its worktree's disk, limit {})",
-                crate::limits::bytes(taken),
-                crate::limits::bytes(limit)
+                bytes(taken),
+                bytes(limit)
             ));
         }
         (free <= self.reserve).then(|| {
             format!(
                 "{DISK_NEARLY_FULL} ({} kept free; {} taken while it ran)",
-                crate::limits::bytes(self.reserve),
-                crate::limits::bytes(taken)
+                bytes(self.reserve),
+                bytes(taken)
             )
         })
+    }
+}
+
+/// `8.0 GiB`, `512 MiB`.
+pub(crate) fn bytes(n: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let n = n as f64;
+    if n >= GIB {
+        format!("{:.1} GiB", n / GIB)
+    } else {
+        format!("{:.0} MiB", n / MIB)
     }
 }
 

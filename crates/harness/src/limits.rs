@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::disk::bytes;
+
 /// What one build or run may use; `None`: unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Limits {
@@ -569,18 +571,6 @@ fn remove_group(dir: &Path) {
         }
     }
     tracing::warn!(group = %dir.display(), "a finished run's cgroup could not be removed");
-}
-
-/// `8.0 GiB`, `512 MiB`.
-pub(crate) fn bytes(n: u64) -> String {
-    const GIB: f64 = (1u64 << 30) as f64;
-    const MIB: f64 = (1u64 << 20) as f64;
-    let n = n as f64;
-    if n >= GIB {
-        format!("{:.1} GiB", n / GIB)
-    } else {
-        format!("{:.0} MiB", n / MIB)
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod report;
 mod report_watch;
 pub mod run_length;
 pub mod runner_cli;
+mod runner_status;
 pub mod series_cache;
 pub mod tasks;
 mod webhooks;

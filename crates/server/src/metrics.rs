@@ -22,7 +22,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::dashboard::overview::{RunnerStatus, RunnerSummary};
+use crate::runner_status::{RunnerStatus, running_job};
 use crate::{ApiError, AppState};
 
 /// The content type of the OpenMetrics text format, which Prometheus asks for first and every
@@ -335,7 +335,7 @@ impl Metrics {
             .list_runners()
             .await?
             .iter()
-            .map(|r| RunnerSummary::new(r, &active, now).status)
+            .map(|r| RunnerStatus::of(r, running_job(r, &active), now))
             .collect();
         for status in RunnerStatus::ALL {
             let n = statuses.iter().filter(|s| **s == status).count();

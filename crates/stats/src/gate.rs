@@ -7,9 +7,7 @@ use benchgate_api::{BenchmarkResult, Direction, FailOn, RuleSet, VerdictKind};
 
 use crate::multiplicity::e_benjamini_hochberg;
 
-/// Metrics that measure a benchmark's time: `time` (per iteration, from a harness) and
-/// `wall_time` (a whole process, the `command` format).
-pub const TIME_METRICS: [&str; 2] = ["time", "wall_time"];
+pub use crate::TIME_METRICS;
 
 /// Metrics that never gate: they describe how the benchmark was prepared, not what it measures.
 pub const NEVER_GATED: [&str; 1] = ["build_time"];

@@ -30,6 +30,10 @@ pub mod walsh;
 pub mod wilcoxon;
 pub mod words;
 
+/// Metrics that measure a benchmark's time: `time` (per iteration, from a harness) and
+/// `wall_time` (a whole process, the `command` format). Shared by the gate and the geomean row.
+pub const TIME_METRICS: [&str; 2] = ["time", "wall_time"];
+
 /// Where a result's e-value (and a margin too absurd to print) saturates. Far past any threshold
 /// the gate uses; `f64::MAX` served the arithmetic, but Postgres returns it from `jsonb` as 309
 /// digits that serde_json refuses, which made every such stored result unreadable.

@@ -9,8 +9,8 @@
 
 use benchgate_api::BenchmarkResult;
 
+use crate::TIME_METRICS;
 use crate::error::{StatsError, check_alpha};
-use crate::gate::TIME_METRICS;
 
 fn check_p_values(p: &[f64]) -> Result<(), StatsError> {
     for &x in p {

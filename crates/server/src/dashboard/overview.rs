@@ -8,45 +8,20 @@ use axum::response::Html;
 use benchgate_api::{BenchmarkResult, VerdictKind};
 use benchgate_stats::words::BenchmarkStanding;
 use benchgate_store::{
-    Comparison, ComparisonFilter, Job, JobState, QueueDepth, Runner, RunnerId, Store, StoredResult,
+    Comparison, ComparisonFilter, Job, QueueDepth, Runner, RunnerId, Store, StoredResult,
 };
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::format::standing_class;
 use super::render;
+pub use crate::runner_status::RunnerStatus;
+use crate::runner_status::running_job;
 use crate::{ApiError, AppState};
 use benchgate_stats::words::{self, short_sha};
 
-/// A runner not seen for this long is offline: agents long-poll and heartbeat far more often.
-const OFFLINE_AFTER_SECS: i64 = 120;
 /// Comparisons listed on the front page.
 const RECENT: i64 = 20;
-
-/// Whether a runner can take work now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunnerStatus {
-    Online,
-    Busy,
-    Offline,
-    Revoked,
-}
-
-impl RunnerStatus {
-    /// Every status, in the order pages list them.
-    pub const ALL: [RunnerStatus; 4] = [Self::Online, Self::Busy, Self::Offline, Self::Revoked];
-
-    /// How a status is written on a page (also its CSS class).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Online => "online",
-            Self::Busy => "busy",
-            Self::Offline => "offline",
-            Self::Revoked => "revoked",
-        }
-    }
-}
 
 /// A runner as the front page and `GET /api/v1/runners` show it.
 #[derive(Debug, Clone, Serialize)]
@@ -68,19 +43,8 @@ pub struct RunnerSummary {
 impl RunnerSummary {
     /// Summarises `runner` given the jobs running now.
     pub fn new(runner: &Runner, active: &[Job], now: DateTime<Utc>) -> Self {
-        let running_job = active
-            .iter()
-            .find(|j| j.state == JobState::Running && j.claimed_by == Some(runner.id))
-            .map(|j| j.id.0);
-        let recently_seen = runner
-            .last_seen_at
-            .is_some_and(|t| (now - t).num_seconds() < OFFLINE_AFTER_SECS);
-        let status = match (runner.revoked_at, recently_seen, running_job) {
-            (Some(_), _, _) => RunnerStatus::Revoked,
-            (None, false, _) => RunnerStatus::Offline,
-            (None, true, Some(_)) => RunnerStatus::Busy,
-            (None, true, None) => RunnerStatus::Online,
-        };
+        let running_job = running_job(runner, active);
+        let status = RunnerStatus::of(runner, running_job, now);
         Self {
             name: runner.name.clone(),
             labels: runner.labels.clone(),

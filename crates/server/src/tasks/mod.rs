@@ -129,7 +129,7 @@ impl Context {
             Task::HandleCommand(t) => t.run(self, row).await,
             Task::RerunCheck(t) => t.run(self, row).await,
             Task::ReportComment(c) => report_comment::run(self, c.comparison_id).await,
-            Task::ReportCheck(c) => report_check::run(self, c.comparison_id).await,
+            Task::ReportCheck(c) => self.report_check(c.comparison_id).await,
             Task::UpsertComment(t) => t.run(self).await,
             Task::NeutralCheck(t) => t.run(self).await,
             Task::AddReaction(t) => t.run(self).await,
@@ -160,6 +160,19 @@ impl Context {
     pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
         self.store.enqueue_outbox(&task.message()).await?;
         Ok(())
+    }
+
+    /// Writes comparison `id`'s check: a merge group's by its own rules (which use the plain
+    /// check's writer, so the choice is made here and neither module imports the other).
+    async fn report_check(&self, id: i64) -> Result<(), TaskError> {
+        let Some((loaded, target)) = self.loaded(id).await? else {
+            return Ok(());
+        };
+        if loaded.comparison.config.merge_group.is_some() {
+            merge_group::report(self, loaded, target).await
+        } else {
+            report_check::run(self, loaded, target).await
+        }
     }
 
     /// The report of comparison `id` and the repository it is posted to.

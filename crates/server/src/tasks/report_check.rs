@@ -26,15 +26,14 @@ impl OutboxTask for ReportCheck {
     }
 }
 
-/// Renders comparison `id` and writes its check.
-pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
-    let Some((loaded, target)) = cx.loaded(id).await? else {
-        return Ok(());
-    };
-    if loaded.comparison.config.merge_group.is_some() {
-        return super::merge_group::report(cx, loaded, target).await;
-    }
+/// Writes the check of a comparison that is not a merge group's, as its report reads.
+pub(super) async fn run(
+    cx: &Context,
+    loaded: report::LoadedReport,
+    target: benchgate_github::client::RepoTarget,
+) -> Result<(), TaskError> {
     let c = &loaded.comparison;
+    let id = c.id.0;
     let write = check_write(c, &loaded.input, cx.args.comparison_url(id));
     let new_run = write_recorded(cx, &target, c, &write).await?;
     tracing::info!(comparison = id, generation = c.rounds_generation, new_run, status = ?write.status, conclusion = ?write.conclusion, "check written");
