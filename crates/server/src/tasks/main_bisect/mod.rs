@@ -1,16 +1,15 @@
 //! The culprit search of a regression on the default branch (docs/statistics.md, "Culprit
 //! search"): `stats::bisect` says which pair of commits to compare next; this task runs that
 //! probe as an interleaved comparison on the series' label, reusing every comparison of the same
-//! pair that exists, adds rounds while the probe's interval leaves its question open, and writes
+//! pair that exists (the confirmation excepted: it runs fresh rounds), adds rounds while the probe's interval leaves its question open, and writes
 //! the outcome. A probe that ended is stored and replayed, never measured again, so the search
 //! resumes after a restart or on another replica exactly where it stood.
 
 use benchgate_api::Direction;
 use benchgate_api::agent::StoredComparisonConfig;
-use benchgate_github::client::{ComparedCommit, RepoTarget};
 use benchgate_stats::Interval;
 use benchgate_stats::bisect::{self, Next, Outcome, Probe};
-use benchgate_stats::words::{self, short_sha};
+use benchgate_stats::words::short_sha;
 use benchgate_stats::{ConfidenceSequence, MixtureBoundary};
 use benchgate_store::StoreError;
 use benchgate_store::model::{
@@ -22,6 +21,18 @@ use serde::{Deserialize, Serialize};
 use super::{Context, MarkedComment, OutboxTask, RepoName, Task, TaskError};
 use crate::comparison_analysis::{ALPHA, NStarPlan, pair_samples};
 use crate::main_history::{ordered_steps, series_of};
+
+mod outcome;
+mod range;
+mod view;
+mod wording;
+
+pub use outcome::{OutcomeKind, SearchOutcome};
+use outcome::{failed, outcome_view};
+use range::read_range;
+pub use view::SearchView;
+use wording::culprit_comment;
+pub use wording::describe;
 
 /// Take culprit search `bisection_id`'s next step (written by the store with the search, and
 /// when a comparison it waits on ends).
@@ -40,55 +51,6 @@ impl OutboxTask for MainBisect {
 
 /// The label of the comment on the PR a search names.
 pub const CULPRIT_LABEL: &str = "main-culprit";
-
-/// How a search ended, as stored and as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    pub kind: OutcomeKind,
-    /// The named commit (culprit), or the one that takes the regression past τ (spread).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<RangeCommit>,
-    /// That commit's own change (ratio − 1) and interval; for `no_regression`, the range's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lower: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upper: Option<f64>,
-    /// The commits still suspected: after `after`, up to and including `upto`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upto: Option<String>,
-    #[serde(default)]
-    pub skipped: Vec<SkippedCommit>,
-    /// Commits in the range (the good one not counted).
-    pub commits: usize,
-    pub probes: usize,
-    pub rounds: u64,
-    /// The search's error budget: a named culprit is wrong with probability at most this.
-    pub alpha: f64,
-    /// Why a search could not run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeKind {
-    Culprit,
-    Spread,
-    NoRegression,
-    Undecided,
-    Skipped,
-    Failed,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkippedCommit {
-    pub sha: String,
-    pub note: String,
-}
 
 /// Takes search `id`'s next step.
 #[tracing::instrument(skip(cx))]
@@ -178,94 +140,6 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         }
         seq += 1;
     }
-}
-
-/// The range's commits from GitHub, good first: the first-parent chain from the bad commit back
-/// to the good one. `Err` says why the range cannot be searched.
-async fn read_range(
-    cx: &Context,
-    search: &Bisection,
-) -> Result<Result<Vec<RangeCommit>, String>, TaskError> {
-    let repository = cx
-        .store
-        .repository(search.series.repository_id)
-        .await?
-        .ok_or_else(|| TaskError::Permanent("repository of a culprit search".into()))?;
-    let target = RepoTarget::new(
-        repository.installation_id.map(|i| i as u64),
-        &repository.full_name,
-    )?;
-    match cx
-        .github
-        .compare_commits(&target, &search.good_sha, &search.bad_sha)
-        .await
-    {
-        Ok(listed) => Ok(first_parent_range(
-            &listed,
-            &search.good_sha,
-            &search.bad_sha,
-        )),
-        Err(e) if e.is_not_found() => Ok(Err(format!(
-            "GitHub does not know {} or {} in {}",
-            short_sha(&search.good_sha),
-            short_sha(&search.bad_sha),
-            repository.full_name
-        ))),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// The first-parent chain from `bad` back to `good` among the commits GitHub listed, good
-/// first, each with the PR its message names.
-pub fn first_parent_range(
-    listed: &[ComparedCommit],
-    good: &str,
-    bad: &str,
-) -> Result<Vec<RangeCommit>, String> {
-    let by_sha = |sha: &str| listed.iter().find(|c| c.sha == sha);
-    let mut chain = Vec::new();
-    let mut at = bad;
-    while at != good {
-        let Some(commit) = by_sha(at) else {
-            return Err(if chain.is_empty() {
-                format!(
-                    "{} is not after {} on the branch",
-                    short_sha(bad),
-                    short_sha(good)
-                )
-            } else {
-                format!(
-                    "{} is not a first-parent ancestor of {} within {} commits",
-                    short_sha(good),
-                    short_sha(bad),
-                    listed.len()
-                )
-            });
-        };
-        chain.push(RangeCommit {
-            sha: commit.sha.clone(),
-            pr: super::merged_pr(&commit.message),
-            title: commit.message.lines().next().unwrap_or_default().to_owned(),
-        });
-        let Some(parent) = commit.parents.first() else {
-            return Err(format!(
-                "{} has no parent before {}",
-                short_sha(at),
-                short_sha(good)
-            ));
-        };
-        at = parent;
-    }
-    if chain.is_empty() {
-        return Err("the good and the bad commit are the same".into());
-    }
-    chain.push(RangeCommit {
-        sha: good.to_owned(),
-        pr: None,
-        title: String::new(),
-    });
-    chain.reverse();
-    Ok(chain)
 }
 
 /// Runs probe `row` on: `None` while comparisons of its pair are queued or running (or were just
@@ -560,28 +434,6 @@ async fn finish(
     tell(cx, search, &view).await
 }
 
-/// The outcome of a search that could not run, and why.
-fn failed(search: &Bisection, reason: String) -> SearchOutcome {
-    SearchOutcome {
-        kind: OutcomeKind::Failed,
-        commit: None,
-        change: None,
-        lower: None,
-        upper: None,
-        after: None,
-        upto: None,
-        skipped: Vec::new(),
-        commits: search
-            .commits
-            .as_ref()
-            .map_or(0, |c| c.len().saturating_sub(1)),
-        probes: 0,
-        rounds: 0,
-        alpha: ALPHA,
-        reason: Some(reason),
-    }
-}
-
 async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), TaskError> {
     tracing::warn!(reason = %reason, "culprit search failed");
     let view = failed(search, reason);
@@ -677,364 +529,13 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
     Ok(())
 }
 
-/// The outcome with commits named and the probes' skips listed.
-fn outcome_view(
-    commits: &[RangeCommit],
-    outcome: &Outcome,
-    probes: &[BisectionProbe],
-) -> SearchOutcome {
-    let pct = |i: &Interval| (i.lower.exp_m1(), i.upper.exp_m1());
-    let mid = |i: &Interval| (0.5 * (i.lower + i.upper)).exp_m1();
-    let skipped = probes
-        .iter()
-        .filter(|p| p.state == ProbeState::Skipped)
-        .map(|p| SkippedCommit {
-            sha: p.newer_sha.clone(),
-            note: p.note.clone().unwrap_or_default(),
-        })
-        .collect();
-    let mut view = SearchOutcome {
-        kind: OutcomeKind::Failed,
-        commit: None,
-        change: None,
-        lower: None,
-        upper: None,
-        after: None,
-        upto: None,
-        skipped,
-        commits: commits.len() - 1,
-        // Every probe asked, a skipped one too; the rounds they spent.
-        probes: probes.len(),
-        rounds: probes.iter().map(|p| p.rounds.max(0) as u64).sum(),
-        alpha: ALPHA,
-        reason: None,
-    };
-    let named = |view: &mut SearchOutcome, index: usize, step: &Interval| {
-        view.commit = Some(commits[index].clone());
-        view.change = Some(mid(step));
-        let (l, u) = pct(step);
-        (view.lower, view.upper) = (Some(l), Some(u));
-    };
-    match outcome {
-        Outcome::Culprit { index, step } => {
-            view.kind = OutcomeKind::Culprit;
-            named(&mut view, *index, step);
-        }
-        Outcome::Spread { index, step } => {
-            view.kind = OutcomeKind::Spread;
-            named(&mut view, *index, step);
-        }
-        Outcome::NoRegression { range } => {
-            view.kind = OutcomeKind::NoRegression;
-            view.change = Some(mid(range));
-            let (l, u) = pct(range);
-            (view.lower, view.upper) = (Some(l), Some(u));
-        }
-        Outcome::Undecided { after, upto } | Outcome::Skipped { after, upto, .. } => {
-            view.kind = if matches!(outcome, Outcome::Undecided { .. }) {
-                OutcomeKind::Undecided
-            } else {
-                OutcomeKind::Skipped
-            };
-            view.after = Some(commits[*after].sha.clone());
-            view.upto = Some(commits[*upto].sha.clone());
-        }
-    }
-    view
-}
-
-/// A squash commit's title without the ` (#N)` its PR number already says; nothing of a merge
-/// commit's "Merge pull request #N from …".
-fn title_without_pr(title: &str) -> &str {
-    if title.starts_with("Merge pull request #") {
-        return "";
-    }
-    match title.rfind(" (#") {
-        Some(at) if title.ends_with(')') => &title[..at],
-        _ => title,
-    }
-}
-
-/// A commit as the reports name it: `c5f2a91 (#482)`.
-fn commit_name(c: &RangeCommit) -> String {
-    match c.pr {
-        Some(pr) => format!("`{}` (#{pr})", short_sha(&c.sha)),
-        None => format!("`{}`", short_sha(&c.sha)),
-    }
-}
-
-fn interval_words(lower: Option<f64>, upper: Option<f64>) -> String {
-    let bound = |b: Option<f64>| b.filter(|b| b.is_finite()).map(|b| b * 100.0);
-    words::interval([bound(lower), bound(upper)])
-}
-
-/// The search as the episode's issue and the dashboard word it: how it ended (or where it
-/// stands), then each probe.
-pub fn describe(search: &Bisection, probes: &[BisectionProbe]) -> String {
-    let outcome: Option<SearchOutcome> = search
-        .outcome
-        .as_ref()
-        .and_then(|o| serde_json::from_value(o.clone()).ok());
-    let commits = search.commits.as_deref().unwrap_or_default();
-    let name = |sha: &str| {
-        commits
-            .iter()
-            .find(|c| c.sha == sha)
-            .map(commit_name)
-            .unwrap_or_else(|| format!("`{}`", short_sha(sha)))
-    };
-    let rounds: i64 = probes.iter().map(|p| p.rounds).sum();
-    let mut out = String::from("### Which commit\n\n");
-    match &outcome {
-        None => {
-            let running = probes.iter().find(|p| p.state == ProbeState::Running);
-            out.push_str(&format!(
-                "Searching for the commit that did it between {} and {}{}: {} probes so far, \
-                 {rounds} rounds{}.\n",
-                name(&search.good_sha),
-                name(&search.bad_sha),
-                match commits.len() {
-                    0 => String::new(),
-                    n => format!(" ({} commits)", n - 1),
-                },
-                probes.len(),
-                match running {
-                    Some(p) => format!(
-                        "; now {} against {}",
-                        name(&p.newer_sha),
-                        name(&p.older_sha)
-                    ),
-                    None => String::new(),
-                }
-            ));
-        }
-        Some(o) => {
-            let cost = format!(
-                "{} probes and {} rounds over {} commits",
-                o.probes, o.rounds, o.commits
-            );
-            let change = |o: &SearchOutcome| {
-                format!(
-                    "{} {}",
-                    words::percent(o.change.unwrap_or(0.0) * 100.0),
-                    interval_words(o.lower, o.upper)
-                )
-            };
-            let line = match o.kind {
-                OutcomeKind::Culprit => format!(
-                    "**Culprit: {} {}** on its own{}. Found in {cost}; a named culprit is \
-                     wrong at most {:.0}% of the time.",
-                    o.commit.as_ref().map(commit_name).unwrap_or_default(),
-                    change(o),
-                    o.commit
-                        .as_ref()
-                        .map(|c| title_without_pr(&c.title))
-                        .filter(|t| !t.is_empty())
-                        .map(|t| format!(", \"{t}\""))
-                        .unwrap_or_default(),
-                    o.alpha * 100.0
-                ),
-                OutcomeKind::Spread => format!(
-                    "**No single commit**: the slowdown builds up over the range. {} takes it \
-                     past the search's threshold (3/8 to 3/4 of it) with {} of its own; the \
-                     probes below give it commit by commit ({cost}).",
-                    o.commit.as_ref().map(commit_name).unwrap_or_default(),
-                    change(o)
-                ),
-                OutcomeKind::NoRegression => format!(
-                    "**Not confirmed**: {} against {} again shows {} ({cost}).",
-                    name(&search.bad_sha),
-                    name(&search.good_sha),
-                    change(o)
-                ),
-                OutcomeKind::Undecided | OutcomeKind::Skipped => {
-                    let (after, upto) = (
-                        o.after.clone().unwrap_or_default(),
-                        o.upto.clone().unwrap_or_default(),
-                    );
-                    let between = commits
-                        .iter()
-                        .position(|c| c.sha == after)
-                        .zip(commits.iter().position(|c| c.sha == upto))
-                        .map_or(0, |(a, u)| u.saturating_sub(a));
-                    let why = if o.kind == OutcomeKind::Undecided {
-                        "a probe stayed undecided at its round limit"
-                    } else {
-                        "commits there could not be measured"
-                    };
-                    format!(
-                        "**Narrowed to {between} commits**: after {} up to {}; {why} \
-                         ({cost}).",
-                        name(&after),
-                        name(&upto)
-                    )
-                }
-                OutcomeKind::Failed => format!(
-                    "**Search failed**: {}.",
-                    o.reason.as_deref().unwrap_or("no reason given")
-                ),
-            };
-            out.push_str(&line);
-            out.push('\n');
-            for s in &o.skipped {
-                out.push_str(&format!("\nSkipped {}: {}.", name(&s.sha), s.note));
-            }
-            if !o.skipped.is_empty() {
-                out.push('\n');
-            }
-        }
-    }
-    if !probes.is_empty() {
-        out.push_str("\n| probe | compared | change | rounds | |\n|---|---|---|---|---|\n");
-        for p in probes {
-            let change = match (p.lower, p.upper) {
-                (Some(l), Some(u)) => format!(
-                    "{} {}",
-                    words::percent((0.5 * (l + u)).exp_m1() * 100.0),
-                    interval_words(Some(l.exp_m1()), Some(u.exp_m1()))
-                ),
-                _ => "–".to_owned(),
-            };
-            out.push_str(&format!(
-                "| {} | {} → {} | {change} | {} | {} |\n",
-                p.seq + 1,
-                name(&p.older_sha),
-                name(&p.newer_sha),
-                p.rounds,
-                match p.state {
-                    ProbeState::Running => "running".to_owned(),
-                    ProbeState::Decided => "decided".to_owned(),
-                    ProbeState::Limit | ProbeState::Skipped => p
-                        .note
-                        .clone()
-                        .unwrap_or_else(|| p.state.as_str().to_owned()),
-                }
-            ));
-        }
-    }
-    out
-}
-
-/// The comment on the PR a search named.
-fn culprit_comment(
-    args: &crate::github_args::GitHubArgs,
-    repository: &str,
-    search: &Bisection,
-    view: &SearchOutcome,
-) -> String {
-    let commit = view.commit.as_ref().map(commit_name).unwrap_or_default();
-    format!(
-        "**benchgate: this merge made `{}` ({}) slower on `{}`**: {commit} alone is **{}** \
-         {} (on `{}`).\n\nA search of {} commits between `{}` and `{}` named it, in {} \
-         interleaved probes and {} rounds; a named culprit is wrong at most {:.0}% of the \
-         time. History: {}/history?repository={}&branch={}",
-        search.benchmark,
-        search.metric,
-        search.series.branch,
-        words::percent(view.change.unwrap_or(0.0) * 100.0),
-        interval_words(view.lower, view.upper),
-        search.series.runner_label,
-        view.commits,
-        short_sha(&search.good_sha),
-        short_sha(&search.bad_sha),
-        view.probes,
-        view.rounds,
-        view.alpha * 100.0,
-        args.public_url.trim_end_matches('/'),
-        repository,
-        search.series.branch,
-    )
-}
-
-/// A search as the API and the dashboard show it.
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchView {
-    pub id: i64,
-    pub benchmark: String,
-    pub metric: String,
-    pub runner_label: String,
-    pub suite: String,
-    pub regression_id: Option<i64>,
-    pub good: String,
-    pub bad: String,
-    pub state: BisectionState,
-    /// The range, good first; empty until read.
-    pub commits: Vec<RangeCommit>,
-    pub outcome: Option<SearchOutcome>,
-    pub probes: Vec<BisectionProbe>,
-    pub requested_by: Option<String>,
-    /// One line: how it ended, or where it stands.
-    pub summary: String,
-    /// Markdown, as the episode's issue shows it.
-    #[serde(skip)]
-    pub text: String,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-}
-
-impl SearchView {
-    pub fn new(b: &Bisection, probes: Vec<BisectionProbe>) -> SearchView {
-        let outcome: Option<SearchOutcome> = b
-            .outcome
-            .as_ref()
-            .and_then(|o| serde_json::from_value(o.clone()).ok());
-        SearchView {
-            id: b.id,
-            benchmark: b.benchmark.clone(),
-            metric: b.metric.clone(),
-            runner_label: b.series.runner_label.clone(),
-            suite: b.series.suite.clone(),
-            regression_id: b.regression_id,
-            good: b.good_sha.clone(),
-            bad: b.bad_sha.clone(),
-            state: b.state,
-            commits: b.commits.clone().unwrap_or_default(),
-            summary: summary(outcome.as_ref(), &probes),
-            text: describe(b, &probes),
-            outcome,
-            probes,
-            requested_by: b.requested_by.clone(),
-            created_at: b.created_at,
-        }
-    }
-}
-
-/// One line for a table: `culprit c5f2a91 (#482) +4.1% [+2.3%, +6.0%]`, or where it stands.
-pub fn summary(outcome: Option<&SearchOutcome>, probes: &[BisectionProbe]) -> String {
-    let Some(o) = outcome else {
-        let rounds: i64 = probes.iter().map(|p| p.rounds).sum();
-        return format!("searching: {} probes, {rounds} rounds so far", probes.len());
-    };
-    let cost = format!("{} probes, {} rounds", o.probes, o.rounds);
-    let change = || {
-        format!(
-            "{} {}",
-            words::percent(o.change.unwrap_or(0.0) * 100.0),
-            interval_words(o.lower, o.upper)
-        )
-    };
-    let commit = || o.commit.as_ref().map(commit_name).unwrap_or_default();
-    let text = match o.kind {
-        OutcomeKind::Culprit => format!("culprit {} {} ({cost})", commit(), change()),
-        OutcomeKind::Spread => format!("no single commit: builds up ({cost})"),
-        OutcomeKind::NoRegression => format!("not confirmed: {} ({cost})", change()),
-        OutcomeKind::Undecided => format!(
-            "undecided between {} and {} ({cost})",
-            short_sha(o.after.as_deref().unwrap_or_default()),
-            short_sha(o.upto.as_deref().unwrap_or_default())
-        ),
-        OutcomeKind::Skipped => format!(
-            "narrowed to {}..{}, with commits skipped ({cost})",
-            short_sha(o.after.as_deref().unwrap_or_default()),
-            short_sha(o.upto.as_deref().unwrap_or_default())
-        ),
-        OutcomeKind::Failed => format!("failed: {}", o.reason.as_deref().unwrap_or("")),
-    };
-    text.replace('`', "")
-}
-
 #[cfg(test)]
 mod tests {
+    use super::outcome::SkippedCommit;
+    use super::range::first_parent_range;
+    use super::wording::summary;
     use super::*;
+    use benchgate_github::client::ComparedCommit;
     use benchgate_store::model::{MainSeries, RepositoryId};
 
     fn sha(n: u8) -> String {
