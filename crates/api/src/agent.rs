@@ -445,6 +445,15 @@ pub struct StoredComparisonConfig {
 }
 
 impl StoredComparisonConfig {
+    /// The same suite and plan without what it was made for (pull request, history step, merge
+    /// group, canary, layout session): a probe's or canary's workload.
+    pub fn without_context(self) -> Self {
+        StoredComparisonConfig {
+            n_star: self.n_star,
+            ..self.config.into()
+        }
+    }
+
     /// What each side gets beyond the suite's environment: a planted canary's work on head, a
     /// layout session's salts. `None` when the sides differ only in their commits.
     pub fn side_envs(&self) -> Result<Option<SideEnvs>, String> {

@@ -197,12 +197,7 @@ async fn start_due(app: &AppState, runner: &Runner, now: DateTime<Utc>) -> Resul
     };
     let config = StoredComparisonConfig {
         canary: Some(spec),
-        github: None,
-        main: None,
-        merged_pr: None,
-        merge_group: None,
-        layout: None,
-        ..source.config.clone()
+        ..source.config.clone().without_context()
     };
     let rounds = i64::from(app.config.canary_rounds);
     let created = app

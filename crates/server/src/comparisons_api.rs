@@ -346,14 +346,8 @@ async fn create_comparison(
     .await?;
     let planned_rounds = plan.planned_rounds;
     let config = StoredComparisonConfig {
-        config: req.config,
         n_star: plan.per_benchmark,
-        github: None,
-        main: None,
-        merged_pr: None,
-        merge_group: None,
-        canary: None,
-        layout: None,
+        ..req.config.into()
     };
     let created = app
         .store

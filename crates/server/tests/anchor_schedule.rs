@@ -13,7 +13,12 @@ use benchgate_store::*;
 
 fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
     StoredComparisonConfig {
-        config: ComparisonConfig {
+        main: Some(MainSettings {
+            anchor: Anchor::Commits(3),
+            schedule_hours,
+            ..MainSettings::default()
+        }),
+        ..StoredComparisonConfig::from(ComparisonConfig {
             benchmark: BenchmarkSpec {
                 build: None,
                 run: "./bench".into(),
@@ -42,18 +47,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
             },
             suite: None,
             rules: Vec::new(),
-        },
-        n_star: Default::default(),
-        github: None,
-        main: Some(MainSettings {
-            anchor: Anchor::Commits(3),
-            schedule_hours,
-            ..MainSettings::default()
-        }),
-        merged_pr: None,
-        merge_group: None,
-        canary: None,
-        layout: None,
+        })
     }
 }
 

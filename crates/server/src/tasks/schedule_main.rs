@@ -126,14 +126,10 @@ async fn schedule_step(
     .await?;
     let rounds = i64::from(config.benchmark.rounds);
     let stored = StoredComparisonConfig {
-        config,
         n_star: plan.per_benchmark,
-        github: None,
         main: Some(main.clone()),
         merged_pr: super::main_report::merged_pr(&t.head_message),
-        merge_group: None,
-        canary: None,
-        layout: None,
+        ..config.into()
     };
     let created = cx
         .store

@@ -215,7 +215,6 @@ async fn schedule_one(
         .map(|g| g.claimed.clone())
         .unwrap_or_default();
     let stored = StoredComparisonConfig {
-        config,
         n_star: plan.per_benchmark,
         github: Some(PullRequestContext {
             fork: t.fork,
@@ -224,11 +223,7 @@ async fn schedule_one(
             body: t.body.clone(),
             claimed,
         }),
-        main: None,
-        merged_pr: None,
-        merge_group: None,
-        canary: None,
-        layout: None,
+        ..config.into()
     };
     let mut notify = vec![NewOutboxMessage::for_new_comparison(
         ReportCheck::KIND,

@@ -6,7 +6,6 @@
 //! resumes after a restart or on another replica exactly where it stood.
 
 use benchgate_api::Direction;
-use benchgate_api::agent::StoredComparisonConfig;
 use benchgate_stats::Interval;
 use benchgate_stats::bisect::{self, Next, Outcome, Probe};
 use benchgate_stats::words::short_sha;
@@ -348,15 +347,7 @@ async fn add_rounds(
     let stored = newest.config.clone();
     let each = i64::from(stored.config.benchmark.rounds).max(1);
     let rounds = have.max(each).min((max_rounds - have).max(1));
-    let config = StoredComparisonConfig {
-        github: None,
-        main: None,
-        merged_pr: None,
-        merge_group: None,
-        canary: None,
-        layout: None,
-        ..stored
-    };
+    let config = stored.without_context();
     let created = cx
         .store
         .create_comparison(&NewComparison {

@@ -357,14 +357,9 @@ pub(super) async fn create(
             head_sha: head_sha.to_owned(),
             runner_label: label.to_owned(),
             config: StoredComparisonConfig {
-                config: compared.clone(),
                 n_star: plan.per_benchmark,
-                github: None,
-                main: None,
-                merged_pr: None,
                 merge_group: Some(context),
-                canary: None,
-                layout: None,
+                ..compared.clone().into()
             },
             planned_rounds: plan.planned_rounds,
             jobs: vec![NewJob {
