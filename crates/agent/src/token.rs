@@ -2,28 +2,12 @@
 //! (`BENCHGATE_TOKEN`), never the command line, which every local user can read in
 //! `/proc/PID/cmdline` and `ps`.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that may carry the token itself.
 pub const TOKEN_ENV: &str = "BENCHGATE_TOKEN";
 
-/// A runner's bearer token; `Debug` and `Display` never show it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RunnerToken(String);
-
-impl RunnerToken {
-    /// The token itself, for the `Authorization` header only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for RunnerToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RunnerToken(***)")
-    }
-}
+pub use benchgate_api::RunnerToken;
 
 /// Why the agent has no usable token. Each message says what to do instead.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +75,7 @@ pub fn parse_token_file(text: &str, path: &Path) -> Result<RunnerToken, TokenErr
             path: path.to_owned(),
         });
     }
-    Ok(RunnerToken(token.to_owned()))
+    Ok(RunnerToken::new(token.to_owned()))
 }
 
 /// The token in the environment's value: trimmed, and not empty.
@@ -100,7 +84,7 @@ pub fn parse_token_env(value: &str) -> Result<RunnerToken, TokenError> {
     if token.is_empty() {
         return Err(TokenError::EmptyEnv);
     }
-    Ok(RunnerToken(token.to_owned()))
+    Ok(RunnerToken::new(token.to_owned()))
 }
 
 /// Whether a file with this mode is readable by someone besides its owner (and root).

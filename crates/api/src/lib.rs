@@ -9,6 +9,7 @@ pub mod paths;
 pub mod results;
 pub mod rules;
 pub mod sample;
+pub mod token;
 
 pub use fingerprint::MachineFingerprint;
 pub use format::Format;
@@ -16,3 +17,4 @@ pub use metric::{Direction, FailOn};
 pub use results::{AnalysisReport, BenchmarkResult, ClaimAnswer, HodgesLehmannResult, VerdictKind};
 pub use rules::{AppliedRule, BenchmarkRule, RuleSet};
 pub use sample::{Measurement, Side};
+pub use token::RunnerToken;

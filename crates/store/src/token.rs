@@ -8,7 +8,7 @@ use subtle::ConstantTimeEq;
 pub(crate) fn generate() -> RunnerToken {
     let mut bytes = [0u8; 32];
     rand::fill(&mut bytes[..]);
-    RunnerToken(hex::encode(bytes))
+    RunnerToken::new(hex::encode(bytes))
 }
 
 /// The stored form of a token: hex SHA-256.

@@ -3,7 +3,6 @@
 use super::RunnerId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// A registered benchmark machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,22 +21,7 @@ pub struct Runner {
 }
 
 /// A runner's bearer token in plain text: exists only when the runner is added, never stored.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RunnerToken(pub String);
-
-impl RunnerToken {
-    /// The token to show the operator once.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for RunnerToken {
-    // Tokens must never reach a log line through `{:?}`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RunnerToken(***)")
-    }
-}
+pub use benchgate_api::RunnerToken;
 
 /// A runner just added, with its token shown this once.
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@ pub(super) async fn create_state(
         .bind(now - KEEP_EXPIRED)
         .execute(pool)
         .await?;
-    let state = SetupState(crate::token::generate().0);
+    let state = SetupState(crate::token::generate().expose().to_owned());
     sqlx::query(
         "INSERT INTO github_setup_states (state_hash, created_at, expires_at) \
          VALUES ($1, $2, $3)",
