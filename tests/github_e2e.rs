@@ -534,6 +534,38 @@ async fn every_rerun_is_a_new_check_run_and_the_comment_is_edited_in_place() {
     nothing_refused(&s.github);
 }
 
+/// A server that completed a check run and died before recording it leaves the store
+/// thinking the run open. A `/rebench` then must not move that run back to in progress (GitHub
+/// refuses: the hour-long soak met this): benchgate looks at the older generation's run before
+/// editing it and makes a new one.
+#[tokio::test]
+async fn a_completed_run_whose_record_was_lost_is_not_moved_back_by_a_rebench() {
+    let mut s = setup(Some(&repo_config(8)), None).await;
+    opened_pr_is_benchmarked(&mut s).await;
+    s.outbox_drained().await;
+    let head = s.project.head.clone();
+    assert_eq!(
+        s.count("UPDATE comparisons SET check_run_completed = FALSE RETURNING 1")
+            .await,
+        1,
+        "the lost record"
+    );
+    s.github
+        .set_permission("maintainer", "collaborator-permission.maintain.200.json");
+    let c = s.comment("/rebench 2", "maintainer", "MEMBER", 9003);
+    assert_eq!(
+        s.deliver("issue_comment", "d-rebench-lost", &c).await.0,
+        202
+    );
+    eventually(&s.github, "a second completed check run", 240, || {
+        let runs = checks_of(&s.github, &head);
+        runs.len() == 2 && runs.iter().all(|c| c.status == "completed")
+    })
+    .await;
+    s.outbox_drained().await;
+    nothing_refused(&s.github);
+}
+
 /// A PR with 150 earlier comments (five pages at GitHub's default of 30) and a comment by
 /// someone else carrying benchgate's marker: exactly one bot comment, the foreign one untouched.
 #[tokio::test]

@@ -67,7 +67,9 @@ pub async fn run<P: Perform>(worker: Runner<P>, cancel: CancellationToken) {
             }
         };
         let idle = claimed.is_empty();
-        worker.deliver_batch(claimed, &cancel).await;
+        worker
+            .deliver_batch(claimed, std::time::Instant::now(), &cancel)
+            .await;
         if idle {
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -79,12 +81,27 @@ pub async fn run<P: Perform>(worker: Runner<P>, cancel: CancellationToken) {
 
 impl<P: Perform> Runner<P> {
     /// Carries out claimed rows in order until `cancel` fires; the rows not started then are
-    /// released at once, so a restarted server sends them without waiting out the lease.
-    async fn deliver_batch(&self, rows: Vec<OutboxMessage>, cancel: &CancellationToken) {
+    /// released at once, so a restarted server sends them without waiting out the lease. Rows
+    /// are started only in the first half of their lease: a row whose lease ran out may be
+    /// claimed by another server, and two servers writing one check from different reads can
+    /// send GitHub a stale state; the rest are released and claimed afresh.
+    async fn deliver_batch(
+        &self,
+        rows: Vec<OutboxMessage>,
+        claimed_at: std::time::Instant,
+        cancel: &CancellationToken,
+    ) {
         let mut rows = rows.into_iter();
         while let Some(row) = rows.next() {
-            if cancel.is_cancelled() {
+            let late = claimed_at.elapsed() > LEASE / 2;
+            if cancel.is_cancelled() || late {
                 let unstarted: Vec<_> = std::iter::once(row).chain(rows).collect();
+                if late {
+                    tracing::info!(
+                        rows = unstarted.len(),
+                        "outbox: half the lease gone; the rest released to be claimed afresh"
+                    );
+                }
                 self.release(&unstarted).await;
                 return;
             }
@@ -99,7 +116,7 @@ impl<P: Perform> Runner<P> {
         };
         let ids: Vec<_> = rows.iter().map(|r| r.id).collect();
         match self.store.release_outbox(&ids, lease).await {
-            Ok(released) => tracing::info!(released, "outbox: stopping; unsent rows released"),
+            Ok(released) => tracing::info!(released, "outbox: unsent rows released"),
             Err(e) => {
                 tracing::warn!(error = %e, "outbox: cannot release rows; they return when their lease expires")
             }

@@ -49,7 +49,25 @@ pub(super) async fn write_recorded(
     write: &CheckWrite,
 ) -> Result<bool, TaskError> {
     let completed = write.status == CheckStatus::Completed;
-    let existing = run_to_write(c, completed);
+    let mut existing = run_to_write(c, completed);
+    // An older generation's run the store thinks open may have been completed by a server
+    // that died before recording it; GitHub refuses to move a completed run back (the soak
+    // met this), so look before editing it with a state other than completed.
+    if let Some(id) = existing
+        && !completed
+        && c.check_run_generation < c.rounds_generation
+        && cx.github.is_app()
+    {
+        let older = external_id_of(c.id.0, c.check_run_generation);
+        let found = cx
+            .github
+            .find_check_run(target, &c.head_sha, &write.name, &older)
+            .await?;
+        if found.is_some_and(|run| run.status == "completed") {
+            tracing::info!(check_run = id, comparison = %c.id, "the older generation's run was completed unrecorded; a new run is made");
+            existing = None;
+        }
+    }
     if let Some(check_run_id) = commit_check::write(&cx.github, target, write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
@@ -87,7 +105,11 @@ fn run_to_write(c: &Comparison, completed: bool) -> Option<i64> {
 
 /// Unique per comparison and generation: a create retried after a lost answer finds its run.
 pub(super) fn external_id(c: &Comparison) -> String {
-    format!("benchgate-comparison-{}-{}", c.id, c.rounds_generation)
+    external_id_of(c.id.0, c.rounds_generation)
+}
+
+fn external_id_of(comparison: i64, generation: i64) -> String {
+    format!("benchgate-comparison-{comparison}-{generation}")
 }
 
 #[cfg(test)]
