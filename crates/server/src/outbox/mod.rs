@@ -196,17 +196,13 @@ mod tests {
         args: crate::ServeArgs,
     }
 
-    #[tokio::test]
-    async fn stopping_mid_batch_gives_unsent_rows_back_at_once() {
+    /// A worker on a fresh SQLite store whose GitHub is `github`, with three reactions queued.
+    async fn worker_with_three_rows(
+        github: &wiremock::MockServer,
+        dir: &std::path::Path,
+    ) -> (Runner<crate::tasks::Context>, Arc<dyn Store>, Vec<OutboxId>) {
         use clap::Parser as _;
-        let github = wiremock::MockServer::start().await;
-        let cancel = CancellationToken::new();
-        wiremock::Mock::given(wiremock::matchers::method("POST"))
-            .respond_with(StopWhileSending(cancel.clone()))
-            .mount(&github)
-            .await;
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("outbox.db").display());
+        let url = format!("sqlite://{}", dir.join("outbox.db").display());
         let store = benchgate_store::connect(&url).await.unwrap();
         store.migrate().await.unwrap();
         let serve = Serve::try_parse_from([
@@ -242,6 +238,19 @@ mod tests {
             });
             ids.push(store.enqueue_outbox(&task.message()).await.unwrap());
         }
+        (worker, store, ids)
+    }
+
+    #[tokio::test]
+    async fn stopping_mid_batch_gives_unsent_rows_back_at_once() {
+        let github = wiremock::MockServer::start().await;
+        let cancel = CancellationToken::new();
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(StopWhileSending(cancel.clone()))
+            .mount(&github)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (worker, store, ids) = worker_with_three_rows(&github, dir.path()).await;
 
         // The first reaction is sent; the stop arrives while it is in flight.
         run(worker, cancel).await;
@@ -257,6 +266,42 @@ mod tests {
             ids[1..].to_vec()
         );
         assert!(again.iter().all(|m| m.attempts == 0));
+    }
+
+    /// Rows claimed more than half a lease ago are not started: another server may claim them
+    /// once the lease runs out, and two servers must not carry out one row. They are given
+    /// back, due at once.
+    #[tokio::test]
+    async fn rows_of_a_claim_past_half_its_lease_are_given_back_not_sent() {
+        let github = wiremock::MockServer::start().await;
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(
+                wiremock::ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1})),
+            )
+            .mount(&github)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (worker, store, ids) = worker_with_three_rows(&github, dir.path()).await;
+        let rows = store.claim_outbox(BATCH, LEASE).await.unwrap();
+        assert_eq!(rows.len(), 3);
+        let long_ago = std::time::Instant::now()
+            .checked_sub(LEASE / 2 + Duration::from_secs(1))
+            .expect("the machine has been up longer than a minute");
+        worker
+            .deliver_batch(rows, long_ago, &CancellationToken::new())
+            .await;
+        assert!(
+            github.received_requests().await.unwrap().is_empty(),
+            "nothing sent"
+        );
+        let again = store.claim_outbox(BATCH, LEASE).await.unwrap();
+        assert_eq!(again.iter().map(|m| m.id).collect::<Vec<_>>(), ids);
+        // Claimed just now, the same rows are sent.
+        worker
+            .deliver_batch(again, std::time::Instant::now(), &CancellationToken::new())
+            .await;
+        assert_eq!(github.received_requests().await.unwrap().len(), 3);
+        assert_eq!(store.outbox_backlog().await.unwrap(), 0);
     }
 
     #[test]
