@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::AppState;
+use crate::Domain;
 use crate::comparison_analysis::{ALPHA, NStarPlan, ROUNDS_CAP, pair_samples};
 
 /// The flag's false-alarm rate over a runner's whole life (until a recalibration by hand): a
@@ -102,7 +102,7 @@ pub fn parse_canary_every(text: &str) -> Result<CanaryEvery, String> {
 
 /// Runs until `cancel` fires: scores finished canaries, yields running ones to waiting work,
 /// and starts due ones on idle runners.
-pub async fn run(app: AppState, cancel: CancellationToken) {
+pub async fn run(app: Domain, cancel: CancellationToken) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -115,7 +115,7 @@ pub async fn run(app: AppState, cancel: CancellationToken) {
 }
 
 /// One pass of the canary loop (public for tests, which pass the clock).
-pub async fn tick(app: &AppState, now: DateTime<Utc>) -> Result<(), StoreError> {
+pub async fn tick(app: &Domain, now: DateTime<Utc>) -> Result<(), StoreError> {
     score_unscored(&app.store).await?;
     let jobs = app.store.active_jobs().await?;
     let runners = app.store.list_runners().await?;
@@ -160,7 +160,7 @@ fn claimable(job: &benchgate_store::Job, runner: &Runner) -> bool {
 
 /// Starts a canary on an idle runner when one of its labels is due: A/A twice, then each
 /// planted size, on the base of the newest comparison of that label.
-async fn start_due(app: &AppState, runner: &Runner, now: DateTime<Utc>) -> Result<(), StoreError> {
+async fn start_due(app: &Domain, runner: &Runner, now: DateTime<Utc>) -> Result<(), StoreError> {
     let every = &app.config.canary_every;
     let past = app.store.runner_canaries(runner.id, 1_000).await?;
     let source = app
@@ -244,7 +244,7 @@ pub struct Recalibrated {
 /// Recalibrates a runner by hand: an A/A calibration (with layout sessions where the suite has
 /// `layout_salt`) of the newest compared base of each repository it has a floor for, ahead of
 /// other work, and its audit flag counted afresh.
-pub async fn recalibrate(app: &AppState, runner: &Runner) -> Result<Recalibrated, StoreError> {
+pub async fn recalibrate(app: &Domain, runner: &Runner) -> Result<Recalibrated, StoreError> {
     let repositories: std::collections::BTreeSet<_> = app
         .store
         .runner_noise_floors(runner.id)

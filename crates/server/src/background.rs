@@ -27,10 +27,16 @@ impl BackgroundTasks {
 pub fn spawn(state: AppState) -> BackgroundTasks {
     let cancel = CancellationToken::new();
     let mut tasks = JoinSet::new();
-    tasks.spawn(crate::reaper::run(state.clone(), cancel.clone()));
-    tasks.spawn(crate::calibration::run(state.clone(), cancel.clone()));
-    tasks.spawn(crate::main_history::run(state.clone(), cancel.clone()));
-    tasks.spawn(crate::audit::run(state.clone(), cancel.clone()));
+    tasks.spawn(crate::reaper::run(state.domain.clone(), cancel.clone()));
+    tasks.spawn(crate::calibration::run(
+        state.domain.clone(),
+        cancel.clone(),
+    ));
+    tasks.spawn(crate::main_history::run(
+        state.domain.clone(),
+        cancel.clone(),
+    ));
+    tasks.spawn(crate::audit::run(state.domain.clone(), cancel.clone()));
     spawn_github_workers(&state, &cancel, &mut tasks);
     BackgroundTasks { cancel, tasks }
 }
@@ -101,8 +107,7 @@ fn spawn_github_tasks(
         backoff_ms: args.outbox_backoff_ms,
         metrics: state.metrics.clone(),
         perform: crate::tasks::Context {
-            app: state.clone(),
-            store: state.store.clone(),
+            domain: state.domain.clone(),
             github,
             args: std::sync::Arc::new(args.clone()),
         },

@@ -14,7 +14,7 @@ use benchgate_store::{
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use crate::AppState;
+use crate::Domain;
 use crate::comparison_analysis::{ALPHA, pair_samples};
 use benchgate_api::agent::StoredComparisonConfig;
 
@@ -56,7 +56,7 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
 
 /// An A/A job of `sha` pinned to one runner, at least [`MIN_ROUNDS`] rounds.
 fn calibration_job(
-    app: &AppState,
+    app: &Domain,
     runner_id: RunnerId,
     repository_id: RepositoryId,
     sha: &str,
@@ -114,7 +114,7 @@ async fn enqueue_layout_sessions(
 /// Enqueues an A/A job of `sha` pinned to one runner (`/rebench aa`), with layout sessions
 /// when the suite has `layout_salt`.
 pub async fn request_calibration(
-    app: &AppState,
+    app: &Domain,
     runner_id: RunnerId,
     repository_id: RepositoryId,
     sha: &str,
@@ -140,7 +140,7 @@ pub async fn request_calibration(
 /// `/rebench aa`: a fresh A/A session of the comparison's base on every runner of its label,
 /// ahead of other work. Returns the jobs enqueued.
 pub async fn calibrate_comparison(
-    app: &AppState,
+    app: &Domain,
     id: ComparisonId,
 ) -> Result<Vec<JobId>, StoreError> {
     let comparison = app
@@ -169,7 +169,7 @@ pub async fn calibrate_comparison(
 
 /// A runner just claimed an A/B job: if it never calibrated on this repository, an A/A job
 /// of the job's base goes ahead of its other work. Failures are logged; the claim stands.
-pub async fn ensure_calibrated(app: &AppState, runner_id: RunnerId, job: &Job) {
+pub async fn ensure_calibrated(app: &Domain, runner_id: RunnerId, job: &Job) {
     // The store checks and enqueues under the runner's row lock: claims on two replicas at
     // once still enqueue one job.
     let new = calibration_job(
@@ -341,7 +341,7 @@ async fn update_floor(
 /// Background loop: records sessions lost at completion, and re-calibrates every (runner,
 /// repository) whose last A/A session is older than the interval, on the base of the
 /// repository's newest comparison.
-pub async fn run(app: AppState, cancel: CancellationToken) {
+pub async fn run(app: Domain, cancel: CancellationToken) {
     let interval = app.config.calibration_interval;
     let period = (interval / 4).clamp(Duration::from_secs(1), Duration::from_secs(600));
     loop {
@@ -367,7 +367,7 @@ fn ago(interval: Duration) -> chrono::DateTime<Utc> {
         .map_or(epoch, |t| t.max(epoch))
 }
 
-async fn recalibrate_due(app: &AppState, interval: Duration) -> Result<(), StoreError> {
+async fn recalibrate_due(app: &Domain, interval: Duration) -> Result<(), StoreError> {
     let due_before = ago(interval);
     let comparisons = app.store.recent_comparisons(200).await?;
     let runners = app.store.list_runners().await?;

@@ -67,7 +67,7 @@ pub fn stats_floor(floor: &benchgate_store::NoiseFloor) -> benchgate_stats::Nois
 
 /// Recomputes and stores a comparison's results; failures are logged, never returned, because
 /// the upload that triggered it already succeeded. Timed for `/metrics`.
-pub async fn refresh_comparison(app: &crate::AppState, id: ComparisonId) {
+pub async fn refresh_comparison(app: &crate::Domain, id: ComparisonId) {
     let started = std::time::Instant::now();
     match analyze_comparison_cached(&app.store, &app.series, id).await {
         Ok(done) if done.covered => {

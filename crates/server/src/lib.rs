@@ -40,11 +40,27 @@ use tokio::net::TcpListener;
 pub use config::{LogFormat, ServeArgs};
 pub use error::ApiError;
 
-/// Everything a request handler or background task needs; cheap to clone.
+/// What domain code and background work need: the store, the running configuration, this
+/// process's metrics and the series cache. Cheap to clone. The web server's own parts
+/// (credentials, the webhook memory budget, shutdown) stay in [`AppState`], so code that
+/// takes a `&Domain` cannot reach them.
 #[derive(Clone)]
-pub struct AppState {
+pub struct Domain {
     pub store: Arc<dyn Store>,
     pub config: Arc<ServeArgs>,
+    /// This process's counters and histograms, encoded by `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
+    /// The samples of recently analysed comparisons, so an upload's analysis reads only that
+    /// upload (each replica keeps its own).
+    pub series: Arc<series_cache::SeriesCache>,
+}
+
+/// Everything a request handler needs: the [`Domain`] and the web server's own parts; cheap
+/// to clone. It dereferences to its [`Domain`], so a handler passes `&app` where domain code
+/// takes `&Domain`.
+#[derive(Clone)]
+pub struct AppState {
+    pub domain: Domain,
     /// Cancelled when the server begins to shut down, so long polls answer at once.
     pub shutdown: tokio_util::sync::CancellationToken,
     /// The webhook secrets and App credentials in force: the flags', else those stored by
@@ -53,11 +69,14 @@ pub struct AppState {
     /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
     /// not shared state: each replica guards its own memory).
     pub webhook_budget: Arc<tokio::sync::Semaphore>,
-    /// This process's counters and histograms, encoded by `/metrics`.
-    pub metrics: Arc<metrics::Metrics>,
-    /// The samples of recently analysed comparisons, so an upload's analysis reads only that
-    /// upload (each replica keeps its own).
-    pub series: Arc<series_cache::SeriesCache>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Domain;
+
+    fn deref(&self) -> &Domain {
+        &self.domain
+    }
 }
 
 impl AppState {
@@ -67,14 +86,16 @@ impl AppState {
                 store.clone(),
                 config.github.webhook_secrets().ok().flatten(),
             )),
-            store,
             webhook_budget: Arc::new(tokio::sync::Semaphore::new(
                 config.webhook_memory_mib as usize * 1024,
             )),
-            config: Arc::new(config),
             shutdown: tokio_util::sync::CancellationToken::new(),
-            metrics: Arc::new(metrics::Metrics::new()),
-            series: Arc::new(series_cache::SeriesCache::default()),
+            domain: Domain {
+                store,
+                config: Arc::new(config),
+                metrics: Arc::new(metrics::Metrics::new()),
+                series: Arc::new(series_cache::SeriesCache::default()),
+            },
         }
     }
 }

@@ -269,7 +269,7 @@ const ANCHOR_TICK: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Schedules due anchor comparisons until `cancel` fires. Two replicas may both look; a second
 /// comparison of the same commits is refused as long as the first is active.
-pub async fn run(state: crate::AppState, cancel: tokio_util::sync::CancellationToken) {
+pub async fn run(state: crate::Domain, cancel: tokio_util::sync::CancellationToken) {
     loop {
         match schedule_due_anchors(&state.store, state.config.max_attempts, Utc::now()).await {
             Ok(0) => {}

@@ -31,7 +31,7 @@ async fn ask(
     let job = NewProfileJob {
         request,
         priority: Priority::NORMAL,
-        max_attempts: cx.app.config.max_attempts,
+        max_attempts: cx.config.max_attempts,
         origin,
     };
     match cx.store.request_profile(comparison.id, &job).await {
@@ -53,7 +53,7 @@ pub async fn request(
     by: &str,
     row: OutboxId,
 ) -> Result<bool, TaskError> {
-    let runs = match cx.app.config.profile_runs {
+    let runs = match cx.config.profile_runs {
         0 => ASKED_RUNS,
         n => n,
     };
@@ -74,7 +74,7 @@ pub async fn request(
 /// After a PR comparison ended with a gated row decided slower: one profile, asked by the verdict.
 pub async fn after_verdict(cx: &Context, loaded: &report::LoadedReport) -> Result<(), TaskError> {
     let c = &loaded.comparison;
-    let runs = cx.app.config.profile_runs;
+    let runs = cx.config.profile_runs;
     if runs == 0 || c.state != ComparisonState::Done || c.pr_number.is_none() {
         return Ok(());
     }

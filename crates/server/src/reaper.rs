@@ -7,7 +7,7 @@ use benchgate_store::JobState;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use crate::AppState;
+use crate::Domain;
 
 /// How often to look for expired leases: a quarter of the lease, between 250 ms and 5 s.
 pub fn period(lease_secs: u64) -> Duration {
@@ -15,7 +15,7 @@ pub fn period(lease_secs: u64) -> Duration {
 }
 
 /// Background loop: reaps expired leases until `cancel` fires.
-pub async fn run(app: AppState, cancel: CancellationToken) {
+pub async fn run(app: Domain, cancel: CancellationToken) {
     let period = period(app.config.lease_secs);
     loop {
         tokio::select! {

@@ -223,8 +223,7 @@ mod tests {
             perform: crate::tasks::Context {
                 github: app.config.github.client().unwrap().expect("a token client"),
                 args: Arc::new(app.config.github.clone()),
-                store: store.clone(),
-                app,
+                domain: app.domain,
             },
         };
         let mut ids = Vec::new();

@@ -93,7 +93,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             if episode.opened_by == c.id
                 && main.commits.len() > 1
                 && settings.bisect
-                && cx.app.config.bisect_max_rounds > 0
+                && cx.config.bisect_max_rounds > 0
             {
                 let (search, new) = cx
                     .store
@@ -140,7 +140,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
                 // commit from before the episode can say it is gone.
                 schedule_anchor(
                     &cx.store,
-                    cx.app.config.max_attempts,
+                    cx.config.max_attempts,
                     &series,
                     Some(&episode.base_sha),
                     chrono::Utc::now(),

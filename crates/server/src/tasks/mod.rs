@@ -23,10 +23,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchgate_github::client::{GitHubClient, GitHubError, RepoTarget};
+use benchgate_store::StoreError;
 use benchgate_store::model::{
     Comparison, ComparisonId, NewJob, NewOutboxMessage, OutboxId, Priority,
 };
-use benchgate_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 
 use crate::github_args::GitHubArgs;
@@ -62,13 +62,21 @@ pub fn is_check_name(name: &str) -> bool {
     name == CHECK_NAME || name.starts_with("benchgate / ")
 }
 
-/// What a task needs to run.
+/// What a task needs to run: the [`Domain`](crate::Domain) (which it dereferences to, so
+/// `cx.store` and `cx.config` read it) and GitHub.
 #[derive(Clone)]
 pub struct Context {
-    pub app: crate::AppState,
-    pub store: Arc<dyn Store>,
+    pub domain: crate::Domain,
     pub github: GitHubClient,
     pub args: Arc<GitHubArgs>,
+}
+
+impl std::ops::Deref for Context {
+    type Target = crate::Domain;
+
+    fn deref(&self) -> &crate::Domain {
+        &self.domain
+    }
 }
 
 /// Why a task did not finish.
@@ -113,7 +121,7 @@ impl crate::outbox::Perform for Context {
             .map_err(|e| TaskError::Permanent(format!("unreadable payload: {e}")))?;
         let done = self.run(task, row).await;
         if let Err(TaskError::GitHub(_)) = &done {
-            self.app.metrics.github_api_error();
+            self.metrics.github_api_error();
         }
         done
     }
@@ -198,7 +206,7 @@ impl Context {
         NewJob {
             rounds: i64::from(rounds),
             priority,
-            max_attempts: self.app.config.max_attempts,
+            max_attempts: self.config.max_attempts,
             origin: Some(format!("outbox:{}:comparison:{}", row.0, comparison.0)),
         }
     }

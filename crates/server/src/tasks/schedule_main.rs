@@ -145,7 +145,7 @@ async fn schedule_step(
             jobs: vec![NewJob {
                 rounds,
                 priority: Priority::HISTORY,
-                max_attempts: cx.app.config.max_attempts,
+                max_attempts: cx.config.max_attempts,
                 origin: None,
             }],
             main: Some(info),

@@ -200,7 +200,7 @@ async fn schedule_one(
         vec![NewJob {
             rounds: i64::from(config.benchmark.rounds),
             priority: Priority::NORMAL,
-            max_attempts: cx.app.config.max_attempts,
+            max_attempts: cx.config.max_attempts,
             origin: None,
         }]
     };

@@ -150,7 +150,8 @@ impl HandleCommand {
         let rounds = match &t.command {
             GuardedCommand::Rebench { rounds } => rounds.unwrap_or(config.benchmark.rounds),
             GuardedCommand::RebenchAa => {
-                let jobs = crate::calibration::calibrate_comparison(&cx.app, comparison.id).await?;
+                let jobs =
+                    crate::calibration::calibrate_comparison(&cx.domain, comparison.id).await?;
                 tracing::info!(comparison = %comparison.id, jobs = jobs.len(), "A/A sessions enqueued");
                 config.benchmark.rounds
             }
@@ -193,7 +194,7 @@ async fn bisect_from_issue(
             )
             .await;
     };
-    if cx.app.config.bisect_max_rounds == 0 {
+    if cx.config.bisect_max_rounds == 0 {
         return cx
             .enqueue(
                 t.reply(

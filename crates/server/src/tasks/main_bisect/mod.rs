@@ -206,7 +206,7 @@ async fn measure(
         .filter(|c| c.state == ComparisonState::Failed)
         .map(|c| c.id)
         .collect();
-    let max_rounds = i64::from(cx.app.config.bisect_max_rounds);
+    let max_rounds = i64::from(cx.config.bisect_max_rounds);
     let rounds = ratios.len() as i64;
     let interval = match n_star {
         Some(n_star) if !ratios.is_empty() => Some(interval_at(&ratios, probe.alpha, n_star)?),
@@ -361,7 +361,7 @@ async fn add_rounds(
             jobs: vec![NewJob {
                 rounds,
                 priority,
-                max_attempts: cx.app.config.max_attempts,
+                max_attempts: cx.config.max_attempts,
                 // One comparison per probe and turn: a retried row adds none.
                 origin: Some(format!("bisect:{}:{}:{known}", search.id, row.seq)),
             }],

@@ -364,7 +364,7 @@ async fn more_rounds(
             &[NewJob {
                 rounds: rounds as i64,
                 priority: Priority::MERGE_QUEUE,
-                max_attempts: cx.app.config.max_attempts,
+                max_attempts: cx.config.max_attempts,
                 origin: Some(origin),
             }],
         )

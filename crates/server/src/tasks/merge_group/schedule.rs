@@ -365,7 +365,7 @@ pub(super) async fn create(
             jobs: vec![NewJob {
                 rounds: i64::from(compared.benchmark.rounds),
                 priority: Priority::MERGE_QUEUE,
-                max_attempts: cx.app.config.max_attempts,
+                max_attempts: cx.config.max_attempts,
                 origin: None,
             }],
             main: None,
