@@ -1,8 +1,8 @@
 //! The house in figures (issue 46): the largest source file, import circles, test binaries,
 //! hand-written test comparisons, domain modules that take the web server's state, and files
-//! that import axum. Each figure is printed, and may not grow past where it stands now; the
-//! targets are the issue's. When a change improves one, lower its ceiling here to the new
-//! figure, so the gain is kept.
+//! outside the server's HTTP layer that import axum. Each figure is printed, and may not grow
+//! past where it stands now; the targets are the issue's. When a change improves one, lower its
+//! ceiling here to the new figure, so the gain is kept.
 //!
 //! `cargo test --test integration house -- --nocapture` prints them.
 
@@ -14,6 +14,7 @@ const FILES_OVER_600: usize = 9; // target 0
 const TEST_BINARIES: usize = 10; // target 7
 const NEW_COMPARISON_BLOCKS: usize = 22; // target 3
 const DOMAIN_MODULES_WITH_APP_STATE: usize = 0; // the target
+const AXUM_OUTSIDE_HTTP: usize = 0; // the target: axum under the server's `http/` and in its `lib.rs` only
 
 /// The domain modules that should take a narrow state, not the web server's.
 const DOMAIN: [&str; 5] = [
@@ -146,7 +147,9 @@ fn the_house_does_not_get_worse() {
             if !rel.ends_with("tests.rs") {
                 sizes.push((lines_before_tests(&text), rel.clone()));
             }
-            if text.contains("use axum") || text.contains("axum::") {
+            let http_layer =
+                rel.starts_with("crates/server/src/http/") || rel == "crates/server/src/lib.rs";
+            if !http_layer && (text.contains("use axum") || text.contains("axum::")) {
                 axum.push(rel);
             }
         }
@@ -167,14 +170,14 @@ fn the_house_does_not_get_worse() {
         .collect();
     eprintln!(
         "house: largest non-test file {} lines ({}); {} files over 600 lines; {} test binaries; \
-         {block_count} `NewComparison {{` blocks in tests; AppState in {:?}; axum imported in {} \
-         files",
+         {block_count} `NewComparison {{` blocks in tests; AppState in {:?}; axum imported outside \
+         the HTTP layer in {:?}",
         sizes[0].0,
         sizes[0].1,
         over.len(),
         binaries.len(),
         with_app_state,
-        axum.len()
+        axum
     );
     eprintln!("files over 600 lines: {over:?}");
     eprintln!("test binaries: {binaries:?}");
@@ -192,6 +195,11 @@ fn the_house_does_not_get_worse() {
             "domain modules taking AppState",
             with_app_state.len(),
             DOMAIN_MODULES_WITH_APP_STATE,
+        ),
+        (
+            "files importing axum outside the HTTP layer",
+            axum.len(),
+            AXUM_OUTSIDE_HTTP,
         ),
     ]
     .iter()

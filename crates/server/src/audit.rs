@@ -23,7 +23,6 @@ use benchgate_store::{
 };
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio_util::sync::CancellationToken;
 
 use crate::Domain;
 use crate::comparison_analysis::{ALPHA, NStarPlan, ROUNDS_CAP, pair_samples};
@@ -98,20 +97,6 @@ impl fmt::Display for CanaryEvery {
 /// clap's parser for `--canary-every`.
 pub fn parse_canary_every(text: &str) -> Result<CanaryEvery, String> {
     text.parse()
-}
-
-/// Runs until `cancel` fires: scores finished canaries, yields running ones to waiting work,
-/// and starts due ones on idle runners.
-pub async fn run(app: Domain, cancel: CancellationToken) {
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(Duration::from_millis(app.config.canary_tick_ms)) => {}
-        }
-        if let Err(e) = tick(&app, Utc::now()).await {
-            tracing::warn!(error = %e, "canary pass failed; trying again next tick");
-        }
-    }
 }
 
 /// One pass of the canary loop (public for tests, which pass the clock).

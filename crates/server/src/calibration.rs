@@ -12,7 +12,6 @@ use benchgate_store::{
     RepositoryId, RunnerId, RunnerSeries, Store, StoreError,
 };
 use chrono::Utc;
-use tokio_util::sync::CancellationToken;
 
 use crate::Domain;
 use crate::comparison_analysis::{ALPHA, pair_samples};
@@ -338,26 +337,6 @@ async fn update_floor(
     Ok(())
 }
 
-/// Background loop: records sessions lost at completion, and re-calibrates every (runner,
-/// repository) whose last A/A session is older than the interval, on the base of the
-/// repository's newest comparison.
-pub async fn run(app: Domain, cancel: CancellationToken) {
-    let interval = app.config.calibration_interval;
-    let period = (interval / 4).clamp(Duration::from_secs(1), Duration::from_secs(600));
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(period) => {}
-        }
-        if let Err(e) = record_missing_sessions(&app.store, interval).await {
-            tracing::error!(error = ?e, "cannot record missing calibration sessions");
-        }
-        if let Err(e) = recalibrate_due(&app, interval).await {
-            tracing::error!(error = ?e, "scheduled calibration failed");
-        }
-    }
-}
-
 /// `interval` before now, but not before the Unix epoch (every database can store that).
 fn ago(interval: Duration) -> chrono::DateTime<Utc> {
     let epoch = chrono::DateTime::<Utc>::UNIX_EPOCH;
@@ -367,7 +346,7 @@ fn ago(interval: Duration) -> chrono::DateTime<Utc> {
         .map_or(epoch, |t| t.max(epoch))
 }
 
-async fn recalibrate_due(app: &Domain, interval: Duration) -> Result<(), StoreError> {
+pub(crate) async fn recalibrate_due(app: &Domain, interval: Duration) -> Result<(), StoreError> {
     let due_before = ago(interval);
     let comparisons = app.store.recent_comparisons(200).await?;
     let runners = app.store.list_runners().await?;

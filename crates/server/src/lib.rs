@@ -1,35 +1,27 @@
 //! benchgate-server: the axum app (webhooks, agent API, dashboard, JSON API, metrics), the
 //! delivery planner and the scheduling tasks, the reaper, the outbox worker and report rendering.
 
-mod agent_api;
+// The layers: `http` answers requests (axum lives there and here only), `workers` are the
+// loops beside it, and the rest is the domain, which neither imports.
 pub mod audit;
-pub mod auth;
-mod background;
 pub mod calibration;
 mod commit_check;
 pub mod comparison_analysis;
-mod comparisons_api;
 pub mod config;
-mod dashboard;
 mod delivery_plan;
-pub mod error;
 pub mod github_args;
-pub mod github_setup;
-mod health;
+pub mod github_credentials;
 mod http;
 pub mod main_history;
 pub mod metrics;
-mod outbox;
 pub mod profile;
-mod reaper;
 pub mod report;
-mod report_watch;
 pub mod run_length;
 pub mod runner_cli;
 mod runner_status;
 pub mod series_cache;
 pub mod tasks;
-mod webhooks;
+mod workers;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -38,7 +30,8 @@ use benchgate_store::Store;
 use tokio::net::TcpListener;
 
 pub use config::{LogFormat, ServeArgs};
-pub use error::ApiError;
+pub use http::error::ApiError;
+pub use http::router;
 
 /// What domain code and background work need: the store, the running configuration, this
 /// process's metrics and the series cache. Cheap to clone. The web server's own parts
@@ -65,7 +58,7 @@ pub struct AppState {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// The webhook secrets and App credentials in force: the flags', else those stored by
     /// `/github/setup`. [`start`] refuses a malformed secret list.
-    pub github_credentials: Arc<github_setup::GitHubCredentials>,
+    pub github_credentials: Arc<github_credentials::GitHubCredentials>,
     /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
     /// not shared state: each replica guards its own memory).
     pub webhook_budget: Arc<tokio::sync::Semaphore>,
@@ -82,7 +75,7 @@ impl std::ops::Deref for AppState {
 impl AppState {
     pub fn new(config: ServeArgs, store: Arc<dyn Store>) -> Self {
         Self {
-            github_credentials: Arc::new(github_setup::GitHubCredentials::new(
+            github_credentials: Arc::new(github_credentials::GitHubCredentials::new(
                 store.clone(),
                 config.github.webhook_secrets().ok().flatten(),
             )),
@@ -98,22 +91,6 @@ impl AppState {
             },
         }
     }
-}
-
-/// The whole HTTP application, with its middleware.
-pub fn router(state: AppState) -> axum::Router {
-    let body_limit = state.config.body_limit;
-    let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
-    let routes = axum::Router::new()
-        .merge(health::routes())
-        // Axum caps JSON bodies at 2 MiB by default; a round of a large suite is bigger.
-        .merge(agent_api::routes().layer(axum::extract::DefaultBodyLimit::max(body_limit)))
-        .merge(comparisons_api::routes())
-        .merge(dashboard::routes(state.clone()))
-        .merge(metrics::routes())
-        .merge(github_setup::routes())
-        .merge(webhooks::routes(state.clone()));
-    http::layered(routes.with_state(state), body_limit, timeout)
 }
 
 /// Connects the store, applies migrations, binds the listen address and starts the background
@@ -140,7 +117,7 @@ pub async fn start(
         "benchgate listening"
     );
     let state = AppState::new(args, store);
-    let background = background::spawn(state.clone());
+    let background = workers::spawn(state.domain.clone(), state.github_credentials.clone());
     let task = tokio::spawn(serve(listener, state.clone(), shutdown));
     Ok(RunningServer {
         addr,
@@ -156,7 +133,7 @@ pub struct RunningServer {
     /// The state its handlers share (the store, the configuration).
     pub state: AppState,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
-    background: background::BackgroundTasks,
+    background: workers::BackgroundTasks,
 }
 
 impl RunningServer {

@@ -264,33 +264,9 @@ pub async fn schedule_due_anchors(
     Ok(scheduled)
 }
 
-/// How often the server looks for series whose anchor comparison is due.
-const ANCHOR_TICK: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Schedules due anchor comparisons until `cancel` fires. Two replicas may both look; a second
-/// comparison of the same commits is refused as long as the first is active.
-pub async fn run(state: crate::Domain, cancel: tokio_util::sync::CancellationToken) {
-    loop {
-        match schedule_due_anchors(&state.store, state.config.max_attempts, Utc::now()).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(scheduled = n, "scheduled anchor comparisons"),
-            Err(e) => {
-                tracing::warn!(error = %e, "anchor schedule: store error; trying again next tick")
-            }
-        }
-        if let Err(e) = wake_searches(&state.store).await {
-            tracing::warn!(error = %e, "culprit searches: store error; trying again next tick");
-        }
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(ANCHOR_TICK) => {}
-        }
-    }
-}
-
 /// Asks every running culprit search for its next step. The store wakes a search when a
 /// comparison it waits on ends; this covers one that ended before the search noted the wait.
-async fn wake_searches(store: &Arc<dyn Store>) -> Result<(), StoreError> {
+pub(crate) async fn wake_searches(store: &Arc<dyn Store>) -> Result<(), StoreError> {
     for id in store.running_bisections().await? {
         store
             .enqueue_outbox(&benchgate_store::model::NewOutboxMessage::bisection_step(

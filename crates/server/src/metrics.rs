@@ -1,18 +1,14 @@
-//! `/metrics` for Prometheus, encoded by `prometheus-client` in the OpenMetrics text format.
+//! This process's metrics for Prometheus, encoded by `prometheus-client` in the OpenMetrics
+//! text format (`http::metrics` serves them at `/metrics`).
 //!
-//! Events are counted and timed where they happen, in this process: a module holding the
-//! [`AppState`] calls e.g. `app.metrics.job_finished(…)`. Figures the database holds (queue
+//! Events are counted and timed where they happen, in this process: code holding the
+//! [`Domain`](crate::Domain) calls e.g. `app.metrics.job_finished(…)`. Figures the database holds (queue
 //! depth, outbox backlog, runners) are read at scrape time into gauges just before encoding.
 //! Counters and histograms are per process; with several replicas, sum them across instances.
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::get;
 use benchgate_store::{JobKind, JobState, Store, StoreError};
 use chrono::{DateTime, Utc};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -23,23 +19,6 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::runner_status::{RunnerStatus, running_job};
-use crate::{ApiError, AppState};
-
-/// The content type of the OpenMetrics text format, which Prometheus asks for first and every
-/// scraper that reads the Prometheus text format also reads.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The `/metrics` route. Public even when the dashboard token is set: it carries counts only,
-/// and scrapers are usually configured per network rather than per token.
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/metrics", get(metrics))
-}
-
-/// The metrics page as Prometheus scrapes it.
-async fn metrics(State(app): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let text = app.metrics.render(app.store.as_ref()).await?;
-    Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], text))
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {

@@ -91,7 +91,7 @@ pub enum TaskError {
     Permanent(String),
 }
 
-impl crate::outbox::RowError for TaskError {
+impl crate::workers::outbox::RowError for TaskError {
     fn is_retryable(&self) -> bool {
         match self {
             TaskError::GitHub(e) => e.is_retryable(),
@@ -108,7 +108,7 @@ impl crate::outbox::RowError for TaskError {
     }
 }
 
-impl crate::outbox::Perform for Context {
+impl crate::workers::outbox::Perform for Context {
     type Error = TaskError;
 
     async fn perform(

@@ -1,4 +1,17 @@
-//! Middleware every route shares: request tracing, body limit, timeout, compression.
+//! The HTTP layer: every route and the middleware they share (request tracing, body limit,
+//! timeout, compression). Handlers read and write through the domain modules; axum is used
+//! here and nowhere else but `lib.rs`.
+
+pub mod agent_api;
+pub mod auth;
+pub mod comparisons_api;
+mod dashboard;
+pub mod error;
+pub mod github_setup;
+mod health;
+mod metrics;
+mod profile;
+mod webhooks;
 
 use std::time::Duration;
 
@@ -11,6 +24,22 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
+
+/// The whole HTTP application, with its middleware.
+pub fn router(state: crate::AppState) -> axum::Router {
+    let body_limit = state.config.body_limit;
+    let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
+    let routes = axum::Router::new()
+        .merge(health::routes())
+        // Axum caps JSON bodies at 2 MiB by default; a round of a large suite is bigger.
+        .merge(agent_api::routes().layer(axum::extract::DefaultBodyLimit::max(body_limit)))
+        .merge(comparisons_api::routes())
+        .merge(dashboard::routes(state.clone()))
+        .merge(metrics::routes())
+        .merge(github_setup::routes())
+        .merge(webhooks::routes(state.clone()));
+    layered(routes.with_state(state), body_limit, timeout)
+}
 
 /// The dashboard's policy: its own inline styles and SVG, nothing fetched, nothing framed.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \

@@ -32,10 +32,13 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/runners/{name}", get(runner_page::page))
         .route("/comparisons", get(comparison_list::page))
         .route("/comparisons/{id}", get(comparison_page::page))
-        .route("/comparisons/{id}/profile.svg", get(crate::profile::svg))
+        .route(
+            "/comparisons/{id}/profile.svg",
+            get(crate::http::profile::svg),
+        )
         .route(
             "/api/v1/comparisons/{id}/profile",
-            get(crate::profile::json),
+            get(crate::http::profile::json),
         )
         .route(
             "/repositories/{*name}",

@@ -3,7 +3,6 @@
 //! with a one-hour `code`, which is exchanged for the App's id, key and webhook secret. They are
 //! stored in the database, where every replica (and a restarted server) finds them.
 
-pub mod credentials;
 mod pages;
 
 use std::time::Duration;
@@ -18,7 +17,6 @@ use benchgate_store::{GitHubAppCredentials, SetupStateCheck};
 use serde::Deserialize;
 
 use crate::AppState;
-pub use credentials::GitHubCredentials;
 use pages::{SetupAdmin, SetupError};
 
 /// GitHub gives the flow one hour; a state lives as long as the code it comes back with.

@@ -1,13 +1,23 @@
 //! Background work beside the HTTP server: the reaper, calibration, the default branch's
 //! schedule, canaries, and, once GitHub credentials exist, the outbox worker and the report watcher.
 
+mod calibration;
+mod canaries;
+mod main_history;
+pub mod outbox;
+mod reaper;
+mod report_watch;
+
 use std::time::Duration;
 
 use benchgate_github::client::{Auth, GitHubClient};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::AppState;
+use std::sync::Arc;
+
+use crate::Domain;
+use crate::github_credentials::GitHubCredentials;
 
 /// The running background tasks; stopped together at shutdown.
 pub struct BackgroundTasks {
@@ -24,39 +34,43 @@ impl BackgroundTasks {
 }
 
 /// Starts every background task. Each task loops until `cancel` fires.
-pub fn spawn(state: AppState) -> BackgroundTasks {
+/// `credentials` are the GitHub credentials in force, which `/github/setup` may store later.
+pub fn spawn(domain: Domain, credentials: Arc<GitHubCredentials>) -> BackgroundTasks {
     let cancel = CancellationToken::new();
     let mut tasks = JoinSet::new();
-    tasks.spawn(crate::reaper::run(state.domain.clone(), cancel.clone()));
-    tasks.spawn(crate::calibration::run(
-        state.domain.clone(),
-        cancel.clone(),
-    ));
-    tasks.spawn(crate::main_history::run(
-        state.domain.clone(),
-        cancel.clone(),
-    ));
-    tasks.spawn(crate::audit::run(state.domain.clone(), cancel.clone()));
-    spawn_github_workers(&state, &cancel, &mut tasks);
+    tasks.spawn(reaper::run(domain.clone(), cancel.clone()));
+    tasks.spawn(calibration::run(domain.clone(), cancel.clone()));
+    tasks.spawn(main_history::run(domain.clone(), cancel.clone()));
+    tasks.spawn(canaries::run(domain.clone(), cancel.clone()));
+    spawn_github_workers(&domain, credentials, &cancel, &mut tasks);
     BackgroundTasks { cancel, tasks }
 }
 
 /// Starts the outbox worker and the report watcher with the flags' credentials, or once
 /// `/github/setup` stored an App; until then the outbox keeps every write.
-fn spawn_github_workers(state: &AppState, cancel: &CancellationToken, tasks: &mut JoinSet<()>) {
-    let args = &state.config.github;
-    if !state.github_credentials.has_flag_secret() {
+fn spawn_github_workers(
+    domain: &Domain,
+    credentials: Arc<GitHubCredentials>,
+    cancel: &CancellationToken,
+    tasks: &mut JoinSet<()>,
+) {
+    let args = &domain.config.github;
+    if !credentials.has_flag_secret() {
         tracing::info!(
             "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
         );
     }
     match args.client() {
-        Ok(Some(github)) => spawn_github_tasks(state, github, cancel, tasks),
+        Ok(Some(github)) => spawn_github_tasks(domain, github, cancel, tasks),
         Ok(None) => {
             tracing::info!(
                 "no GitHub App or token flags; GitHub writes wait in the outbox until /github/setup stores an App"
             );
-            tasks.spawn(start_with_stored_app(state.clone(), cancel.clone()));
+            tasks.spawn(start_with_stored_app(
+                domain.clone(),
+                credentials,
+                cancel.clone(),
+            ));
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot build the GitHub client; GitHub writes wait in the outbox");
@@ -66,8 +80,11 @@ fn spawn_github_workers(state: &AppState, cancel: &CancellationToken, tasks: &mu
 
 /// Waits for an App stored by `/github/setup` (on any replica), then runs the GitHub tasks with
 /// it; a later setup replaces the App, and the tasks restart with the new one.
-async fn start_with_stored_app(state: AppState, cancel: CancellationToken) {
-    let credentials = &state.github_credentials;
+async fn start_with_stored_app(
+    domain: Domain,
+    credentials: Arc<GitHubCredentials>,
+    cancel: CancellationToken,
+) {
     let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
     while let Some(stored) = next {
         let app = &stored.credentials;
@@ -77,10 +94,10 @@ async fn start_with_stored_app(state: AppState, cancel: CancellationToken) {
         };
         let run = cancel.child_token();
         let mut tasks = JoinSet::new();
-        match state.config.github.client_with(auth) {
+        match domain.config.github.client_with(auth) {
             Ok(github) => {
                 tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
-                spawn_github_tasks(&state, github, &run, &mut tasks);
+                spawn_github_tasks(&domain, github, &run, &mut tasks);
             }
             Err(e) => {
                 tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
@@ -96,26 +113,26 @@ async fn start_with_stored_app(state: AppState, cancel: CancellationToken) {
 
 /// The outbox worker and the report watcher, writing to GitHub through `github`.
 fn spawn_github_tasks(
-    state: &AppState,
+    domain: &Domain,
     github: GitHubClient,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) {
-    let args = &state.config.github;
-    let worker = crate::outbox::Runner {
-        store: state.store.clone(),
+    let args = &domain.config.github;
+    let worker = outbox::Runner {
+        store: domain.store.clone(),
         backoff_ms: args.outbox_backoff_ms,
-        metrics: state.metrics.clone(),
+        metrics: domain.metrics.clone(),
         perform: crate::tasks::Context {
-            domain: state.domain.clone(),
+            domain: domain.clone(),
             github,
             args: std::sync::Arc::new(args.clone()),
         },
     };
-    tasks.spawn(crate::outbox::run(worker, cancel.clone()));
+    tasks.spawn(outbox::run(worker, cancel.clone()));
     let every = Duration::from_secs(args.comment_interval_secs.max(1));
-    tasks.spawn(crate::report_watch::run(
-        state.store.clone(),
+    tasks.spawn(report_watch::run(
+        domain.store.clone(),
         every,
         cancel.clone(),
     ));

@@ -161,7 +161,7 @@ async fn handle(
 
 /// 401 unless a secret in force (flags, else stored by `/github/setup`) signed these exact bytes.
 async fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
-    use crate::github_setup::credentials::WebhookRefusal;
+    use crate::github_credentials::WebhookRefusal;
     let signature = header(headers, SIGNATURE_HEADER);
     match app.github_credentials.verify_webhook(signature, body).await {
         Ok(()) => Ok(()),

@@ -18,7 +18,7 @@ use benchgate_store::{
     ClaimedJob, Job, JobId, JobKind, JobOutcome, LeaseToken, SampleInput, StoreError,
 };
 
-use crate::auth::RunnerAuth;
+use crate::http::auth::RunnerAuth;
 use crate::{ApiError, AppState, calibration, comparison_analysis};
 
 /// How often a waiting claim asks the store again.

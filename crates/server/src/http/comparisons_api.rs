@@ -12,7 +12,7 @@ use benchgate_api::agent::{
 };
 use benchgate_store::{ComparisonId, NewComparison, NewJob, NewRepository, Priority};
 
-use crate::auth::AdminAuth;
+use crate::http::auth::AdminAuth;
 use crate::{ApiError, AppState, comparison_analysis};
 
 /// The admin comparison routes.
