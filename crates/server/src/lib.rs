@@ -12,6 +12,7 @@ mod delivery_plan;
 pub mod github_args;
 pub mod github_credentials;
 mod http;
+mod job_lifecycle;
 pub mod main_history;
 pub mod metrics;
 pub mod profile;

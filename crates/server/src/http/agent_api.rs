@@ -10,16 +10,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use benchgate_api::agent::{
-    self as wire, ClaimRequest, CompleteRequest, FingerprintRequest, HeartbeatRequest,
-    HeartbeatResponse, PROFILE_SIDE_LIMIT, ProfileUpload, ReleaseRequest, RoundUpload,
-    UploadReceipt,
+    ClaimRequest, CompleteRequest, FingerprintRequest, HeartbeatRequest, HeartbeatResponse,
+    PROFILE_SIDE_LIMIT, ProfileUpload, ReleaseRequest, RoundUpload, UploadReceipt,
 };
-use benchgate_store::{
-    ClaimedJob, Job, JobId, JobKind, JobOutcome, LeaseToken, SampleInput, StoreError,
-};
+use benchgate_store::{Job, JobId, LeaseToken, SampleInput, StoreError};
 
 use crate::http::auth::RunnerAuth;
-use crate::{ApiError, AppState, calibration, comparison_analysis};
+use crate::job_lifecycle::{self, ClaimProblem};
+use crate::{ApiError, AppState};
 
 /// How often a waiting claim asks the store again.
 const CLAIM_POLL: Duration = Duration::from_millis(250);
@@ -85,7 +83,7 @@ async fn claim(
     let deadline = Instant::now() + wait;
     loop {
         if let Some(claimed) = app.store.claim_job(runner.0.id, &labels, lease).await? {
-            match describe_claim(&app, &claimed, &runner.0).await {
+            match job_lifecycle::describe_claim(&app, &claimed, &runner.0).await {
                 Err(ClaimProblem::Store(e)) => {
                     // The database hiccuped, not the job: give it back untouched.
                     let _ = app.store.release_job(claimed.job.id, &claimed.lease).await;
@@ -96,13 +94,11 @@ async fn claim(
                 }
                 Ok(job) => {
                     tracing::info!(job = %claimed.job.id, attempt = claimed.job.attempts, kind = claimed.job.kind.as_str(), "job claimed");
-                    if claimed.job.kind == JobKind::Comparison {
-                        calibration::ensure_calibrated(&app, runner.0.id, &claimed.job).await;
-                    }
+                    job_lifecycle::after_claim(&app, runner.0.id, &claimed.job).await;
                     return Ok(Json(job).into_response());
                 }
                 Err(ClaimProblem::Unrunnable(reason)) => {
-                    reject_unrunnable(&app, &claimed, reason).await?
+                    job_lifecycle::reject_unrunnable(&app, &claimed, reason).await?
                 }
             }
             continue;
@@ -134,111 +130,6 @@ fn claim_labels(registered: &[String], requested: &[String]) -> Result<Vec<Strin
         )));
     }
     Ok(labels)
-}
-
-/// Why a claimed job was not handed out.
-enum ClaimProblem {
-    /// The job itself cannot run (its repository is gone, its config unreadable): fail it.
-    Unrunnable(String),
-    /// The store failed: release the job for a later claim.
-    Store(StoreError),
-}
-
-/// The wire form of a claimed job, or why it cannot be handed out.
-async fn describe_claim(
-    app: &AppState,
-    claimed: &ClaimedJob,
-    runner: &benchgate_store::model::Runner,
-) -> Result<wire::ClaimedJob, ClaimProblem> {
-    let job = &claimed.job;
-    let repository = app
-        .store
-        .repository(job.repository_id)
-        .await
-        .map_err(ClaimProblem::Store)?
-        .ok_or_else(|| ClaimProblem::Unrunnable("the job's repository is gone".into()))?;
-    let mut benchmark = job.config.config.benchmark.clone();
-    benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
-    let sides = job.config.side_envs().map_err(ClaimProblem::Unrunnable)?;
-    if benchmark.measure_auto && job.kind == JobKind::Comparison {
-        match crate::run_length::chosen_secs(app.store.as_ref(), runner.id, job)
-            .await
-            .map_err(ClaimProblem::Store)?
-        {
-            Some(advice) => {
-                benchmark.measure_secs = advice.best_secs.or(benchmark.measure_secs);
-                tracing::info!(
-                    job = %job.id,
-                    measure_secs = ?benchmark.measure_secs,
-                    calibration = %advice.calibration,
-                    benchmark = %advice.benchmark,
-                    within_share = advice.within_share,
-                    "run length chosen from this runner's A/A session (measure = \"auto\")"
-                );
-            }
-            None => tracing::info!(
-                job = %job.id,
-                measure_secs = ?benchmark.measure_secs,
-                "no A/A session of this suite on this runner tells a run length yet; \
-                 measuring the reference length (measure = \"auto\")"
-            ),
-        }
-    }
-    // Decided already (a `/rebench` of an answered comparison): the rounds asked for all run.
-    let stop_when_decided = match job.comparison_id {
-        Some(id)
-            if job.kind == JobKind::Comparison
-                && job.profile.is_none()
-                && comparison_analysis::stops_when_decided(&job.config) =>
-        {
-            !comparison_analysis::gate_answered(&app.store, id, runner)
-                .await
-                .map_err(ClaimProblem::Store)?
-        }
-        _ => false,
-    };
-    Ok(wire::ClaimedJob {
-        job_id: job.id.0,
-        attempt: job.attempts,
-        lease_token: claimed.lease.0.clone(),
-        lease_expires_at: claimed.lease_expires_at,
-        kind: match job.kind {
-            JobKind::Comparison => wire::JobKind::Comparison,
-            JobKind::Calibration => wire::JobKind::Calibration,
-        },
-        repository: wire::RepositorySpec {
-            name: repository.full_name,
-            clone_url: repository.clone_url,
-        },
-        base_sha: job.base_sha.clone(),
-        head_sha: job.head_sha.clone(),
-        benchmark,
-        heartbeat_secs: (app.config.lease_secs / 3).max(1),
-        profile: job.profile.clone(),
-        sides,
-        stop_when_decided,
-    })
-}
-
-/// Fails a claimed job no agent could run, so the queue moves on.
-async fn reject_unrunnable(
-    app: &AppState,
-    claimed: &ClaimedJob,
-    reason: String,
-) -> Result<(), ApiError> {
-    tracing::warn!(job = %claimed.job.id, %reason, "claimed job cannot run; failed");
-    let outcome = JobOutcome::Failed {
-        reason,
-        log_tail: String::new(),
-    };
-    match app
-        .store
-        .complete_job(claimed.job.id, &claimed.lease, &outcome)
-        .await
-    {
-        Ok(()) | Err(StoreError::LeaseLost) => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// Extends the lease and tells the agent whether the job was cancelled.
@@ -294,17 +185,7 @@ async fn upload_round(
         .upload_round(job.id, &LeaseToken(req.lease_token), &upload)
         .await
         .map_err(fenced)?;
-    let mut progress = comparison_analysis::GateProgress::default();
-    if let Some(comparison) = job.comparison_id {
-        comparison_analysis::refresh_comparison(&app, comparison).await;
-        // A store error only costs rounds: the job runs on as planned, every benchmark.
-        progress = comparison_analysis::gate_progress(&app.store, comparison, &runner.0)
-            .await
-            .unwrap_or_default();
-        if progress.answered {
-            tracing::info!(comparison = %comparison, "the gate has its answer on this runner");
-        }
-    }
+    let progress = job_lifecycle::after_round(&app, &job, &runner.0).await;
     Ok(Json(UploadReceipt {
         inserted: receipt.inserted,
         duplicates: receipt.duplicates,
@@ -437,25 +318,7 @@ async fn complete(
         .complete_job(job.id, &LeaseToken(req.lease_token), &outcome)
         .await
         .map_err(fenced)?;
-    let succeeded = matches!(
-        outcome,
-        JobOutcome::Succeeded { .. } | JobOutcome::IdenticalBuild { .. }
-    );
-    tracing::info!(succeeded, "job completed");
-    app.metrics
-        .job_finished(job.kind, succeeded, job.started_at);
-    match (job.kind, &outcome) {
-        (JobKind::Calibration, JobOutcome::Succeeded { .. }) => {
-            calibration::record_session(&app.store, &job).await;
-        }
-        (JobKind::Comparison, _) => {
-            if let Some(comparison) = job.comparison_id {
-                comparison_analysis::refresh_comparison(&app, comparison).await;
-                crate::audit::after_job(&app.store, comparison).await;
-            }
-        }
-        _ => {}
-    }
+    job_lifecycle::after_complete(&app, &job, &outcome).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
