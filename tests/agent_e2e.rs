@@ -365,7 +365,7 @@ async fn sigterm_mid_job_releases_it_and_the_other_agent_finishes_it() {
 #[tokio::test]
 async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
     let _turn = measuring_turn().await;
-    use benchgate_store::{JobState, NewComparison, NewJob, NewRepository, Priority};
+    use benchgate_store::{JobState, NewComparison, NewJob, NewRepository};
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
     let server = spawn_server_at("127.0.0.1:0", &db, 3);
@@ -386,23 +386,17 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
         .unwrap();
     let req = repo.comparison(20, vec!["PAUSE=0.1".into()]);
     let created = store
-        .create_comparison(&NewComparison {
-            repository_id: repository.id,
-            pr_number: Some(7),
-            base_sha: repo.base.clone(),
-            head_sha: repo.head.clone(),
-            runner_label: LABEL.into(),
-            config: req.config.clone().into(),
-            planned_rounds: None,
-            main: None,
-            jobs: vec![NewJob {
-                rounds: 20,
-                priority: Priority::NORMAL,
-                max_attempts: 3,
-                origin: None,
-            }],
-            notify: Vec::new(),
-        })
+        .create_comparison(
+            &NewComparison::new(
+                repository.id,
+                &repo.base,
+                &repo.head,
+                LABEL,
+                req.config.clone().into(),
+            )
+            .pr(7)
+            .jobs(1, NewJob::rounds(20)),
+        )
         .await
         .unwrap();
 

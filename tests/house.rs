@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const LARGEST_FILE: usize = 1046; // target 600
 const FILES_OVER_600: usize = 9; // target 0
 const TEST_BINARIES: usize = 10; // target 7
-const NEW_COMPARISON_BLOCKS: usize = 22; // target 3
+const NEW_COMPARISON_BLOCKS: usize = 0; // target 3
 const DOMAIN_MODULES_WITH_APP_STATE: usize = 0; // the target
 const AXUM_OUTSIDE_HTTP: usize = 0; // the target: axum under the server's `http/` and in its `lib.rs` only
 
@@ -109,7 +109,8 @@ fn test_binaries() -> Vec<String> {
     out
 }
 
-/// Hand-written `NewComparison {` blocks under test directories.
+/// Hand-written `NewComparison {` literals under test directories (a builder,
+/// `NewComparison::new(…).pr(…)…`, says only what a test cares about).
 fn new_comparison_blocks() -> Vec<(String, usize)> {
     let mut dirs = vec![root().join("tests")];
     dirs.extend(
@@ -126,7 +127,11 @@ fn new_comparison_blocks() -> Vec<(String, usize)> {
             .filter(|f| !f.ends_with("tests/house.rs"))
         {
             let text = std::fs::read_to_string(&file).unwrap();
-            let n = text.matches("NewComparison {").count();
+            // Struct literals, not a function's return type.
+            let n = text
+                .match_indices("NewComparison {")
+                .filter(|(i, _)| !text[..*i].ends_with("-> "))
+                .count();
             if n > 0 {
                 let rel = file.strip_prefix(root()).unwrap().display().to_string();
                 out.push((rel, n));

@@ -82,29 +82,21 @@ async fn floor_history(
 }
 
 fn comparison(repo: RepositoryId, pr: i64, jobs: usize, rounds: i64) -> NewComparison {
-    NewComparison {
-        repository_id: repo,
-        pr_number: Some(pr),
-        base_sha: format!("{:08x}{pr:032x}", 0xa1b2c3d4_u64 + pr as u64),
-        head_sha: format!("{:08x}{pr:032x}", 0xfeedbeef_u64 + pr as u64),
-        runner_label: LABEL.into(),
-        config: serde_json::from_value(
-            json!({"benchmark": {"run": "./bench", "format": "criterion"},
-                       "gate": {"min_effect": 0.01}}),
-        )
-        .unwrap(),
-        planned_rounds: Some(20),
-        main: None,
-        jobs: (0..jobs)
-            .map(|_| NewJob {
-                rounds,
-                priority: Priority::NORMAL,
-                max_attempts: 3,
-                origin: None,
-            })
-            .collect(),
-        notify: vec![],
-    }
+    let config = serde_json::from_value(
+        json!({"benchmark": {"run": "./bench", "format": "criterion"},
+                                               "gate": {"min_effect": 0.01}}),
+    )
+    .unwrap();
+    NewComparison::new(
+        repo,
+        format!("{:08x}{pr:032x}", 0xa1b2c3d4_u64 + pr as u64),
+        format!("{:08x}{pr:032x}", 0xfeedbeef_u64 + pr as u64),
+        LABEL,
+        config,
+    )
+    .pr(pr)
+    .planned(20)
+    .jobs(jobs, NewJob::rounds(rounds))
 }
 
 async fn claim(store: &dyn Store, runner: RunnerId) -> ClaimedJob {
@@ -531,7 +523,7 @@ pub async fn seed_file_ordered_suite(store: &dyn Store) -> i64 {
 /// label, so no other seeded job is claimed), the third a 12% slowdown, each with 12 rounds of
 /// `parse/json` uploaded and done. Returns the repository's name.
 pub async fn seed_main_history(store: &dyn Store) -> &'static str {
-    use benchgate_store::{MainInfo, MainKind};
+    use benchgate_store::MainKind;
     const HISTORY_LABEL: &str = "hist";
     let repo = repository(store, "acme/widgets", 1001).await;
     let runner = store
@@ -546,18 +538,13 @@ pub async fn seed_main_history(store: &dyn Store) -> &'static str {
     for (k, pair) in commits.windows(2).enumerate() {
         let slower = if k == 2 { 1.12 } else { 1.0 };
         store
-            .create_comparison(&NewComparison {
-                base_sha: pair[0].clone(),
-                head_sha: pair[1].clone(),
-                pr_number: None,
-                runner_label: HISTORY_LABEL.into(),
-                main: Some(MainInfo {
-                    branch: "main".into(),
-                    kind: MainKind::Step,
-                    suite: String::new(),
-                    commits: vec![pair[1].clone()],
-                }),
-                ..comparison(repo, 0, 1, 12)
+            .create_comparison(&{
+                let mut step = comparison(repo, 0, 1, 12)
+                    .pr(None)
+                    .between(&pair[0], &pair[1])
+                    .main(MainKind::Step, "main", vec![pair[1].clone()]);
+                step.runner_label = HISTORY_LABEL.into();
+                step
             })
             .await
             .unwrap();

@@ -60,23 +60,11 @@ async fn steps(
 ) {
     for i in 0..n {
         store
-            .create_comparison(&NewComparison {
-                repository_id: repo.id,
-                pr_number: None,
-                base_sha: format!("{label}{i}"),
-                head_sha: format!("{label}{}", i + 1),
-                runner_label: label.into(),
-                config: config(schedule),
-                planned_rounds: None,
-                jobs: Vec::new(),
-                main: Some(MainInfo {
-                    branch: "main".into(),
-                    kind: MainKind::Step,
-                    suite: String::new(),
-                    commits: vec![format!("{label}{}", i + 1)],
-                }),
-                notify: Vec::new(),
-            })
+            .create_comparison(
+                &step_like(repo, label, schedule)
+                    .between(format!("{label}{i}"), format!("{label}{}", i + 1))
+                    .main(MainKind::Step, "main", vec![format!("{label}{}", i + 1)]),
+            )
             .await
             .unwrap();
     }
@@ -103,21 +91,13 @@ async fn an_anchor_comparison_is_scheduled_when_due_and_only_then() {
     assert_eq!(schedule_due_anchors(&store, 3, now).await.unwrap(), 0);
     // Four steps on label a (scheduled every 24 h), four on label b (schedule "off").
     store
-        .create_comparison(&NewComparison {
-            base_sha: "a1".into(),
-            head_sha: "a2".into(),
-            ..step_like(&repo, "a", Some(24))
-        })
+        .create_comparison(&step_like(&repo, "a", Some(24)).between("a1", "a2"))
         .await
         .unwrap();
     steps(&store, &repo, "b", None, 4).await;
     for (base, head) in [("a2", "a3"), ("a3", "a4")] {
         store
-            .create_comparison(&NewComparison {
-                base_sha: base.into(),
-                head_sha: head.into(),
-                ..step_like(&repo, "a", Some(24))
-            })
+            .create_comparison(&step_like(&repo, "a", Some(24)).between(base, head))
             .await
             .unwrap();
     }
@@ -151,21 +131,9 @@ async fn an_anchor_comparison_is_scheduled_when_due_and_only_then() {
 }
 
 fn step_like(repo: &Repository, label: &str, schedule: Option<u32>) -> NewComparison {
-    NewComparison {
-        repository_id: repo.id,
-        pr_number: None,
-        base_sha: String::new(),
-        head_sha: String::new(),
-        runner_label: label.into(),
-        config: config(schedule),
-        planned_rounds: None,
-        jobs: Vec::new(),
-        main: Some(MainInfo {
-            branch: "main".into(),
-            kind: MainKind::Step,
-            suite: String::new(),
-            commits: Vec::new(),
-        }),
-        notify: Vec::new(),
-    }
+    NewComparison::new(repo.id, "", "", label, config(schedule)).main(
+        MainKind::Step,
+        "main",
+        Vec::new(),
+    )
 }

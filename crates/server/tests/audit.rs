@@ -78,27 +78,11 @@ async fn runner(store: &Arc<dyn Store>, name: &str) -> Runner {
 }
 
 fn new_comparison(f: &Fixture, pr: Option<i64>, config: StoredComparisonConfig) -> NewComparison {
-    NewComparison {
-        repository_id: f.repo.id,
-        pr_number: pr,
-        base_sha: "b".repeat(40),
-        head_sha: if pr.is_some() {
-            "h".repeat(40)
-        } else {
-            "b".repeat(40)
-        },
-        runner_label: "x".into(),
-        config,
-        planned_rounds: Some(20),
-        main: None,
-        jobs: vec![NewJob {
-            rounds: 20,
-            priority: Priority::NORMAL,
-            max_attempts: 3,
-            origin: None,
-        }],
-        notify: Vec::new(),
-    }
+    let head = if pr.is_some() { "h" } else { "b" }.repeat(40);
+    NewComparison::new(f.repo.id, "b".repeat(40), head, "x", config)
+        .pr(pr)
+        .planned(20)
+        .jobs(1, NewJob::rounds(20))
 }
 
 /// One round of `parse`/`time` with these base and head values.
@@ -220,10 +204,9 @@ async fn canaries_start_only_on_an_idle_runner_and_yield_to_waiting_work() {
     assert_eq!(claim.job.priority, audit::CANARY_PRIORITY);
     let push = f
         .store
-        .create_comparison(&NewComparison {
-            head_sha: "c".repeat(40),
-            ..new_comparison(&f, Some(8), config())
-        })
+        .create_comparison(
+            &new_comparison(&f, Some(8), config()).between("b".repeat(40), "c".repeat(40)),
+        )
         .await
         .unwrap();
     audit::tick(&f.app, now).await.unwrap();
@@ -555,10 +538,9 @@ async fn pr_verdict(
 ) -> benchgate_api::BenchmarkResult {
     let c = f
         .store
-        .create_comparison(&NewComparison {
-            head_sha: format!("{pr:0>40}"),
-            ..new_comparison(f, Some(pr), config())
-        })
+        .create_comparison(
+            &new_comparison(f, Some(pr), config()).between("b".repeat(40), format!("{pr:0>40}")),
+        )
         .await
         .unwrap();
     let layout = layout_factor(&salts.head) / layout_factor(&salts.base);

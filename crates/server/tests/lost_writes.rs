@@ -166,26 +166,21 @@ async fn a_result_that_can_no_longer_be_computed_is_withdrawn() {
     let f = fixture().await;
     let created = f
         .store
-        .create_comparison(&NewComparison {
-            repository_id: f.repo.id,
-            pr_number: Some(7),
-            base_sha: "b".repeat(40),
-            head_sha: "h".repeat(40),
-            runner_label: "x".into(),
-            config: serde_json::from_value(
-                serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+        .create_comparison(
+            &NewComparison::new(
+                f.repo.id,
+                "b".repeat(40),
+                "h".repeat(40),
+                "x",
+                serde_json::from_value(
+                    serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
+                )
+                .unwrap(),
             )
-            .unwrap(),
-            planned_rounds: Some(20),
-            main: None,
-            jobs: vec![NewJob {
-                rounds: 10,
-                priority: Priority::NORMAL,
-                max_attempts: 3,
-                origin: None,
-            }],
-            notify: Vec::new(),
-        })
+            .pr(7)
+            .planned(20)
+            .jobs(1, NewJob::rounds(10)),
+        )
         .await
         .unwrap();
     let claim = f

@@ -136,25 +136,11 @@ async fn comparison(f: &Fixture, jobs: usize, rounds: i64) -> ComparisonId {
     )
     .unwrap();
     f.store
-        .create_comparison(&NewComparison {
-            repository_id: f.repo.id,
-            pr_number: Some(7),
-            base_sha: "a".repeat(40),
-            head_sha: "b".repeat(40),
-            runner_label: LABEL.into(),
-            config,
-            planned_rounds: None,
-            main: None,
-            jobs: (0..jobs)
-                .map(|_| NewJob {
-                    rounds,
-                    priority: Priority::NORMAL,
-                    max_attempts: 3,
-                    origin: None,
-                })
-                .collect(),
-            notify: vec![],
-        })
+        .create_comparison(
+            &NewComparison::new(f.repo.id, "a".repeat(40), "b".repeat(40), LABEL, config)
+                .pr(7)
+                .jobs(jobs, NewJob::rounds(rounds)),
+        )
         .await
         .unwrap()
         .id
@@ -409,23 +395,16 @@ async fn a_row_given_up_on_stays_below_resolution_from_one_analysis_to_the_next(
     for _ in 0..2 {
         let id = f
             .store
-            .create_comparison(&NewComparison {
-                repository_id: f.repo.id,
-                pr_number: None,
-                base_sha: "a".repeat(40),
-                head_sha: "b".repeat(40),
-                runner_label: LABEL.into(),
-                config: serde_json::from_value(config.clone()).unwrap(),
-                planned_rounds: None,
-                main: None,
-                jobs: vec![NewJob {
-                    rounds: 12,
-                    priority: Priority::NORMAL,
-                    max_attempts: 3,
-                    origin: None,
-                }],
-                notify: vec![],
-            })
+            .create_comparison(
+                &NewComparison::new(
+                    f.repo.id,
+                    "a".repeat(40),
+                    "b".repeat(40),
+                    LABEL,
+                    serde_json::from_value(config.clone()).unwrap(),
+                )
+                .jobs(1, NewJob::rounds(12)),
+            )
             .await
             .unwrap()
             .id;

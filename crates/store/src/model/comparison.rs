@@ -78,6 +78,74 @@ pub struct NewComparison {
     pub notify: Vec<NewOutboxMessage>,
 }
 
+impl NewComparison {
+    /// `base_sha` against `head_sha` of a repository on one runner label: no pull request, no
+    /// plan, no jobs, no outbox rows. The methods below add what a comparison is made for.
+    pub fn new(
+        repository_id: RepositoryId,
+        base_sha: impl Into<String>,
+        head_sha: impl Into<String>,
+        runner_label: impl Into<String>,
+        config: StoredComparisonConfig,
+    ) -> Self {
+        NewComparison {
+            repository_id,
+            pr_number: None,
+            base_sha: base_sha.into(),
+            head_sha: head_sha.into(),
+            runner_label: runner_label.into(),
+            config,
+            planned_rounds: None,
+            jobs: Vec::new(),
+            main: None,
+            notify: Vec::new(),
+        }
+    }
+
+    /// The comparison of pull request `pr` (or of none).
+    pub fn pr(mut self, pr: impl Into<Option<i64>>) -> Self {
+        self.pr_number = pr.into();
+        self
+    }
+
+    /// Other commits to compare.
+    pub fn between(mut self, base_sha: impl Into<String>, head_sha: impl Into<String>) -> Self {
+        self.base_sha = base_sha.into();
+        self.head_sha = head_sha.into();
+        self
+    }
+
+    /// n* planned before any A/B data.
+    pub fn planned(mut self, rounds: i64) -> Self {
+        self.planned_rounds = Some(rounds);
+        self
+    }
+
+    /// `count` jobs like `job`.
+    pub fn jobs(mut self, count: usize, job: NewJob) -> Self {
+        self.jobs = vec![job; count];
+        self
+    }
+
+    /// A step (or an anchor) of `branch`'s history covering `commits`, head last; the
+    /// lone `[benchmark]`'s suite.
+    pub fn main(mut self, kind: MainKind, branch: &str, commits: Vec<String>) -> Self {
+        self.main = Some(MainInfo {
+            branch: branch.into(),
+            kind,
+            suite: String::new(),
+            commits,
+        });
+        self
+    }
+
+    /// Outbox rows written in the same transaction.
+    pub fn notify(mut self, rows: Vec<NewOutboxMessage>) -> Self {
+        self.notify = rows;
+        self
+    }
+}
+
 /// What creating a comparison did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreatedComparison {

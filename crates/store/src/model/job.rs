@@ -100,6 +100,18 @@ pub struct NewJob {
     pub origin: Option<String>,
 }
 
+impl NewJob {
+    /// `rounds` rounds at normal priority, 3 attempts, no origin.
+    pub fn rounds(rounds: i64) -> Self {
+        NewJob {
+            rounds,
+            priority: Priority::NORMAL,
+            max_attempts: 3,
+            origin: None,
+        }
+    }
+}
+
 /// An A/A calibration job for one runner on one repository.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewCalibration {

@@ -159,14 +159,11 @@ pub fn delivery(id: &str, outcome: &str) -> Delivery {
 
 /// `n` normal-priority jobs of `rounds` rounds.
 pub fn jobs(n: usize, max_attempts: i64) -> Vec<NewJob> {
-    (0..n)
-        .map(|_| NewJob {
-            rounds: 10,
-            priority: Priority::NORMAL,
-            max_attempts,
-            origin: None,
-        })
-        .collect()
+    let job = NewJob {
+        max_attempts,
+        ..NewJob::rounds(10)
+    };
+    vec![job; n]
 }
 
 /// A comparison on label `label` for `pr` (None: no PR) with the given jobs.
@@ -177,18 +174,11 @@ pub fn comparison(
     label: &str,
     jobs: Vec<NewJob>,
 ) -> NewComparison {
-    NewComparison {
-        repository_id: repo.id,
-        pr_number: pr,
-        base_sha: "b".repeat(40),
-        head_sha: head.into(),
-        runner_label: label.into(),
-        config: config(),
-        planned_rounds: Some(20),
-        main: None,
-        jobs,
-        notify: Vec::new(),
-    }
+    let mut c = NewComparison::new(repo.id, "b".repeat(40), head, label, config())
+        .pr(pr)
+        .planned(20);
+    c.jobs = jobs;
+    c
 }
 
 /// A comparison's config as the scheduler stores it: a criterion suite run by `./bench`.

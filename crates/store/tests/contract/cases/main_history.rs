@@ -6,16 +6,9 @@ use benchgate_store::*;
 use std::sync::Arc;
 
 fn step(repo: &Repository, base: &str, head: &str, label: &str) -> NewComparison {
-    NewComparison {
-        base_sha: base.into(),
-        main: Some(MainInfo {
-            branch: "main".into(),
-            kind: MainKind::Step,
-            suite: String::new(),
-            commits: vec![head.into()],
-        }),
-        ..comparison(repo, None, head, label, jobs(1, 3))
-    }
+    comparison(repo, None, head, label, jobs(1, 3))
+        .between(base, head)
+        .main(MainKind::Step, "main", vec![head.into()])
 }
 
 pub async fn queued_steps_fold_into_the_newest_push(store: Arc<dyn Store>) {
@@ -206,14 +199,8 @@ pub async fn a_regression_episode_is_opened_once_and_closed_once(store: Arc<dyn 
 
 pub async fn one_active_anchor_comparison_per_pair_of_commits(store: Arc<dyn Store>) {
     let repo = repo(&store, "acme/widgets").await;
-    let anchor = || NewComparison {
-        main: Some(MainInfo {
-            branch: "main".into(),
-            kind: MainKind::Anchor,
-            suite: String::new(),
-            commits: vec!["c2".into(), "c3".into()],
-        }),
-        ..step(&repo, "c1", "c3", "x")
+    let anchor = || {
+        step(&repo, "c1", "c3", "x").main(MainKind::Anchor, "main", vec!["c2".into(), "c3".into()])
     };
     let first = store.create_comparison(&anchor()).await.unwrap();
     // A second replica scheduling the same one at once is refused, and nothing is half-written.
@@ -304,10 +291,7 @@ pub async fn a_culprit_search_is_started_once_and_woken_by_its_comparisons(store
     ));
     // The probe's comparison (no PR, no branch) ends: the search gets its next row.
     let probe = store
-        .create_comparison(&NewComparison {
-            base_sha: "c0".into(),
-            ..comparison(&repo, None, "c5", "x", jobs(1, 3))
-        })
+        .create_comparison(&comparison(&repo, None, "c5", "x", jobs(1, 3)).between("c0", "c5"))
         .await
         .unwrap();
     store.bisection_waits_on(search.id, probe.id).await.unwrap();
