@@ -8,6 +8,9 @@
 //! the line it came from, so a reader can hold the answer against the author's words.
 
 mod answer;
+// Real PR bodies (tests/bodies/), in the unit-test binary: one test binary per crate.
+#[cfg(test)]
+mod body_tests;
 mod names;
 mod report;
 mod sentences;

@@ -1,5 +1,5 @@
 //! The persistence contract in the domain's words. One contract test suite
-//! (tests/contract) runs against every implementation.
+//! (tests/, one binary) runs against every implementation.
 
 use crate::error::{Readiness, StoreError};
 use crate::model::*;

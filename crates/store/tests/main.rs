@@ -1,8 +1,11 @@
-//! The store contract, written once and run against SQLite (always) and Postgres (when
-//! `BENCHGATE_TEST_POSTGRES_URL` is set; required when `CI` is set).
+//! The store's tests, one binary: the contract, written once and run against SQLite (always)
+//! and Postgres (when `BENCHGATE_TEST_POSTGRES_URL` is set; required when `CI` is set), and
+//! opening a store from a URL, and the two migration directories.
 
 mod broken_connections;
 mod cases;
+mod connect;
+mod migrations;
 mod support;
 mod unchanged_rows;
 

@@ -2,7 +2,7 @@
 //! PROVENANCE.tsv): what a reader of each body would extract, and nothing from the bodies
 //! that claim nothing.
 
-use benchgate_claims::{Claim, read};
+use crate::{Claim, read};
 
 fn body(file: &str) -> String {
     let path = format!("{}/tests/bodies/{file}", env!("CARGO_MANIFEST_DIR"));

@@ -1,3 +1,0 @@
-//! benchgate-claims integration tests: one binary.
-
-mod pr_bodies;
