@@ -2,6 +2,7 @@
 //! protocol and comparison results exactly as `benchgate analyze --json` prints them. serde only.
 
 pub mod agent;
+pub mod context;
 pub mod fingerprint;
 pub mod format;
 pub mod metric;
@@ -9,6 +10,7 @@ pub mod paths;
 pub mod results;
 pub mod rules;
 pub mod sample;
+pub mod suite;
 pub mod token;
 
 pub use fingerprint::MachineFingerprint;

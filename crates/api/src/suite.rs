@@ -1,0 +1,384 @@
+//! A suite's configuration in wire form: what to build and run (`[benchmark]`), when the check
+//! fails (`[gate]`), the default branch's history (`[main]`) and the merge queue
+//! (`[merge_queue]`), as `.benchgate.toml` is parsed into them and as a job carries them.
+
+use serde::{Deserialize, Serialize};
+
+/// The order of base and head inside each round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleKind {
+    /// Round k runs base first when k is even, head first when odd.
+    #[default]
+    Abba,
+    /// Seeded random order (`BenchmarkSpec::seed`; the agent picks and reports one when absent).
+    Random,
+}
+
+fn default_format() -> String {
+    "command".to_owned()
+}
+
+fn default_rounds() -> u32 {
+    10
+}
+
+fn default_warmup() -> u32 {
+    1
+}
+
+/// What to build and run on each side, as `.benchgate.toml`'s `[benchmark]` says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkSpec {
+    /// Shell command run once per side in its worktree before the rounds; `None` = nothing to build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// Shell command run once per side per round, in the side's worktree.
+    pub run: String,
+    /// How to read the run's output: `command` (measure the process), `criterion`, `libtest`, …
+    #[serde(default = "default_format")]
+    pub format: String,
+    /// Measured rounds this job runs (warm-ups not counted).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+    /// Leading rounds run and discarded.
+    #[serde(default = "default_warmup")]
+    pub warmup: u32,
+    /// Order of the sides inside rounds.
+    #[serde(default)]
+    pub schedule: ScheduleKind,
+    /// Seed of a `random` schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Per-run timeout; `None` = the agent's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Extra `NAME=value` entries added to the scrubbed environment of benchmarked processes.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `bench_from_head`: globs of benchmark files whose head version the base side also runs,
+    /// so a benchmark added by the PR is measured against the base's code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bench_from_head: Vec<String>,
+    /// `ignore`: globs of files no benchmark can depend on (docs, CI config). A change whose
+    /// files all match is not measured: nothing it touches can be faster or slower.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+    /// `artifacts`: globs of the build's outputs (relative to a side's work tree) that decide
+    /// what runs. When both sides' files are byte-identical the job measures nothing and the
+    /// comparison concludes "identical build" exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    /// `measure`: seconds each run measures a benchmark for, put where the run command holds
+    /// [`MEASURE_PLACEHOLDER`] (criterion's `--measurement-time`, go's `-benchtime`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_secs: Option<f64>,
+    /// `measure = "auto"`: `measure_secs` is the reference length; the server sets each
+    /// comparison job's length from the claiming runner's A/A sessions of the suite.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measure_auto: bool,
+    /// `budget`: seconds of measuring a job may spend (after its build and warm-up); the job
+    /// then ends with the rounds it has, and the check concludes with what they show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_secs: Option<u64>,
+    /// The runs may use the network (a sandboxed run has loopback only otherwise; builds keep
+    /// the agent's network either way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
+    /// `layout_salt`: how a layout calibration makes two builds of one commit differ only in
+    /// code layout: `NAME=value` with `{salt}` for the build's environment (e.g.
+    /// `RUSTFLAGS=-Cmetadata={salt}`), or `env-padding` (an environment variable of a
+    /// salt-dependent length in each run, which moves the stack). `None`: no layout floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_salt: Option<String>,
+    /// `canary_work`: the suite reads [`PLANTED_VAR`] and does that much more work, so planted
+    /// canaries plant real work; otherwise they scale head's values when scored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canary_work: bool,
+}
+
+/// `[gate]`: when a comparison's check fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateSpec {
+    /// `regression`, `practical-regression` or `never`.
+    #[serde(default)]
+    pub fail_on: crate::FailOn,
+    /// Policy minimum of the practical margin M, as a fraction (0.01 = 1%).
+    #[serde(default = "default_min_effect")]
+    pub min_effect: f64,
+    /// The slowdown the gate tolerates, as a fraction (0.05 = 5%): a row passes once its
+    /// anytime-valid bound on the worse side is below it ("not slower than +5%"). `None`:
+    /// the gate waits for equivalence within ±M. Comparisons stored before it have none.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// What the PR description's performance claims do to the check.
+    #[serde(default)]
+    pub claims: ClaimsMode,
+}
+
+/// `[gate] claims`: answer the PR's claims in the comment only (`report`, the default), or also
+/// fail the check when one is not reproduced or opposite (`require`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimsMode {
+    #[default]
+    Report,
+    Require,
+}
+
+impl std::fmt::Display for ClaimsMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClaimsMode::Report => "report",
+            ClaimsMode::Require => "require",
+        })
+    }
+}
+
+fn default_min_effect() -> f64 {
+    0.01
+}
+
+/// Shortest and longest time budget a suite may set: below 10 s no round fits, and a day
+/// of one job is a configuration mistake.
+pub const BUDGET_SECS: std::ops::RangeInclusive<u64> = 10..=24 * 3600;
+
+/// A time budget as people write one (`"10m"`, `"90s"`, `"1h 30m"`), in whole seconds within
+/// [`BUDGET_SECS`].
+pub fn parse_budget(text: &str) -> Result<u64, String> {
+    let secs = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration such as \"10m\" or \"90s\": {e}"))?
+        .as_secs();
+    if BUDGET_SECS.contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "a budget of {text:?} is outside {} s to {} h",
+            BUDGET_SECS.start(),
+            BUDGET_SECS.end() / 3600
+        ))
+    }
+}
+
+/// What a run command holds where each run's measuring time goes, in seconds (`0.5`): the
+/// suite's `measure`, or the length `compare --measure-secs` sets.
+pub const MEASURE_PLACEHOLDER: &str = "{measure_secs}";
+
+/// The run lengths `measure` may set, in seconds.
+pub const MEASURE_SECS: std::ops::RangeInclusive<f64> = 0.01..=600.0;
+
+/// Reads a run length such as `"0.5s"`, `"300ms"` or `"2s"` into seconds.
+pub fn parse_measure(text: &str) -> Result<f64, String> {
+    let secs = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration such as \"0.5s\" or \"300ms\": {e}"))?
+        .as_secs_f64();
+    if MEASURE_SECS.contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "a run length of {text:?} is outside {} s to {} s",
+            MEASURE_SECS.start(),
+            MEASURE_SECS.end()
+        ))
+    }
+}
+
+/// The length `measure = "auto"` starts from, and that A/A sessions measure at: 1 s.
+pub const AUTO_MEASURE_SECS: f64 = 1.0;
+
+/// How far `measure = "auto"` moves from the length its A/A sessions measured at (either way):
+/// the split of a run's variance is measured at one length, and a model extrapolated beyond
+/// ten times is a guess.
+pub const AUTO_MEASURE_REACH: f64 = 10.0;
+
+/// `secs` as a run command receives it: seconds with at most three decimals (`0.25`, `2`).
+pub fn measure_text(secs: f64) -> String {
+    let ms = (secs * 1000.0).round() / 1000.0;
+    format!("{ms}")
+}
+
+/// The tolerance of `[gate]` when the file names none: 5%.
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+
+impl Default for GateSpec {
+    fn default() -> Self {
+        GateSpec {
+            fail_on: crate::FailOn::default(),
+            min_effect: default_min_effect(),
+            tolerance: Some(DEFAULT_TOLERANCE),
+            claims: ClaimsMode::Report,
+        }
+    }
+}
+
+/// A comparison's (and job's) stored `config`: the parsed `.benchgate.toml` in wire form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonConfig {
+    /// What to build and run.
+    pub benchmark: BenchmarkSpec,
+    /// When the check fails.
+    #[serde(default)]
+    pub gate: GateSpec,
+    /// The `[[suite]]` name; `None` for a lone `[benchmark]` on one label (check run `benchgate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// The suite's per-benchmark rules in file order; the first match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<crate::BenchmarkRule>,
+}
+
+/// `[main]`: how the default branch's history is kept and its regressions raised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainSettings {
+    /// Each push to the default branch is compared with the commit before it.
+    pub enabled: bool,
+    /// What an anchor comparison compares the branch with.
+    pub anchor: Anchor,
+    /// Hours between scheduled anchor comparisons; `None`: only on demand.
+    pub schedule_hours: Option<u32>,
+    /// Open a GitHub issue per regression found on the branch.
+    pub issues: bool,
+    /// Labels of those issues.
+    pub issue_labels: Vec<String>,
+    /// Search an episode's range of commits for the one that did it.
+    #[serde(default = "yes")]
+    pub bisect: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for MainSettings {
+    fn default() -> Self {
+        MainSettings {
+            enabled: true,
+            anchor: Anchor::Days(30),
+            schedule_hours: Some(24),
+            issues: false,
+            issue_labels: Vec::new(),
+            bisect: true,
+        }
+    }
+}
+
+/// The older commit of an anchor comparison, counted back along the compared commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Anchor {
+    /// The newest compared commit at least this many days old (else the oldest one).
+    Days(u32),
+    /// This many compared commits back.
+    Commits(u32),
+}
+
+impl std::fmt::Display for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Anchor::Days(n) => write!(f, "{n}d"),
+            Anchor::Commits(1) => write!(f, "1 commit"),
+            Anchor::Commits(n) => write!(f, "{n} commits"),
+        }
+    }
+}
+
+impl std::str::FromStr for Anchor {
+    type Err = String;
+
+    /// `"30d"` or `"20 commits"`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let refuse =
+            || format!("`{s}` is not an anchor: write days (\"30d\") or commits (\"20 commits\")");
+        let number = |digits: &str| digits.trim().parse::<u32>().ok().filter(|n| *n > 0);
+        if let Some(days) = s.strip_suffix('d') {
+            return number(days).map(Anchor::Days).ok_or_else(refuse);
+        }
+        let commits = s
+            .strip_suffix("commits")
+            .or_else(|| s.strip_suffix("commit"));
+        commits
+            .and_then(number)
+            .map(Anchor::Commits)
+            .ok_or_else(refuse)
+    }
+}
+
+/// `[merge_queue]`: what the check of a merge group (GitHub's merge queue) measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeQueueSettings {
+    /// How the group's check is decided.
+    pub mode: MergeQueueMode,
+    /// Minutes after the group was announced when its check concludes with what was measured,
+    /// so a slow or busy runner never stalls the queue (GitHub's own default timeout is 60).
+    pub deadline_minutes: u32,
+    /// The conclusion of a check that reached its deadline undecided.
+    pub on_deadline: DeadlineConclusion,
+}
+
+impl Default for MergeQueueSettings {
+    fn default() -> Self {
+        MergeQueueSettings {
+            mode: MergeQueueMode::Reuse,
+            deadline_minutes: 45,
+            on_deadline: DeadlineConclusion::Neutral,
+        }
+    }
+}
+
+/// `[merge_queue] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeQueueMode {
+    /// Restate the PR's verdict when the group holds one PR whose last comparison had the
+    /// group's base; otherwise measure.
+    Reuse,
+    /// Always compare the group's head with its base.
+    Measure,
+    /// A success check saying the group was not measured.
+    Skip,
+}
+
+impl MergeQueueMode {
+    /// The spelling in `.benchgate.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reuse => "reuse",
+            Self::Measure => "measure",
+            Self::Skip => "skip",
+        }
+    }
+}
+
+/// `[merge_queue] on_deadline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeadlineConclusion {
+    /// The queue moves on; GitHub counts a neutral required check as passing.
+    Neutral,
+    /// The group leaves the queue.
+    Failure,
+}
+
+impl DeadlineConclusion {
+    /// The spelling in `.benchgate.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Neutral => "neutral",
+            Self::Failure => "failure",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_spec_defaults_fill_a_minimal_config() {
+        let spec: BenchmarkSpec = serde_json::from_str(r#"{"run":"./bench"}"#).unwrap();
+        assert_eq!(spec.format, "command");
+        assert_eq!(spec.schedule, ScheduleKind::Abba);
+        assert_eq!((spec.rounds, spec.warmup), (10, 1));
+    }
+}
