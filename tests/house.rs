@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Today's figures, the ceilings (and the targets beside them).
 const LARGEST_FILE: usize = 1046; // target 600
-const FILES_OVER_600: usize = 9; // target 0
+const FILES_OVER_600: usize = 4; // target 0
 const TEST_BINARIES: usize = 7; // the target
 const NEW_COMPARISON_BLOCKS: usize = 0; // target 3
 const DOMAIN_MODULES_WITH_APP_STATE: usize = 0; // the target
@@ -22,7 +22,7 @@ const DOMAIN: [&str; 5] = [
     "calibration.rs",
     "comparison_analysis.rs",
     "main_history.rs",
-    "reaper.rs",
+    "workers/reaper.rs",
 ];
 
 fn root() -> &'static Path {
@@ -169,8 +169,20 @@ fn the_house_does_not_get_worse() {
         .iter()
         .copied()
         .filter(|m| {
-            std::fs::read_to_string(server.join(m))
-                .is_ok_and(|t| t[..t.find("#[cfg(test)]").unwrap_or(t.len())].contains("AppState"))
+            // A module is `name.rs` or a folder `name/` of files.
+            let file = server.join(m);
+            let folder = server.join(m.trim_end_matches(".rs"));
+            assert!(
+                file.is_file() || folder.is_dir(),
+                "domain module {m} is gone: update DOMAIN"
+            );
+            let mut files = rust_files(&folder);
+            files.push(file);
+            files.iter().any(|f| {
+                std::fs::read_to_string(f).is_ok_and(|t| {
+                    t[..t.find("#[cfg(test)]").unwrap_or(t.len())].contains("AppState")
+                })
+            })
         })
         .collect();
     eprintln!(
