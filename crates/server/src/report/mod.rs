@@ -2,6 +2,8 @@
 //! label, rendered from `templates/comment.md`. [`render_comment`] is pure (the demo prints
 //! exactly what would be posted); [`load`] gathers its input from the store.
 
+mod check;
+mod claims;
 mod format;
 mod load;
 mod profile;
@@ -10,12 +12,14 @@ mod rules;
 use askama::Template;
 use benchgate_api::agent::{ComparisonConfig, PullRequestBranch};
 use benchgate_api::{BenchmarkResult, VerdictKind};
-use benchgate_github::client::{CheckConclusion, CheckStatus, comment_marker};
+use benchgate_github::client::comment_marker;
 use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
+pub use check::{CheckOutcome, check_outcome};
+pub use claims::claim_lines;
 pub(crate) use load::pr_claims_answered;
 pub use load::{LoadedReport, load};
 pub use profile::{ProfileSummary, ProfileView, source as profile_source, view as profile_view};
@@ -132,14 +136,6 @@ fn unaccepted_rows(input: &CommentInput) -> Vec<String> {
         .collect()
 }
 
-/// The check run's state for a comparison.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckOutcome {
-    pub status: CheckStatus,
-    pub conclusion: Option<CheckConclusion>,
-    pub title: String,
-}
-
 struct Row {
     name: String,
     metric: String,
@@ -191,60 +187,6 @@ struct CommentTemplate<'a> {
     floors: Vec<String>,
     rebench_rounds: u32,
     url: String,
-}
-
-/// Claims listed in the comment at most; the rest are on the comparison page.
-const MAX_CLAIMS_SHOWN: usize = 10;
-
-/// The row a claim was answered from, else the name it gave.
-fn claim_name(c: &benchgate_api::ClaimAnswer) -> Option<&str> {
-    c.benchmark.as_deref().or(c.claimed_benchmark.as_deref())
-}
-
-/// "−20%", or "−30% to −25%" for a range.
-fn claimed_size(c: &benchgate_api::ClaimAnswer) -> String {
-    let [lo, hi] = c.claimed_pct;
-    if (lo - hi).abs() < 0.05 {
-        words::percent(lo)
-    } else {
-        format!("{} to {}", words::percent(lo), words::percent(hi))
-    }
-}
-
-/// The PR's claims as the comment lists them: "`parse` −20% claimed (benchstat; 10 runs per
-/// side): **confirmed**, measured [−24.0%, −18.2%]". Names and the machine a description
-/// names are the author's text, shown safely.
-pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer]) -> Vec<String> {
-    let mut lines: Vec<String> = claims
-        .iter()
-        .take(MAX_CLAIMS_SHOWN)
-        .map(|c| {
-            let name = claim_name(c).map_or_else(|| "The PR as a whole:".to_owned(), format::code);
-            let claimed = claimed_size(c);
-            let answer = c
-                .answer
-                .as_deref()
-                .map_or_else(|| "not answered".to_owned(), |a| format!("**{a}**"));
-            let measured = c
-                .measured_pct
-                .filter(|m| m.iter().all(Option::is_some))
-                .map(|m| format!(", measured {}", words::interval(m)))
-                .unwrap_or_default();
-            let evidence = std::iter::once(c.source.clone())
-                .chain(c.notes.iter().cloned())
-                .map(|n| format::cell(&n))
-                .collect::<Vec<_>>()
-                .join("; ");
-            format!("{name} {claimed} claimed ({evidence}): {answer}{measured}")
-        })
-        .collect();
-    if claims.len() > MAX_CLAIMS_SHOWN {
-        lines.push(format!(
-            "{} more claims are answered on the comparison page.",
-            claims.len() - MAX_CLAIMS_SHOWN
-        ));
-    }
-    lines
 }
 
 /// The comment's Markdown, hidden marker included, within [`COMMENT_LIMIT`] bytes (rows past
@@ -581,47 +523,6 @@ fn forecast(input: &CommentInput) -> Option<String> {
     })
 }
 
-/// Under `[gate] claims = "require"`, the check's outcome when a claim decides it: failed by
-/// the first claim not reproduced or opposite, neutral while one is not shown yet. `None`
-/// when the claims leave the check to the gate (or are only reported).
-fn claims_outcome(input: &CommentInput) -> Option<CheckOutcome> {
-    use benchgate_claims::Answer;
-    if input.config.gate.claims != benchgate_api::agent::ClaimsMode::Require {
-        return None;
-    }
-    let answered =
-        |c: &&benchgate_api::ClaimAnswer| c.answer.as_deref().and_then(Answer::from_words);
-    let said = |c: &benchgate_api::ClaimAnswer, answer: Answer| {
-        let name = claim_name(c).unwrap_or("the PR");
-        let claimed = claimed_size(c);
-        let measured = c
-            .measured_pct
-            .map(|m| format!(", measured {}", words::interval(m)))
-            .unwrap_or_default();
-        format!("{name} {claimed} claimed: {}{measured}", answer.words())
-    };
-    if let Some((c, a)) = input
-        .claims
-        .iter()
-        .find_map(|c| answered(&c).filter(|a| a.refutes()).map(|a| (c, a)))
-    {
-        return Some(CheckOutcome {
-            status: CheckStatus::Completed,
-            conclusion: Some(CheckConclusion::Failure),
-            title: format!("a claim does not hold: {}", said(c, a)),
-        });
-    }
-    let pending = input
-        .claims
-        .iter()
-        .find(|c| answered(c) == Some(Answer::NotShownYet))?;
-    Some(CheckOutcome {
-        status: CheckStatus::Completed,
-        conclusion: Some(CheckConclusion::Neutral),
-        title: format!("no answer yet: {}", said(pending, Answer::NotShownYet)),
-    })
-}
-
 /// The rounds the gated undecided row that needs most still needs, and their time at the
 /// measured pace when it is known; `None` when no gated row waits on a forecast.
 fn still_needed(input: &CommentInput) -> Option<(u64, Option<String>)> {
@@ -688,102 +589,6 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// The check run's status, conclusion and title for a comparison, per `[gate] fail_on`.
-pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
-    let done = |conclusion, title: String| CheckOutcome {
-        status: CheckStatus::Completed,
-        conclusion: Some(conclusion),
-        title,
-    };
-    let progress = format!("{} of {} rounds", input.rounds_done, input.rounds_planned);
-    match input.state {
-        ComparisonState::Queued if input.awaiting_approval && input.rounds_planned == 0 => done(
-            CheckConclusion::ActionRequired,
-            "waiting for a maintainer's /rebench (fork PR)".to_owned(),
-        ),
-        ComparisonState::Queued => CheckOutcome {
-            status: CheckStatus::Queued,
-            conclusion: None,
-            title: format!("queued, {progress}"),
-        },
-        ComparisonState::Running => CheckOutcome {
-            status: CheckStatus::InProgress,
-            conclusion: None,
-            title: match still_needed(input) {
-                Some((needed, Some(time)))
-                    if needed <= input.rounds_planned.saturating_sub(input.rounds_done) =>
-                {
-                    format!(
-                        "running, {progress}, answer expected in ~{time}: {}",
-                        headline(&input.results)
-                    )
-                }
-                _ => format!("running, {progress}: {}", headline(&input.results)),
-            },
-        },
-        ComparisonState::Superseded => done(
-            CheckConclusion::Cancelled,
-            "superseded by a newer push".to_owned(),
-        ),
-        ComparisonState::Cancelled => done(
-            CheckConclusion::Cancelled,
-            "PR closed or made a draft".to_owned(),
-        ),
-        ComparisonState::Failed => done(
-            CheckConclusion::Neutral,
-            "the benchmark jobs failed".to_owned(),
-        ),
-        ComparisonState::Done if input.identical_build.is_some() => {
-            let build = input.identical_build.as_ref().expect("matched");
-            done(
-                CheckConclusion::Success,
-                format!(
-                    "identical build: {} byte-identical, nothing to measure",
-                    words::count(build.files.len(), "artifact")
-                ),
-            )
-        }
-        ComparisonState::Done => {
-            let title = headline(&input.results);
-            // A failing gate speaks first; then a claim that does not hold fails the check,
-            // and one not shown yet keeps a passing gate from passing.
-            let gate = benchgate_stats::outcome(&input.results, input.config.gate.fail_on);
-            if let Some(claimed) = claims_outcome(input)
-                && (gate == GateOutcome::Pass
-                    || gate == GateOutcome::Undecided
-                        && claimed.conclusion == Some(CheckConclusion::Failure))
-            {
-                return claimed;
-            }
-            // The one gate decision, shared with `benchgate compare`/`analyze`.
-            match benchgate_stats::outcome(&input.results, input.config.gate.fail_on) {
-                // Accepted only when every failing row was: a row that fails after the
-                // acceptance still fails the check.
-                GateOutcome::Fail => match &input.acceptance {
-                    Some(a) if unaccepted_rows(input).is_empty() => done(
-                        CheckConclusion::Success,
-                        format!("accepted by @{}: {}", a.by, a.reason),
-                    ),
-                    _ => done(CheckConclusion::Failure, title),
-                },
-                // Not a pass: a script or a maintainer reading only the title must see it.
-                GateOutcome::Undecided => done(
-                    CheckConclusion::Neutral,
-                    match still_needed(input) {
-                        Some((needed, time)) => format!(
-                            "no answer yet (needs ~{}{}): {title}",
-                            words::count(needed as usize, "more round"),
-                            time.map(|t| format!(", ~{t}")).unwrap_or_default()
-                        ),
-                        None => format!("no answer yet: {title}"),
-                    },
-                ),
-                GateOutcome::Pass => done(CheckConclusion::Success, title),
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::fixtures::{self, example, result};
 use super::*;
 use benchgate_api::VerdictKind;
+use benchgate_github::client::{CheckConclusion, CheckStatus};
 
 /// The whole comment of each fixture, as a PR shows it (CONVENTIONS 21): a wording change is a
 /// snapshot diff to review. The check run's summary is the same text.
