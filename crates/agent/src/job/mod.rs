@@ -4,26 +4,29 @@
 //! Once a stop is requested every wait here is bounded by the drain ([`crate::shutdown::Drain`]):
 //! what is not done by then is named in the log and left to the lease expiry.
 
+mod finish;
+mod prepare;
+
+use finish::finish;
+pub(crate) use finish::work_dir_full;
+use prepare::{Prepared, env_name, prepare, side_build_envs};
+
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchgate_api::Side;
-use benchgate_api::agent::{ClaimedJob, CompleteRequest, JobOutcome, ReleaseRequest};
-use benchgate_harness::env::ScrubbedEnv;
+use benchgate_api::agent::ClaimedJob;
 use benchgate_harness::rounds::{RoundRunner, RunnerConfig};
-use benchgate_harness::sandbox::{Sandbox, isolation_name};
+use benchgate_harness::sandbox::isolation_name;
 use tracing::Instrument;
 
-use crate::checkout::{self, Checkout, Overlay};
+use crate::checkout::{self};
 use crate::client::{ClientError, with_retry};
 use crate::heartbeat::{self, JobSignals};
 use crate::round_upload::{build_time_samples, round_upload};
 use crate::settings;
 use crate::upload::{Uploader, UploadsEnd};
 use crate::{AgentContext, JobEnd};
-use benchgate_api::paths::PathGlobs;
 
 /// Longest wait for a round's receipt before the next round starts anyway.
 const DECISION_WAIT: Duration = Duration::from_secs(10);
@@ -432,254 +435,6 @@ fn interruption(ctx: &AgentContext, signals: &JobSignals) -> Option<Stop> {
     }
 }
 
-/// Free space below which the agent's work dir counts as full.
-const WORK_DIR_FULL_BELOW: u64 = 64 * 1024 * 1024;
-
-/// Whether the filesystem of the work dir has (almost) no room left now: under 64 MiB free, or
-/// as full as the disk guard would stop a build or run at.
-pub(crate) fn work_dir_full(work_dir: &std::path::Path) -> bool {
-    rustix::fs::statvfs(work_dir)
-        .is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < WORK_DIR_FULL_BELOW)
-        || benchgate_harness::disk::nearly_full(work_dir)
-}
-
-/// A failure as the server should take it: "No space left on device" while the agent's own work
-/// dir is full, or a stop with the worktree's disk nearly full, is this machine's fault, not the
-/// code's, so the attempt is given back to be run again (until the job's attempts run out). A
-/// run that fills its private `/tmp` or reaches the disk limit fails.
-fn failure_outcome(reason: String, log_tail: String, work_dir_full: bool) -> JobOutcome {
-    let says = |what: &str| reason.contains(what) || log_tail.contains(what);
-    let full = benchgate_api::agent::DISK_FULL;
-    if (work_dir_full && says(full)) || says(benchgate_harness::disk::DISK_NEARLY_FULL) {
-        JobOutcome::Interrupted { reason, log_tail }
-    } else {
-        JobOutcome::Failed { reason, log_tail }
-    }
-}
-
-/// Ends the job on the server as `stop` says, retrying while the server is unreachable (during
-/// a stop, only until the drain ends).
-async fn finish(ctx: &AgentContext, claim: &ClaimedJob, stop: Stop) -> JobEnd {
-    let max = ctx.args.max_backoff();
-    let lease_token = claim.lease_token.clone();
-    let total = ctx.drain().total;
-    let (end, result) = match stop {
-        Stop::LeaseLost => {
-            tracing::warn!("lease lost; leaving the job to its new holder");
-            return JobEnd::LeaseLost;
-        }
-        done @ (Stop::Done { .. } | Stop::IdenticalBuild(_)) => {
-            let outcome = match done {
-                Stop::IdenticalBuild(build) => {
-                    tracing::info!(files = build.files.len(), sha256 = %build.sha256, "identical build; completing the job unmeasured");
-                    JobOutcome::IdenticalBuild { build }
-                }
-                Stop::Done { rounds } => {
-                    tracing::info!(rounds, "all rounds uploaded; completing the job");
-                    JobOutcome::Succeeded { log_tail: None }
-                }
-                _ => unreachable!("matched above"),
-            };
-            let req = CompleteRequest {
-                lease_token,
-                outcome,
-            };
-            let r = within_drain(
-                ctx,
-                total,
-                with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)),
-            )
-            .await;
-            (JobEnd::Succeeded, r)
-        }
-        Stop::Failed { reason, log_tail } => {
-            let disk = benchgate_harness::disk::DISK_STOP;
-            if reason.contains(disk) || log_tail.contains(disk) {
-                // What the tree wrote stays until its worktrees go: it would fill the disk again.
-                let repo = Checkout::new(&ctx.args.work_dir, &claim.repository.clone_url);
-                match repo.discard_worktrees() {
-                    Ok(()) => tracing::info!("the worktrees stopped at the disk limit are removed"),
-                    Err(e) => {
-                        tracing::error!(error = %e, "cannot remove the worktrees stopped at the disk limit")
-                    }
-                }
-            }
-            let outcome = failure_outcome(reason, log_tail, work_dir_full(&ctx.args.work_dir));
-            match &outcome {
-                JobOutcome::Interrupted { reason, .. } => {
-                    tracing::warn!(%reason, "job interrupted: the disk is full; it will be run again");
-                }
-                _ => tracing::warn!("job failed"),
-            }
-            let req = CompleteRequest {
-                lease_token,
-                outcome,
-            };
-            let r = within_drain(
-                ctx,
-                total,
-                with_retry("complete", max, || ctx.client.complete(claim.job_id, &req)),
-            )
-            .await;
-            (JobEnd::Failed, r)
-        }
-        // The server ends a released job cancelled when it was cancelled, else requeues it.
-        Stop::Cancelled | Stop::Shutdown => {
-            let end = if matches!(stop, Stop::Cancelled) {
-                JobEnd::Cancelled
-            } else {
-                JobEnd::Released
-            };
-            tracing::info!(?end, "releasing the job");
-            let req = ReleaseRequest { lease_token };
-            let r = within_drain(
-                ctx,
-                total,
-                with_retry("release", max, || ctx.client.release(claim.job_id, &req)),
-            )
-            .await;
-            (end, r)
-        }
-    };
-    match result {
-        Some(Ok(())) => end,
-        None => {
-            tracing::warn!(
-                job = claim.job_id,
-                attempt = claim.attempt,
-                "the drain ended before the server answered; the job is left to its lease expiry"
-            );
-            JobEnd::Abandoned
-        }
-        Some(Err(ClientError::LeaseLost)) => {
-            tracing::warn!("lease lost before the job could be ended");
-            JobEnd::LeaseLost
-        }
-        Some(Err(e)) => {
-            tracing::error!(error = %e, "cannot end the job; its lease will expire");
-            JobEnd::LeaseLost
-        }
-    }
-}
-
-/// Both worktrees at their shas, built.
-struct Prepared {
-    base: PathBuf,
-    head: PathBuf,
-    /// Build time of base and head; `None` when there is nothing to build.
-    build_times: Option<[Duration; 2]>,
-}
-
-/// The build environment of each side: the suite's, plus what the job sets for that side.
-fn side_build_envs(
-    suite: &ScrubbedEnv,
-    sides: &benchgate_api::agent::SideEnvs,
-) -> Result<[ScrubbedEnv; 2], String> {
-    let with = |extra: &[String]| {
-        let mut env = suite.clone();
-        for entry in extra {
-            let (name, value) = entry
-                .split_once('=')
-                .filter(|(n, _)| !n.is_empty())
-                .ok_or_else(|| {
-                    format!("the job's build environment entry {entry:?} is not NAME=value")
-                })?;
-            env.set(name, value.to_owned());
-        }
-        Ok::<_, String>(env)
-    };
-    Ok([with(&sides.base.build)?, with(&sides.head.build)?])
-}
-
-/// `NAME` of a `NAME=value` entry, for logs (values may be long salts or paddings).
-fn env_name(entry: &str) -> &str {
-    entry.split_once('=').map_or(entry, |(n, _)| n)
-}
-
-fn prepare(
-    work_dir: &std::path::Path,
-    claim: &ClaimedJob,
-    build_env: &[ScrubbedEnv; 2],
-    sandbox: Option<&Sandbox>,
-    containment: Option<&benchgate_harness::limits::Containment>,
-) -> Result<Prepared, checkout::CheckoutError> {
-    // Outputs a comparison of two commits compares; an A/A, canary or layout session never
-    // does (see `identical_build`), and nothing of theirs is removed.
-    let artifacts = if claim.sides.is_none() && claim.base_sha != claim.head_sha {
-        PathGlobs::try_from(claim.benchmark.artifacts.clone()).unwrap_or_default()
-    } else {
-        PathGlobs::default()
-    };
-    let repo =
-        Checkout::new(work_dir, &claim.repository.clone_url).removing_before_build(artifacts);
-    repo.fetch(&[&claim.base_sha, &claim.head_sha])?;
-    let globs = PathGlobs::try_from(claim.benchmark.bench_from_head.clone())
-        .map_err(checkout::CheckoutError::BenchFromHeadGlob)?;
-    let files = repo.head_benchmarks(&claim.base_sha, &claim.head_sha, &globs)?;
-    if !globs.patterns().is_empty() {
-        tracing::info!(
-            globs = %globs.patterns().join(", "),
-            taken = %files.summary(),
-            "the base side runs head's benchmark files (bench_from_head)"
-        );
-    }
-    let overlay = Overlay {
-        files: &files,
-        head_sha: &claim.head_sha,
-    };
-    let command = claim
-        .benchmark
-        .build
-        .as_deref()
-        .filter(|c| !c.trim().is_empty());
-    let Some(command) = command else {
-        for side in [Side::Base, Side::Head] {
-            repo.clear_stamp(side)?;
-        }
-        return Ok(Prepared {
-            base: repo.worktree_with(Side::Base, &claim.base_sha, Some(&overlay))?,
-            head: repo.worktree(Side::Head, &claim.head_sha)?,
-            build_times: None,
-        });
-    };
-    let (base, b) = repo.built_worktree(
-        Side::Base,
-        &claim.base_sha,
-        Some(&overlay),
-        command,
-        &build_env[0],
-        checkout::Confine {
-            sandbox,
-            limits: containment,
-        },
-    )?;
-    let (head, h) = repo.built_worktree(
-        Side::Head,
-        &claim.head_sha,
-        None,
-        command,
-        &build_env[1],
-        checkout::Confine {
-            sandbox,
-            limits: containment,
-        },
-    )?;
-    tracing::info!(
-        base_ms = b.map(|b| b.as_millis() as u64),
-        head_ms = h.map(|h| h.as_millis() as u64),
-        isolation = isolation_name(sandbox),
-        "both sides built (a side without a time reused the build of an earlier job)"
-    );
-    // A build time is compared only when both sides were built here: a reused side's time was
-    // uploaded by the job that built it, or belongs to another pair.
-    let build_times = b.zip(h).map(|(b, h)| [b, h]);
-    Ok(Prepared {
-        base,
-        head,
-        build_times,
-    })
-}
-
 fn failed(reason: String) -> Stop {
     Stop::Failed {
         log_tail: reason.clone(),
@@ -698,41 +453,4 @@ fn measurement_failed(message: &str) -> Stop {
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_disk_interrupts_the_attempt_and_anything_else_fails_the_job() {
-        let (reason, tail) = (
-            "build failed (exit status 1)".to_owned(),
-            "fatal: cannot write: No space left on device".to_owned(),
-        );
-        let full = failure_outcome(reason.clone(), tail.clone(), true);
-        assert!(matches!(full, JobOutcome::Interrupted { .. }), "{full:?}");
-        // The run filled its own /tmp; the work dir has room: the code's fault.
-        let own = failure_outcome(reason.clone(), tail, false);
-        assert!(matches!(own, JobOutcome::Failed { .. }), "{own:?}");
-        let broken = failure_outcome(reason, "error[E0425]".into(), true);
-        assert!(matches!(broken, JobOutcome::Failed { .. }), "{broken:?}");
-        // The disk guard's words decide, whatever the work dir has now.
-        let nearly = format!(
-            "run 3 of head: {} (1.0 GiB kept free; 20 MiB taken while it ran)",
-            benchgate_harness::disk::DISK_NEARLY_FULL
-        );
-        let nearly = failure_outcome(nearly, String::new(), false);
-        assert!(
-            matches!(nearly, JobOutcome::Interrupted { .. }),
-            "{nearly:?}"
-        );
-        let limit = format!(
-            "build of head: {} (33 GiB taken)",
-            benchgate_harness::disk::DISK_STOP
-        );
-        let limit = failure_outcome(limit, String::new(), false);
-        assert!(matches!(limit, JobOutcome::Failed { .. }), "{limit:?}");
-        assert!(!work_dir_full(std::path::Path::new("/")));
-    }
 }
