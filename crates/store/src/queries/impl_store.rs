@@ -104,7 +104,7 @@ impl crate::Store for Backend {
         repository_id: RepositoryId,
         pr_number: i64,
     ) -> Result<Vec<Comparison>, StoreError> {
-        comparisons::of_pull_request(&self.pool, repository_id, pr_number).await
+        pull_requests::of_pull_request(&self.pool, repository_id, pr_number).await
     }
     async fn add_rounds(
         &self,
@@ -161,7 +161,7 @@ impl crate::Store for Backend {
         id: ComparisonId,
         run: CheckRunRecord,
     ) -> Result<(), StoreError> {
-        comparisons::record_check_run(&self.pool, id, run).await
+        pull_requests::record_check_run(&self.pool, id, run).await
     }
     async fn edit_pull_request_context(
         &self,
@@ -169,7 +169,7 @@ impl crate::Store for Backend {
         edit: &PullRequestEdit,
     ) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError> {
         let mut tx = begin(&self.pool).await?;
-        let context = comparisons::edit_pull_request_context(&mut tx, id, edit).await?;
+        let context = pull_requests::edit_pull_request_context(&mut tx, id, edit).await?;
         tx.commit().await?;
         Ok(context)
     }
@@ -178,14 +178,14 @@ impl crate::Store for Backend {
         repository_id: RepositoryId,
         head_sha: &str,
     ) -> Result<Vec<Comparison>, StoreError> {
-        comparisons::of_head(&self.pool, repository_id, head_sha).await
+        pull_requests::of_head(&self.pool, repository_id, head_sha).await
     }
     async fn pull_request_head(
         &self,
         repository_id: RepositoryId,
         pr_number: i64,
     ) -> Result<Option<PullRequestHead>, StoreError> {
-        comparisons::head(&self.pool, repository_id, pr_number).await
+        pull_requests::head(&self.pool, repository_id, pr_number).await
     }
     async fn pull_request_comment_id(
         &self,
@@ -193,7 +193,7 @@ impl crate::Store for Backend {
         pr_number: i64,
         runner_label: &str,
     ) -> Result<Option<i64>, StoreError> {
-        comparisons::comment_id(&self.pool, repository_id, pr_number, runner_label).await
+        pull_requests::comment_id(&self.pool, repository_id, pr_number, runner_label).await
     }
     async fn set_pull_request_comment_id(
         &self,
@@ -202,7 +202,7 @@ impl crate::Store for Backend {
         runner_label: &str,
         comment_id: i64,
     ) -> Result<(), StoreError> {
-        comparisons::set_comment_id(
+        pull_requests::set_comment_id(
             &self.pool,
             repository_id,
             pr_number,
@@ -220,7 +220,7 @@ impl crate::Store for Backend {
     ) -> Result<bool, StoreError> {
         let mut tx = begin(&self.pool).await?;
         let replaced =
-            comparisons::replace_results(&mut tx, comparison_id, runner_id, basis, results).await?;
+            results::replace_results(&mut tx, comparison_id, runner_id, basis, results).await?;
         tx.commit().await?;
         Ok(replaced)
     }
@@ -228,7 +228,7 @@ impl crate::Store for Backend {
         &self,
         comparison_id: ComparisonId,
     ) -> Result<Vec<StoredResult>, StoreError> {
-        comparisons::results(&self.pool, comparison_id).await
+        results::results(&self.pool, comparison_id).await
     }
 
     async fn enqueue_calibration(&self, new: &NewCalibration) -> Result<JobId, StoreError> {

@@ -1,7 +1,7 @@
 //! Webhook deliveries: de-duplicated and recorded with their effects in one transaction,
 //! compiled into each backend.
 
-use super::{Pool, begin, comparisons, outbox, queue, repositories};
+use super::{Pool, begin, comparisons, outbox, pull_requests, queue, repositories};
 use crate::StoreError;
 use crate::model::*;
 
@@ -50,7 +50,7 @@ pub(super) async fn record(
                 pr_number,
                 head_sha,
             } => {
-                comparisons::record_head(&mut tx, full_name, *pr_number, head_sha).await?;
+                pull_requests::record_head(&mut tx, full_name, *pr_number, head_sha).await?;
             }
             DeliveryEffect::CreateComparison(c) => {
                 let created = comparisons::create(&mut tx, c).await?;

@@ -56,8 +56,12 @@ mod main_history;
 mod outbox;
 #[path = "../queries/profiles.rs"]
 mod profiles;
+#[path = "../queries/pull_requests.rs"]
+mod pull_requests;
 #[path = "../queries/queue.rs"]
 mod queue;
+#[path = "../queries/results.rs"]
+mod results;
 #[path = "../queries/samples.rs"]
 mod samples;
 #[path = "../queries/webhooks.rs"]
