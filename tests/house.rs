@@ -9,10 +9,10 @@
 use std::path::{Path, PathBuf};
 
 /// Today's figures, the ceilings (and the targets beside them).
-const LARGEST_FILE: usize = 1046; // target 600
-const FILES_OVER_600: usize = 4; // target 0
+const LARGEST_FILE: usize = 600; // the target
+const FILES_OVER_600: usize = 0; // the target
 const TEST_BINARIES: usize = 7; // the target
-const NEW_COMPARISON_BLOCKS: usize = 0; // target 3
+const NEW_COMPARISON_BLOCKS: usize = 0; // the target is 3
 const DOMAIN_MODULES_WITH_APP_STATE: usize = 0; // the target
 const AXUM_OUTSIDE_HTTP: usize = 0; // the target: axum under the server's `http/` and in its `lib.rs` only
 
