@@ -438,7 +438,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         id: i64,
         state: BisectionState,
-        outcome: &serde_json::Value,
+        outcome: &SearchOutcome,
     ) -> Result<bool, StoreError>;
     /// A search's probes in order.
     async fn bisection_probes(&self, id: i64) -> Result<Vec<BisectionProbe>, StoreError>;

@@ -130,7 +130,6 @@ fn issue(args: &GitHubArgs, e: &Regression, repository: &str, search: Search) ->
 fn title(e: &Regression, search: Option<&Bisection>) -> String {
     let culprit = search
         .and_then(|b| b.outcome.clone())
-        .and_then(|o| serde_json::from_value::<super::SearchOutcome>(o).ok())
         .filter(|o| o.kind == super::main_bisect::OutcomeKind::Culprit)
         .and_then(|o| o.commit)
         .map(|c| match c.pr {

@@ -76,7 +76,7 @@ pub struct Bisection {
     pub commits: Option<Vec<RangeCommit>>,
     pub state: BisectionState,
     /// How it ended, as the server wrote it.
-    pub outcome: Option<serde_json::Value>,
+    pub outcome: Option<SearchOutcome>,
     pub requested_by: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -145,4 +145,55 @@ pub struct ProbeEnd {
     pub rounds: i64,
     pub comparisons: Vec<ComparisonId>,
     pub note: Option<String>,
+}
+
+/// How a search ended, as stored and as the API shows it (the server words it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    pub kind: OutcomeKind,
+    /// The named commit (culprit), or the one that takes the regression past τ (spread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<RangeCommit>,
+    /// That commit's own change (ratio − 1) and interval; for `no_regression`, the range's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper: Option<f64>,
+    /// The commits still suspected: after `after`, up to and including `upto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upto: Option<String>,
+    #[serde(default)]
+    pub skipped: Vec<SkippedCommit>,
+    /// Commits in the range (the good one not counted).
+    pub commits: usize,
+    pub probes: usize,
+    pub rounds: u64,
+    /// The search's error budget: a named culprit is wrong with probability at most this.
+    pub alpha: f64,
+    /// Why a search could not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What a search concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    Culprit,
+    Spread,
+    NoRegression,
+    Undecided,
+    Skipped,
+    Failed,
+}
+
+/// A commit a search could not measure, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedCommit {
+    pub sha: String,
+    pub note: String,
 }

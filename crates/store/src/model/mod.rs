@@ -17,7 +17,8 @@ mod webhook;
 
 pub use acceptance::{Acceptance, NewAcceptance, acceptance_row};
 pub use bisect::{
-    Bisection, BisectionProbe, BisectionState, NewBisection, ProbeEnd, ProbeState, RangeCommit,
+    Bisection, BisectionProbe, BisectionState, NewBisection, OutcomeKind, ProbeEnd, ProbeState,
+    RangeCommit, SearchOutcome, SkippedCommit,
 };
 pub use comparison::{
     CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,

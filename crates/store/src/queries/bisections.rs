@@ -26,7 +26,7 @@ fn corrupt(what: &str, value: &str) -> StoreError {
 fn bisection(row: &DbRow) -> Result<Bisection, StoreError> {
     let state: String = row.try_get("state")?;
     let commits: Option<Json<Vec<RangeCommit>>> = row.try_get("commits")?;
-    let outcome: Option<Json<serde_json::Value>> = row.try_get("outcome")?;
+    let outcome: Option<Json<SearchOutcome>> = row.try_get("outcome")?;
     Ok(Bisection {
         id: row.try_get("id")?,
         series: MainSeries {
@@ -189,7 +189,7 @@ pub(super) async fn finish(
     pool: &Pool,
     id: i64,
     state: BisectionState,
-    outcome: &serde_json::Value,
+    outcome: &SearchOutcome,
 ) -> Result<bool, StoreError> {
     let done = sqlx::query(
         "UPDATE bisections SET state = $2, outcome = $3, updated_at = $4 \

@@ -547,7 +547,7 @@ impl crate::Store for Backend {
         &self,
         id: i64,
         state: BisectionState,
-        outcome: &serde_json::Value,
+        outcome: &SearchOutcome,
     ) -> Result<bool, StoreError> {
         bisections::finish(&self.pool, id, state, outcome).await
     }

@@ -350,7 +350,24 @@ pub async fn a_culprit_search_is_started_once_and_woken_by_its_comparisons(store
         ),
         (ProbeState::Decided, Some(0.1), 3, vec![probe.id])
     );
-    let outcome = serde_json::json!({"kind": "culprit"});
+    let outcome = SearchOutcome {
+        kind: OutcomeKind::Culprit,
+        commit: Some(commits[2].clone()),
+        change: Some(0.1),
+        lower: Some(0.05),
+        upper: Some(0.15),
+        after: None,
+        upto: None,
+        skipped: vec![SkippedCommit {
+            sha: commits[1].sha.clone(),
+            note: "the build failed".into(),
+        }],
+        commits: commits.len() - 1,
+        probes: 1,
+        rounds: 3,
+        alpha: 0.05,
+        reason: None,
+    };
     assert!(
         store
             .finish_bisection(search.id, BisectionState::Done, &outcome)

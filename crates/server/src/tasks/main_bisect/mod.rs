@@ -413,10 +413,9 @@ async fn finish(
 ) -> Result<(), TaskError> {
     let probes = cx.store.bisection_probes(search.id).await?;
     let view = outcome_view(commits, &outcome, &probes);
-    let json = serde_json::to_value(&view).expect("outcomes serialize");
     if !cx
         .store
-        .finish_bisection(search.id, BisectionState::Done, &json)
+        .finish_bisection(search.id, BisectionState::Done, &view)
         .await?
     {
         return Ok(());
@@ -428,10 +427,9 @@ async fn finish(
 async fn fail(cx: &Context, search: &Bisection, reason: String) -> Result<(), TaskError> {
     tracing::warn!(reason = %reason, "culprit search failed");
     let view = failed(search, reason);
-    let json = serde_json::to_value(&view).expect("outcomes serialize");
     if cx
         .store
-        .finish_bisection(search.id, BisectionState::Failed, &json)
+        .finish_bisection(search.id, BisectionState::Failed, &view)
         .await?
     {
         tell(cx, search, &view).await?;
@@ -468,10 +466,12 @@ pub async fn abandon(cx: &Context, id: i64, reason: &str) -> Result<(), TaskErro
             cx.store.cancel_comparison(c.id).await?;
         }
     }
-    let json =
-        serde_json::to_value(failed(&search, reason.to_owned())).expect("outcomes serialize");
     cx.store
-        .finish_bisection(id, BisectionState::Failed, &json)
+        .finish_bisection(
+            id,
+            BisectionState::Failed,
+            &failed(&search, reason.to_owned()),
+        )
         .await?;
     tracing::info!(search = id, reason, "culprit search abandoned");
     Ok(())
@@ -599,7 +599,7 @@ mod tests {
             } else {
                 BisectionState::Running
             },
-            outcome: outcome.map(|o| serde_json::to_value(o).unwrap()),
+            outcome,
             requested_by: None,
             created_at: at,
             updated_at: at,

@@ -1,60 +1,12 @@
-//! How a culprit search ended, as stored and as the API shows it, with its commits named.
+//! How a culprit search ended, with its commits named: the stored [`SearchOutcome`] (its type
+//! is the store's, so a row is read typed or not at all) made from the statistics' answer.
 
 use benchgate_stats::Interval;
 use benchgate_stats::bisect::Outcome;
 use benchgate_store::model::{Bisection, BisectionProbe, ProbeState, RangeCommit};
-use serde::{Deserialize, Serialize};
+pub use benchgate_store::model::{OutcomeKind, SearchOutcome, SkippedCommit};
 
 use crate::comparison_analysis::ALPHA;
-
-/// How a search ended, as stored and as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    pub kind: OutcomeKind,
-    /// The named commit (culprit), or the one that takes the regression past τ (spread).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<RangeCommit>,
-    /// That commit's own change (ratio − 1) and interval; for `no_regression`, the range's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lower: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upper: Option<f64>,
-    /// The commits still suspected: after `after`, up to and including `upto`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upto: Option<String>,
-    #[serde(default)]
-    pub skipped: Vec<SkippedCommit>,
-    /// Commits in the range (the good one not counted).
-    pub commits: usize,
-    pub probes: usize,
-    pub rounds: u64,
-    /// The search's error budget: a named culprit is wrong with probability at most this.
-    pub alpha: f64,
-    /// Why a search could not run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeKind {
-    Culprit,
-    Spread,
-    NoRegression,
-    Undecided,
-    Skipped,
-    Failed,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkippedCommit {
-    pub sha: String,
-    pub note: String,
-}
 
 /// The outcome of a search that could not run, and why.
 pub(super) fn failed(search: &Bisection, reason: String) -> SearchOutcome {

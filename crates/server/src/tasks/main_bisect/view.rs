@@ -33,10 +33,7 @@ pub struct SearchView {
 
 impl SearchView {
     pub fn new(b: &Bisection, probes: Vec<BisectionProbe>) -> SearchView {
-        let outcome: Option<SearchOutcome> = b
-            .outcome
-            .as_ref()
-            .and_then(|o| serde_json::from_value(o.clone()).ok());
+        let outcome = b.outcome.clone();
         SearchView {
             id: b.id,
             benchmark: b.benchmark.clone(),

@@ -34,10 +34,7 @@ pub(super) fn interval_words(lower: Option<f64>, upper: Option<f64>) -> String {
 /// The search as the episode's issue and the dashboard word it: how it ended (or where it
 /// stands), then each probe.
 pub fn describe(search: &Bisection, probes: &[BisectionProbe]) -> String {
-    let outcome: Option<SearchOutcome> = search
-        .outcome
-        .as_ref()
-        .and_then(|o| serde_json::from_value(o.clone()).ok());
+    let outcome = search.outcome.as_ref();
     let commits = search.commits.as_deref().unwrap_or_default();
     let name = |sha: &str| {
         commits
