@@ -19,8 +19,8 @@ const MAX_PR_BODY_CHARS: usize = 65_536;
 
 use crate::tasks::{
     CancelMergeGroup, CancelPullRequest, EditDescription, GuardedCommand, HandleCommand,
-    MarkedComment, RepoName, RerunCheck, ScheduleMain, ScheduleMergeGroup, SchedulePullRequest,
-    Task, is_check_name, reply_label,
+    MarkedComment, OutboxTask, RepoName, RerunCheck, ScheduleMain, ScheduleMergeGroup,
+    SchedulePullRequest, is_check_name, reply_label,
 };
 
 /// What a delivery asks for: a word for the metrics and the effects recorded with it.
@@ -43,7 +43,7 @@ impl Plan {
         self
     }
 
-    fn with_task(self, task: Task) -> Self {
+    fn with_task(self, task: impl OutboxTask) -> Self {
         self.with(DeliveryEffect::Outbox(task.message()))
     }
 }
@@ -146,20 +146,20 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
                 repository_id: repo.id,
                 pr_number: e.number as i64,
             })
-            .with_task(Task::CancelPullRequest(CancelPullRequest {
+            .with_task(CancelPullRequest {
                 repo: repo_name(&e.repo.full_name, e.installation_id),
                 pr: e.number,
-            })));
+            }));
     }
     if e.action == PullRequestAction::DescriptionEdited {
         // Nothing runs: the claims are read again from the new text.
         return Ok(
             with_repository(Plan::new("description_edited"), &e.repo, e.installation_id).with_task(
-                Task::EditDescription(EditDescription {
+                EditDescription {
                     repo: repo_name(&e.repo.full_name, e.installation_id),
                     pr: e.number,
                     body: e.body.chars().take(MAX_PR_BODY_CHARS).collect(),
-                }),
+                },
             ),
         );
     }
@@ -179,18 +179,16 @@ async fn pull_request_event(store: &dyn Store, e: &PullRequestEvent) -> Result<P
     if e.draft {
         return Ok(plan);
     }
-    Ok(
-        plan.with_task(Task::SchedulePullRequest(SchedulePullRequest {
-            repo: repo_name(&e.repo.full_name, e.installation_id),
-            clone_url: e.repo.clone_url.clone(),
-            pr: e.number,
-            base_ref: e.base.ref_name.clone(),
-            base_sha: e.base.sha.clone(),
-            head_sha: e.head.sha.clone(),
-            fork: e.is_fork(),
-            body: e.body.chars().take(MAX_PR_BODY_CHARS).collect(),
-        })),
-    )
+    Ok(plan.with_task(SchedulePullRequest {
+        repo: repo_name(&e.repo.full_name, e.installation_id),
+        clone_url: e.repo.clone_url.clone(),
+        pr: e.number,
+        base_ref: e.base.ref_name.clone(),
+        base_sha: e.base.sha.clone(),
+        head_sha: e.head.sha.clone(),
+        fork: e.is_fork(),
+        body: e.body.chars().take(MAX_PR_BODY_CHARS).collect(),
+    }))
 }
 
 /// A push to the default branch is compared with the commit before it (`before`); pushes to
@@ -205,7 +203,7 @@ fn push(e: &PushEvent) -> Plan {
         return Plan::new("ignored");
     };
     with_repository(Plan::new("main_scheduled"), &e.repo, e.installation_id).with_task(
-        Task::ScheduleMain(ScheduleMain {
+        ScheduleMain {
             repo: repo_name(&e.repo.full_name, e.installation_id),
             branch: e.branch.clone(),
             before: before.clone(),
@@ -213,7 +211,7 @@ fn push(e: &PushEvent) -> Plan {
             commits: e.commits.clone(),
             forced: e.forced,
             head_message: e.head_message.clone(),
-        }),
+        },
     )
 }
 
@@ -235,27 +233,25 @@ fn with_repository(mut plan: Plan, repo: &RepoRef, installation_id: Option<u64>)
 fn merge_group(e: &MergeGroupEvent) -> Plan {
     let repo = repo_name(&e.repo.full_name, e.installation_id);
     if let MergeGroupAction::Destroyed(reason) = e.action {
-        return Plan::new("merge_group_destroyed").with_task(Task::CancelMergeGroup(
-            CancelMergeGroup {
-                repo,
-                head_sha: e.head_sha.clone(),
-                reason: reason.as_str().to_owned(),
-            },
-        ));
+        return Plan::new("merge_group_destroyed").with_task(CancelMergeGroup {
+            repo,
+            head_sha: e.head_sha.clone(),
+            reason: reason.as_str().to_owned(),
+        });
     }
     with_repository(
         Plan::new("merge_group_scheduled"),
         &e.repo,
         e.installation_id,
     )
-    .with_task(Task::ScheduleMergeGroup(ScheduleMergeGroup {
+    .with_task(ScheduleMergeGroup {
         repo,
         head_sha: e.head_sha.clone(),
         head_ref: e.head_ref.clone(),
         base_sha: e.base_sha.clone(),
         base_ref: e.base_ref.clone(),
         queued_pr: e.queued_pr(),
-    }))
+    })
 }
 
 fn pr_comment(e: &PrCommentEvent) -> Plan {
@@ -263,29 +259,25 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         return Plan::new("ignored");
     }
     let repo = repo_name(&e.repo.full_name, e.installation_id);
-    let reply = |body: String| {
-        Task::UpsertComment(MarkedComment {
-            repo: repo.clone(),
-            pr: e.pr_number,
-            label: reply_label(e.comment_id),
-            body,
-        })
+    let reply = |body: String| MarkedComment {
+        repo: repo.clone(),
+        pr: e.pr_number,
+        label: reply_label(e.comment_id),
+        body,
     };
     if !e.on_pull_request {
         // On a plain issue only `/benchgate bisect` means anything (in a regression issue);
         // anything else is someone's text, not a command to answer.
         return match parse_command(&e.body) {
-            Ok(Some(Command::Bisect)) => {
-                Plan::new("command").with_task(Task::HandleCommand(HandleCommand {
-                    repo,
-                    pr: e.pr_number,
-                    comment_id: e.comment_id,
-                    commenter: e.commenter.clone(),
-                    association: e.author_association.as_str().to_owned(),
-                    command: GuardedCommand::Bisect,
-                    commented_at: e.created_at,
-                }))
-            }
+            Ok(Some(Command::Bisect)) => Plan::new("command").with_task(HandleCommand {
+                repo,
+                pr: e.pr_number,
+                comment_id: e.comment_id,
+                commenter: e.commenter.clone(),
+                association: e.author_association.as_str().to_owned(),
+                command: GuardedCommand::Bisect,
+                commented_at: e.created_at,
+            }),
             _ => Plan::new("ignored"),
         };
     }
@@ -314,7 +306,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
         Ok(Some(Command::Claim { line })) => GuardedCommand::Claim { line },
     };
-    Plan::new("command").with_task(Task::HandleCommand(HandleCommand {
+    Plan::new("command").with_task(HandleCommand {
         repo,
         pr: e.pr_number,
         comment_id: e.comment_id,
@@ -322,29 +314,29 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         association: e.author_association.as_str().to_owned(),
         command: guarded,
         commented_at: e.created_at,
-    }))
+    })
 }
 
 fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {
     if !is_check_name(&e.name) {
         return Plan::new("ignored");
     }
-    Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
+    Plan::new("rerun").with_task(RerunCheck {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
         check_name: Some(e.name.clone()),
-    }))
+    })
 }
 
 /// "Re-run all checks": GitHub sends it only to the App that owns the suite.
 fn check_suite_rerequested(e: &CheckSuiteRerequestedEvent) -> Plan {
-    Plan::new("rerun").with_task(Task::RerunCheck(RerunCheck {
+    Plan::new("rerun").with_task(RerunCheck {
         repo: repo_name(&e.repo.full_name, e.installation_id),
         head_sha: e.head_sha.clone(),
         prs: e.pr_numbers.clone(),
         check_name: None,
-    }))
+    })
 }
 
 fn repo_name(full_name: &str, installation_id: Option<u64>) -> RepoName {

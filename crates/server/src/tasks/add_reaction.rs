@@ -1,5 +1,6 @@
 //! 👀 on a command's comment: the command was accepted.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
@@ -19,10 +20,8 @@ impl OutboxTask for Reaction {
         // Each comment gets its reaction once; GitHub answers a repeated one with the same reaction.
         None
     }
-}
 
-impl Reaction {
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         cx.github
             .add_eyes_reaction(&self.repo.target()?, self.comment_id)
             .await?;

@@ -1,6 +1,7 @@
 //! A closed PR (or one back to draft): cancel its comparisons again, after any schedule of it
 //! that was being carried out meanwhile.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
@@ -20,13 +21,11 @@ impl OutboxTask for CancelPullRequest {
     fn dedupe_key(&self) -> Option<String> {
         Some(super::pull_request_key(&self.repo, self.pr))
     }
-}
 
-impl CancelPullRequest {
     /// Cancels the PR's comparisons again. The webhook cancelled them already; this row runs
     /// after any schedule of the PR that was being carried out meanwhile, and undoes it.
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr))]
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let Some(repository) = cx.store.repository_by_name(&self.repo.full_name).await? else {
             return Ok(());
         };

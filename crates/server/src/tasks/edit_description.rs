@@ -2,10 +2,11 @@
 //! with the comparisons of the PR that still count, and their checks and comments are written
 //! again; nothing is measured.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{ComparisonState, Priority, PullRequestEdit};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, OutboxTask, RepoName, ReportCheck, ReportComment, Task, TaskError};
+use super::{Context, OutboxTask, RepoName, ReportCheck, ReportComment, TaskError};
 
 /// Store the PR's new description and report its claims again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,11 +28,9 @@ impl OutboxTask for EditDescription {
             self.repo.full_name, self.pr
         ))
     }
-}
 
-impl EditDescription {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr))]
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let Some(repository) = cx.store.repository_by_name(&self.repo.full_name).await? else {
             tracing::info!("description edited in a repository benchgate has not seen yet");
             return Ok(());
@@ -57,10 +56,8 @@ impl EditDescription {
                 continue;
             }
             let comparison_id = c.id.0;
-            cx.enqueue(Task::ReportCheck(ReportCheck { comparison_id }))
-                .await?;
-            cx.enqueue(Task::ReportComment(ReportComment { comparison_id }))
-                .await?;
+            cx.enqueue(ReportCheck { comparison_id }).await?;
+            cx.enqueue(ReportComment { comparison_id }).await?;
             reported += 1;
         }
         tracing::info!(

@@ -2,6 +2,7 @@
 //! its marker if an earlier attempt's answer was lost), rewritten as later comparisons confirm
 //! it, closed when one shows it gone.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     Bisection, BisectionProbe, ComparisonId, Priority, Regression, RegressionKind,
 };
@@ -22,6 +23,10 @@ impl OutboxTask for MainIssue {
     const PRIORITY: Priority = Priority::HISTORY;
     fn dedupe_key(&self) -> Option<String> {
         Some(format!("{}:{}", Self::KIND, self.regression_id))
+    }
+
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
+        run(cx, self.regression_id).await
     }
 }
 

@@ -4,6 +4,7 @@
 //! asks for that comparison. Issues and the comment on the merged PR follow as their own rows.
 
 use benchgate_api::VerdictKind;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     Comparison, ComparisonId, ComparisonState, MAIN_REPORT, MainKind, NewBisection, NewRegression,
     Priority, Regression, RegressionKind, comparison_key,
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use benchgate_stats::words::short_sha;
 
-use super::{Context, MainIssue, MarkedComment, OutboxTask, RepoName, Task, TaskError};
+use super::{Context, MainIssue, MarkedComment, OutboxTask, RepoName, TaskError};
 use crate::main_history::{commit_sequence, ordered_steps, schedule_anchor, series_of};
 
 /// Judge a finished comparison of the default branch (the store writes this row when it ends).
@@ -26,6 +27,10 @@ impl OutboxTask for MainReport {
     const PRIORITY: Priority = Priority::HISTORY;
     fn dedupe_key(&self) -> Option<String> {
         Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
+        run(cx, self.comparison_id).await
     }
 }
 
@@ -151,8 +156,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     }
     if settings.issues {
         for regression_id in raised {
-            cx.enqueue(Task::MainIssue(MainIssue { regression_id }))
-                .await?;
+            cx.enqueue(MainIssue { regression_id }).await?;
         }
     }
     if let (Some(pr), false) = (stored.merged_pr, slower_rows.is_empty()) {
@@ -161,7 +165,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             .repository(c.repository_id)
             .await?
             .ok_or_else(|| TaskError::Permanent(format!("repository {}", c.repository_id)))?;
-        cx.enqueue(Task::UpsertComment(MarkedComment {
+        cx.enqueue(MarkedComment {
             repo: RepoName {
                 full_name: repository.full_name.clone(),
                 installation_id: repository.installation_id.map(|i| i as u64),
@@ -169,7 +173,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             pr,
             label: MERGED_PR_LABEL.to_owned(),
             body: merged_pr_comment(&cx.args, &c, &series.branch, &slower_rows),
-        }))
+        })
         .await?;
     }
     Ok(())

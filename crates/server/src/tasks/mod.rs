@@ -117,9 +117,9 @@ impl crate::workers::outbox::Perform for Context {
         payload: &serde_json::Value,
         row: OutboxId,
     ) -> Result<(), TaskError> {
-        let task = Task::from_row(kind, payload)
-            .map_err(|e| TaskError::Permanent(format!("unreadable payload: {e}")))?;
-        let done = self.run(task, row).await;
+        let task = registered(kind)
+            .ok_or_else(|| TaskError::Permanent(format!("no task has the kind {kind:?}")))?;
+        let done = (task.run)(self, payload, row).await;
         if let Err(TaskError::GitHub(_)) = &done {
             self.metrics.github_api_error();
         }
@@ -128,28 +128,6 @@ impl crate::workers::outbox::Perform for Context {
 }
 
 impl Context {
-    /// Carries out one task of outbox row `row`.
-    async fn run(&self, task: Task, row: OutboxId) -> Result<(), TaskError> {
-        match task {
-            Task::SchedulePullRequest(t) => t.run(self).await,
-            Task::CancelPullRequest(t) => t.run(self).await,
-            Task::EditDescription(t) => t.run(self).await,
-            Task::HandleCommand(t) => t.run(self, row).await,
-            Task::RerunCheck(t) => t.run(self, row).await,
-            Task::ReportComment(c) => report_comment::run(self, c.comparison_id).await,
-            Task::ReportCheck(c) => self.report_check(c.comparison_id).await,
-            Task::UpsertComment(t) => t.run(self).await,
-            Task::NeutralCheck(t) => t.run(self).await,
-            Task::AddReaction(t) => t.run(self).await,
-            Task::ScheduleMain(t) => t.run(self).await,
-            Task::MainReport(c) => main_report::run(self, c.comparison_id).await,
-            Task::MainIssue(r) => main_issue::run(self, r.regression_id).await,
-            Task::MainBisect(b) => main_bisect::run(self, b.bisection_id).await,
-            Task::ScheduleMergeGroup(t) => t.run(self).await,
-            Task::CancelMergeGroup(t) => t.run(self).await,
-        }
-    }
-
     /// The stored row of a repository a webhook recorded; a row for one never recorded cannot
     /// succeed however often it is tried.
     async fn recorded_repository(
@@ -165,7 +143,7 @@ impl Context {
     }
 
     /// Records a follow-up task.
-    pub async fn enqueue(&self, task: Task) -> Result<(), TaskError> {
+    pub async fn enqueue(&self, task: impl OutboxTask) -> Result<(), TaskError> {
         self.store.enqueue_outbox(&task.message()).await?;
         Ok(())
     }
@@ -244,8 +222,8 @@ impl RepoName {
 }
 
 /// A kind of outbox row, declared on the task's own type: its `kind` column, how rows of it
-/// coalesce while pending, and where due rows of it stand in the claim order. [`Task`] lists
-/// every kind once; [`Task::KINDS`] is that list.
+/// coalesce while pending, where due rows of it stand in the claim order, and what carrying
+/// one out does. [`TASKS`] registers each task with one line.
 pub trait OutboxTask: Serialize + serde::de::DeserializeOwned {
     /// The row's `kind`, unique among tasks.
     const KIND: &'static str;
@@ -255,6 +233,14 @@ pub trait OutboxTask: Serialize + serde::de::DeserializeOwned {
     /// While a row with this key is pending, a new one replaces its payload, so a burst of
     /// updates becomes one write; `None`: every row counts.
     fn dedupe_key(&self) -> Option<String>;
+
+    /// Carries the task out for outbox row `row`. A row may be carried out again (its answer
+    /// lost, or on a second replica), so doing it twice must do no harm.
+    fn run(
+        self,
+        cx: &Context,
+        row: OutboxId,
+    ) -> impl std::future::Future<Output = Result<(), TaskError>> + Send;
 
     /// The outbox row for this task.
     fn message(&self) -> NewOutboxMessage {
@@ -267,101 +253,62 @@ pub trait OutboxTask: Serialize + serde::de::DeserializeOwned {
     }
 }
 
-/// One outbox row's work, one variant per [`OutboxTask`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Task {
-    SchedulePullRequest(SchedulePullRequest),
-    CancelPullRequest(CancelPullRequest),
-    EditDescription(EditDescription),
-    HandleCommand(HandleCommand),
-    RerunCheck(RerunCheck),
-    ReportComment(ReportComment),
-    ReportCheck(ReportCheck),
-    UpsertComment(MarkedComment),
-    NeutralCheck(NeutralCheck),
-    AddReaction(Reaction),
-    ScheduleMain(ScheduleMain),
-    /// Written by the store when a comparison of the default branch finishes.
-    MainReport(MainReport),
-    MainIssue(MainIssue),
-    /// Written by the store with a culprit search, and when a comparison it waits on ends.
-    MainBisect(MainBisect),
-    ScheduleMergeGroup(ScheduleMergeGroup),
-    CancelMergeGroup(CancelMergeGroup),
+/// A task as the outbox runner finds it by its row's `kind`.
+pub struct Registered {
+    pub kind: &'static str,
+    pub priority: Priority,
+    /// Reads the row's payload as the task and carries it out.
+    run: for<'a> fn(&'a Context, &'a serde_json::Value, OutboxId) -> TaskFuture<'a>,
 }
 
-impl Task {
-    /// Every kind of row with its priority: what [`Task::from_row`] reads back.
-    pub const KINDS: [(&'static str, Priority); 16] = [
-        (SchedulePullRequest::KIND, SchedulePullRequest::PRIORITY),
-        (CancelPullRequest::KIND, CancelPullRequest::PRIORITY),
-        (EditDescription::KIND, EditDescription::PRIORITY),
-        (HandleCommand::KIND, HandleCommand::PRIORITY),
-        (RerunCheck::KIND, RerunCheck::PRIORITY),
-        (ReportComment::KIND, ReportComment::PRIORITY),
-        (ReportCheck::KIND, ReportCheck::PRIORITY),
-        (MarkedComment::KIND, MarkedComment::PRIORITY),
-        (NeutralCheck::KIND, NeutralCheck::PRIORITY),
-        (Reaction::KIND, Reaction::PRIORITY),
-        (ScheduleMain::KIND, ScheduleMain::PRIORITY),
-        (MainReport::KIND, MainReport::PRIORITY),
-        (MainIssue::KIND, MainIssue::PRIORITY),
-        (MainBisect::KIND, MainBisect::PRIORITY),
-        (ScheduleMergeGroup::KIND, ScheduleMergeGroup::PRIORITY),
-        (CancelMergeGroup::KIND, CancelMergeGroup::PRIORITY),
-    ];
+type TaskFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), TaskError>> + Send + 'a>>;
 
-    /// The outbox row for this task.
-    pub fn message(&self) -> NewOutboxMessage {
-        match self {
-            Task::SchedulePullRequest(t) => t.message(),
-            Task::CancelPullRequest(t) => t.message(),
-            Task::EditDescription(t) => t.message(),
-            Task::HandleCommand(t) => t.message(),
-            Task::RerunCheck(t) => t.message(),
-            Task::ReportComment(t) => t.message(),
-            Task::ReportCheck(t) => t.message(),
-            Task::UpsertComment(t) => t.message(),
-            Task::NeutralCheck(t) => t.message(),
-            Task::AddReaction(t) => t.message(),
-            Task::ScheduleMain(t) => t.message(),
-            Task::MainReport(t) => t.message(),
-            Task::MainIssue(t) => t.message(),
-            Task::MainBisect(t) => t.message(),
-            Task::ScheduleMergeGroup(t) => t.message(),
-            Task::CancelMergeGroup(t) => t.message(),
-        }
-    }
-
-    /// Reads a claimed row back; a kind no task declares is an error.
-    pub fn from_row(kind: &str, payload: &serde_json::Value) -> Result<Self, serde_json::Error> {
-        fn read<T: OutboxTask>(payload: &serde_json::Value) -> Result<T, serde_json::Error> {
-            T::deserialize(payload)
-        }
-        Ok(match kind {
-            SchedulePullRequest::KIND => Task::SchedulePullRequest(read(payload)?),
-            CancelPullRequest::KIND => Task::CancelPullRequest(read(payload)?),
-            EditDescription::KIND => Task::EditDescription(read(payload)?),
-            HandleCommand::KIND => Task::HandleCommand(read(payload)?),
-            RerunCheck::KIND => Task::RerunCheck(read(payload)?),
-            ReportComment::KIND => Task::ReportComment(read(payload)?),
-            ReportCheck::KIND => Task::ReportCheck(read(payload)?),
-            MarkedComment::KIND => Task::UpsertComment(read(payload)?),
-            NeutralCheck::KIND => Task::NeutralCheck(read(payload)?),
-            Reaction::KIND => Task::AddReaction(read(payload)?),
-            ScheduleMain::KIND => Task::ScheduleMain(read(payload)?),
-            MainReport::KIND => Task::MainReport(read(payload)?),
-            MainIssue::KIND => Task::MainIssue(read(payload)?),
-            MainBisect::KIND => Task::MainBisect(read(payload)?),
-            ScheduleMergeGroup::KIND => Task::ScheduleMergeGroup(read(payload)?),
-            CancelMergeGroup::KIND => Task::CancelMergeGroup(read(payload)?),
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "no task has the kind {other:?}"
-                )));
-            }
+/// The registration of task `T`.
+const fn register<T: OutboxTask + Send + 'static>() -> Registered {
+    fn run<'a, T: OutboxTask + Send + 'static>(
+        cx: &'a Context,
+        payload: &'a serde_json::Value,
+        row: OutboxId,
+    ) -> TaskFuture<'a> {
+        Box::pin(async move {
+            let task = T::deserialize(payload)
+                .map_err(|e| TaskError::Permanent(format!("unreadable payload: {e}")))?;
+            task.run(cx, row).await
         })
     }
+    Registered {
+        kind: T::KIND,
+        priority: T::PRIORITY,
+        run: run::<T>,
+    }
+}
+
+/// Every task, one line each: a new task is its file, its `mod` line and a line here.
+pub const TASKS: [Registered; 16] = [
+    register::<SchedulePullRequest>(),
+    register::<CancelPullRequest>(),
+    register::<EditDescription>(),
+    register::<HandleCommand>(),
+    register::<RerunCheck>(),
+    register::<ReportComment>(),
+    register::<ReportCheck>(),
+    register::<MarkedComment>(),
+    register::<NeutralCheck>(),
+    register::<Reaction>(),
+    register::<ScheduleMain>(),
+    // Written by the store when a comparison of the default branch finishes.
+    register::<MainReport>(),
+    register::<MainIssue>(),
+    // Written by the store with a culprit search, and when a comparison it waits on ends.
+    register::<MainBisect>(),
+    register::<ScheduleMergeGroup>(),
+    register::<CancelMergeGroup>(),
+];
+
+/// The task rows of `kind` are; `None` for a kind no task declares.
+pub fn registered(kind: &str) -> Option<&'static Registered> {
+    TASKS.iter().find(|t| t.kind == kind)
 }
 
 /// The dedupe key of the rows that schedule or cancel a PR's benchmarks.
@@ -391,52 +338,58 @@ mod tests {
     use benchgate_store::model::ComparisonId;
     use std::collections::HashSet;
 
+    /// A row as the store writes it is the task's own row, and its payload reads back as it.
+    fn reads_back<T: OutboxTask + PartialEq + std::fmt::Debug>(stored: NewOutboxMessage, task: T) {
+        assert_eq!(stored, task.message());
+        assert!(
+            registered(&stored.kind).is_some(),
+            "{} is registered",
+            stored.kind
+        );
+        assert_eq!(T::deserialize(&stored.payload).unwrap(), task);
+    }
+
     #[test]
     fn the_store_writes_report_rows_the_worker_reads_and_coalesces_with() {
         // The store writes these rows itself, with the priority it knows; a task that declared
         // another kind, key or priority would not coalesce with them.
         let id = ComparisonId(7);
-        for (stored, task) in [
-            (
-                NewOutboxMessage::comparison_report(ReportCheck::KIND, Priority::NORMAL, id),
-                Task::ReportCheck(ReportCheck { comparison_id: 7 }),
-            ),
-            (
-                NewOutboxMessage::comparison_report(ReportComment::KIND, Priority::NORMAL, id),
-                Task::ReportComment(ReportComment { comparison_id: 7 }),
-            ),
-            (
-                NewOutboxMessage::comparison_report(MainReport::KIND, Priority::HISTORY, id),
-                Task::MainReport(MainReport { comparison_id: 7 }),
-            ),
-            (
-                NewOutboxMessage::bisection_step(7),
-                Task::MainBisect(MainBisect { bisection_id: 7 }),
-            ),
-        ] {
-            assert_eq!(stored, task.message());
-            assert_eq!(Task::from_row(&stored.kind, &stored.payload).unwrap(), task);
-        }
+        reads_back(
+            NewOutboxMessage::comparison_report(ReportCheck::KIND, Priority::NORMAL, id),
+            ReportCheck { comparison_id: 7 },
+        );
+        reads_back(
+            NewOutboxMessage::comparison_report(ReportComment::KIND, Priority::NORMAL, id),
+            ReportComment { comparison_id: 7 },
+        );
+        reads_back(
+            NewOutboxMessage::comparison_report(MainReport::KIND, Priority::HISTORY, id),
+            MainReport { comparison_id: 7 },
+        );
+        reads_back(
+            NewOutboxMessage::bisection_step(7),
+            MainBisect { bisection_id: 7 },
+        );
     }
 
     #[test]
     fn every_kind_is_declared_once_and_documented() {
-        let kinds: HashSet<&str> = Task::KINDS.iter().map(|(k, _)| *k).collect();
-        assert_eq!(kinds.len(), Task::KINDS.len(), "two tasks share a kind");
+        let kinds: HashSet<&str> = TASKS.iter().map(|t| t.kind).collect();
+        assert_eq!(kinds.len(), TASKS.len(), "two tasks share a kind");
         let docs = include_str!("../../../../docs/architecture.md");
-        for (kind, _) in Task::KINDS {
+        for task in &TASKS {
             assert!(
-                docs.contains(&format!("`{kind}`")),
-                "docs/architecture.md does not name `{kind}`"
+                docs.contains(&format!("`{}`", task.kind)),
+                "docs/architecture.md does not name `{}`",
+                task.kind
             );
         }
-        let unknown = Task::from_row("comment.delete", &serde_json::json!({})).unwrap_err();
-        assert!(unknown.to_string().contains("comment.delete"), "{unknown}");
+        assert!(registered("comment.delete").is_none());
     }
 
     #[test]
     fn the_default_branch_never_goes_ahead_of_a_pull_request() {
-        let of = |kind: &str| Task::KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let of = |kind: &str| registered(kind).unwrap().priority;
         for history in [
             ScheduleMain::KIND,
             MainReport::KIND,
@@ -460,7 +413,7 @@ mod tests {
             installation_id: Some(1),
         };
         let schedule = |head: &str, pr| {
-            Task::SchedulePullRequest(SchedulePullRequest {
+            SchedulePullRequest {
                 repo: repo.clone(),
                 clone_url: String::new(),
                 pr,
@@ -469,14 +422,14 @@ mod tests {
                 head_sha: head.into(),
                 fork: false,
                 body: String::new(),
-            })
+            }
             .message()
             .dedupe_key
         };
-        let cancel = Task::CancelPullRequest(CancelPullRequest {
+        let cancel = CancelPullRequest {
             repo: repo.clone(),
             pr: 7,
-        })
+        }
         .message();
         assert_eq!(cancel.kind, "pr.cancel");
         assert_eq!(schedule("a", 7), schedule("b", 7));
@@ -486,20 +439,20 @@ mod tests {
 
     #[test]
     fn a_task_round_trips_through_its_row() {
-        let task = Task::ReportCheck(ReportCheck { comparison_id: 7 });
+        let task = ReportCheck { comparison_id: 7 };
         let m = task.message();
         assert_eq!(m.kind, "report.check");
         assert_eq!(m.dedupe_key.as_deref(), Some("report.check:7"));
-        assert_eq!(Task::from_row(&m.kind, &m.payload).unwrap(), task);
+        reads_back(m, task);
     }
 
     #[test]
     fn the_store_filled_comparison_id_is_enough_to_read_a_report_row() {
         let payload = serde_json::json!({ "comparison_id": 3 });
-        let task = Task::from_row("report.comment", &payload).unwrap();
+        assert!(registered("report.comment").is_some());
         assert_eq!(
-            task,
-            Task::ReportComment(ReportComment { comparison_id: 3 })
+            ReportComment::deserialize(&payload).unwrap(),
+            ReportComment { comparison_id: 3 }
         );
     }
 }

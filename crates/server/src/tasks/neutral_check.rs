@@ -2,6 +2,7 @@
 //! `.benchgate.toml`, a success for a change that touches only files the suite ignores.
 
 use benchgate_github::client::{CheckConclusion, CheckStatus};
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
@@ -33,15 +34,15 @@ impl OutboxTask for NeutralCheck {
             Some(name) => format!("check:{}@{}:{name}", self.repo.full_name, self.head_sha),
         })
     }
-}
 
-impl NeutralCheck {
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         commit_check::write(&cx.github, &target, &self.check_write(), None).await?;
         Ok(())
     }
+}
 
+impl NeutralCheck {
     /// The check as GitHub receives it.
     pub(super) fn check_write(self) -> CheckWrite {
         let external_id = match &self.name {

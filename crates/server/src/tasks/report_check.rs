@@ -3,6 +3,7 @@
 //! after it (a re-run, `/rebench`, a fork approval) are reported on a new run.
 
 use benchgate_github::client::CheckStatus;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     CheckRunRecord, Comparison, ComparisonId, Priority, REPORT_CHECK, comparison_key,
 };
@@ -23,6 +24,10 @@ impl OutboxTask for ReportCheck {
     const PRIORITY: Priority = Priority::NORMAL;
     fn dedupe_key(&self) -> Option<String> {
         Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
+        cx.report_check(self.comparison_id).await
     }
 }
 

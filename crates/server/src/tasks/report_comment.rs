@@ -1,6 +1,7 @@
 //! The PR comment of a comparison: rendered when sent, so the newest numbers go out, and
 //! written to the one comment benchgate keeps per PR, suite and runner label.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{ComparisonId, Priority, REPORT_COMMENT, comparison_key};
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +19,10 @@ impl OutboxTask for ReportComment {
     const PRIORITY: Priority = Priority::NORMAL;
     fn dedupe_key(&self) -> Option<String> {
         Some(comparison_key(Self::KIND, ComparisonId(self.comparison_id)))
+    }
+
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
+        run(cx, self.comparison_id).await
     }
 }
 

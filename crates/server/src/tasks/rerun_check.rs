@@ -25,11 +25,9 @@ impl OutboxTask for RerunCheck {
     fn dedupe_key(&self) -> Option<String> {
         None
     }
-}
 
-impl RerunCheck {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, head = %self.head_sha))]
-    pub async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
         let Some(repository) = cx.store.repository_by_name(&self.repo.full_name).await? else {
             tracing::info!("re-run of a repository benchgate has not recorded; nothing to do");
             return Ok(());

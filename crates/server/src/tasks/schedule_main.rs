@@ -6,6 +6,7 @@
 use benchgate_api::agent::StoredComparisonConfig;
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::FILE_NAME;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{MainInfo, MainKind, NewComparison, NewJob, Priority, RepositoryId};
 use serde::{Deserialize, Serialize};
 
@@ -34,11 +35,9 @@ impl OutboxTask for ScheduleMain {
         // Every push is its own row: the store folds steps, a shared key would drop one.
         None
     }
-}
 
-impl ScheduleMain {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, branch = %self.branch, head = %self.after))]
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         let repository = cx.recorded_repository(&self.repo).await?;
         let Some(text) = cx.github.read_file(&target, FILE_NAME, &self.after).await? else {

@@ -10,6 +10,7 @@ use benchgate_api::agent::{
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::FILE_NAME;
 use benchgate_store::StoreError;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     ComparisonState, NewComparison, NewJob, NewOutboxMessage, Priority, RepositoryId,
 };
@@ -17,7 +18,7 @@ use benchgate_store::model::{
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Context, MarkedComment, NeutralCheck, OutboxTask, RepoName, ReportCheck, ReportComment, Task,
+    Context, MarkedComment, NeutralCheck, OutboxTask, RepoName, ReportCheck, ReportComment,
     TaskError,
 };
 
@@ -51,12 +52,10 @@ impl OutboxTask for SchedulePullRequest {
         // the row pending, so the newer payload runs after it, never before.
         Some(super::pull_request_key(&self.repo, self.pr))
     }
-}
 
-impl SchedulePullRequest {
     /// Reads the repository config and creates the PR's comparison (with no jobs for a fork
     /// PR, which waits for a maintainer's `/rebench`).
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         schedule(cx, self).await
     }
 }
@@ -67,15 +66,15 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
     let repository = cx.recorded_repository(&t.repo).await?;
     let Some(text) = cx.github.read_file(&target, FILE_NAME, &t.base_ref).await? else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
-        return cx.enqueue(Task::NeutralCheck(no_config_check(&t))).await;
+        return cx.enqueue(no_config_check(&t)).await;
     };
     let config = match parse_repo_config(&text) {
         Ok(config) => config,
         Err(error) => {
             tracing::info!(error = %error, "invalid {FILE_NAME}");
             let (comment, check) = invalid_config_reports(&t, &error);
-            cx.enqueue(Task::UpsertComment(comment)).await?;
-            return cx.enqueue(Task::NeutralCheck(check)).await;
+            cx.enqueue(comment).await?;
+            return cx.enqueue(check).await;
         }
     };
     // Every suite's changed benchmark files come from one listing of the PR's files.
@@ -100,14 +99,8 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
             .map(String::as_str);
         if listed_all && suite.all_ignored(touched) {
             tracing::info!(suite = suite.name(), %label, files = files.len(), "every changed file is ignored; passed without measuring");
-            cx.enqueue(Task::NeutralCheck(ignored_check(
-                &t,
-                &stored,
-                label,
-                suite,
-                files.len(),
-            )))
-            .await?;
+            cx.enqueue(ignored_check(&t, &stored, label, suite, files.len()))
+                .await?;
             continue;
         }
         let changed = suite.benchmark_files_changed(files.iter().map(|f| f.filename.as_str()));

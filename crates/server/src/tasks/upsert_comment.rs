@@ -1,6 +1,7 @@
 //! A comment that is not a report (a reply to a command, an invalid config): created once per
 //! label, edited after.
 
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::Priority;
 use serde::{Deserialize, Serialize};
 
@@ -24,10 +25,8 @@ impl OutboxTask for MarkedComment {
             self.repo.full_name, self.pr, self.label
         ))
     }
-}
 
-impl MarkedComment {
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         let body = crate::report::fit_bytes(self.body, crate::report::COMMENT_LIMIT);
         cx.github

@@ -16,7 +16,7 @@ use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 
-use crate::tasks::{ReportCheck, ReportComment, Task};
+use crate::tasks::{OutboxTask, ReportCheck, ReportComment};
 
 /// Finished comparisons are reported again if they changed within this window (covers a
 /// restart between a job's completion and its report).
@@ -75,11 +75,11 @@ async fn tick(
         let quiet = progress.state == ComparisonState::Queued && progress.results == 0;
         if !quiet && comparison.pr_number.is_some() {
             store
-                .enqueue_outbox(&Task::ReportComment(ReportComment { comparison_id }).message())
+                .enqueue_outbox(&ReportComment { comparison_id }.message())
                 .await?;
         }
         store
-            .enqueue_outbox(&Task::ReportCheck(ReportCheck { comparison_id }).message())
+            .enqueue_outbox(&ReportCheck { comparison_id }.message())
             .await?;
         tracing::debug!(comparison = comparison_id, state = ?progress.state, pairs = progress.pairs, "report enqueued");
         reported.insert(comparison.id, progress);

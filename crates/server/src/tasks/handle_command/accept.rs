@@ -8,7 +8,7 @@ use benchgate_store::model::{
 
 use super::{GuardedCommand, HandleCommand};
 use crate::report;
-use crate::tasks::{Context, Reaction, ReportCheck, ReportComment, Task, TaskError};
+use crate::tasks::{Context, Reaction, ReportCheck, ReportComment, TaskError};
 
 /// Carries out an accept or unaccept on the PR's newest head.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
@@ -84,10 +84,10 @@ pub async fn run(
             unreachable!("only accept and unaccept come here")
         }
     }
-    cx.enqueue(Task::AddReaction(Reaction {
+    cx.enqueue(Reaction {
         repo: t.repo.clone(),
         comment_id: t.comment_id,
-    }))
+    })
     .await?;
     for c in &current {
         report_again(cx, c.id).await?;
@@ -98,8 +98,6 @@ pub async fn run(
 /// The comparison's check and comment, written again with the acceptance as it now stands.
 pub(crate) async fn report_again(cx: &Context, id: ComparisonId) -> Result<(), TaskError> {
     let comparison_id = id.0;
-    cx.enqueue(Task::ReportCheck(ReportCheck { comparison_id }))
-        .await?;
-    cx.enqueue(Task::ReportComment(ReportComment { comparison_id }))
-        .await
+    cx.enqueue(ReportCheck { comparison_id }).await?;
+    cx.enqueue(ReportComment { comparison_id }).await
 }

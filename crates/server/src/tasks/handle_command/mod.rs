@@ -9,7 +9,7 @@ use benchgate_store::model::{ComparisonState, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, OutboxTask, Reaction, RepoName, Task, TaskError};
+use super::{Context, MarkedComment, OutboxTask, Reaction, RepoName, TaskError};
 
 /// A command a maintainer may give; `/benchgate help` and parse errors never need a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,32 +52,10 @@ impl OutboxTask for HandleCommand {
     fn dedupe_key(&self) -> Option<String> {
         None
     }
-}
-
-/// The label of the reply to comment `comment_id`: one reply per command, however often the
-/// write is retried.
-pub fn reply_label(comment_id: u64) -> String {
-    format!("reply-{comment_id}")
-}
-
-/// Associations trusted without asking GitHub for the commenter's permission. Only the owner:
-/// an org member or a collaborator may have read access only, and a command can run a fork's code.
-const TRUSTED: [&str; 1] = ["OWNER"];
-
-impl HandleCommand {
-    /// The reply to this command: one per command, however often the write is retried.
-    pub(super) fn reply(&self, body: String) -> Task {
-        Task::UpsertComment(MarkedComment {
-            repo: self.repo.clone(),
-            pr: self.pr,
-            label: reply_label(self.comment_id),
-            body: format!("@{} {body}", self.commenter),
-        })
-    }
 
     /// Carries out an allowed command; a denied one gets a reply that says why.
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr, commenter = %self.commenter))]
-    pub async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
         let t = self;
         let reply = |body: String| t.reply(body);
         if let Err(why) = permitted(cx, &t).await? {
@@ -135,10 +113,10 @@ impl HandleCommand {
                 return cx.enqueue(reply(why)).await;
             }
         }
-        cx.enqueue(Task::AddReaction(Reaction {
+        cx.enqueue(Reaction {
             repo: t.repo.clone(),
             comment_id: t.comment_id,
-        }))
+        })
         .await?;
         if let GuardedCommand::Profile { benchmark } = &t.command {
             let rows = benchmark.iter().cloned().collect();
@@ -167,6 +145,28 @@ impl HandleCommand {
         let jobs = cx.store.add_rounds(comparison.id, &[job]).await?;
         tracing::info!(comparison = %comparison.id, rounds, jobs = jobs.len(), "rounds added");
         Ok(())
+    }
+}
+
+/// The label of the reply to comment `comment_id`: one reply per command, however often the
+/// write is retried.
+pub fn reply_label(comment_id: u64) -> String {
+    format!("reply-{comment_id}")
+}
+
+/// Associations trusted without asking GitHub for the commenter's permission. Only the owner:
+/// an org member or a collaborator may have read access only, and a command can run a fork's code.
+const TRUSTED: [&str; 1] = ["OWNER"];
+
+impl HandleCommand {
+    /// The reply to this command: one per command, however often the write is retried.
+    pub(super) fn reply(&self, body: String) -> MarkedComment {
+        MarkedComment {
+            repo: self.repo.clone(),
+            pr: self.pr,
+            label: reply_label(self.comment_id),
+            body: format!("@{} {body}", self.commenter),
+        }
     }
 }
 
@@ -223,10 +223,10 @@ async fn bisect_from_issue(
         episode = episode.id,
         "culprit search asked for"
     );
-    cx.enqueue(Task::AddReaction(Reaction {
+    cx.enqueue(Reaction {
         repo: t.repo.clone(),
         comment_id: t.comment_id,
-    }))
+    })
     .await?;
     if !new {
         return cx
@@ -325,9 +325,9 @@ mod tests {
     /// The replies a commenter reads when a command does not run (CONVENTIONS 21).
     #[test]
     fn refusals_read_as_pinned() {
-        let reply = |body: String| match command("octocat").reply(body) {
-            Task::UpsertComment(c) => format!("label: {}\n{}", c.label, c.body),
-            other => panic!("{other:?}"),
+        let reply = |body: String| {
+            let c = command("octocat").reply(body);
+            format!("label: {}\n{}", c.label, c.body)
         };
         insta::assert_snapshot!("reply_denied", reply(denied("acme/widgets", "read")));
         let at = Some(Utc.timestamp_opt(1_700_000_010, 0).unwrap());

@@ -11,13 +11,14 @@ use benchgate_stats::bisect::{self, Next, Outcome, Probe};
 use benchgate_stats::words::short_sha;
 use benchgate_stats::{ConfidenceSequence, MixtureBoundary};
 use benchgate_store::StoreError;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     Bisection, BisectionProbe, BisectionState, Comparison, ComparisonId, ComparisonState,
     MAIN_BISECT, MainKind, NewComparison, NewJob, Priority, ProbeEnd, ProbeState, RangeCommit,
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Context, MarkedComment, OutboxTask, RepoName, Task, TaskError};
+use super::{Context, MarkedComment, OutboxTask, RepoName, TaskError};
 use crate::comparison_analysis::{ALPHA, NStarPlan, pair_samples};
 use crate::main_history::{ordered_steps, series_of};
 
@@ -45,6 +46,10 @@ impl OutboxTask for MainBisect {
     const PRIORITY: Priority = Priority::HISTORY;
     fn dedupe_key(&self) -> Option<String> {
         Some(format!("{}:{}", Self::KIND, self.bisection_id))
+    }
+
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
+        run(cx, self.bisection_id).await
     }
 }
 
@@ -482,9 +487,9 @@ pub async fn abandon(cx: &Context, id: i64, reason: &str) -> Result<(), TaskErro
 async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<(), TaskError> {
     if let Some(group) = search.source_comparison {
         return cx
-            .enqueue(Task::ReportCheck(super::ReportCheck {
+            .enqueue(super::ReportCheck {
                 comparison_id: group.0,
-            }))
+            })
             .await;
     }
     if let Some(regression_id) = search.regression_id {
@@ -496,8 +501,7 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
             None => false,
         };
         if issues {
-            cx.enqueue(Task::MainIssue(super::MainIssue { regression_id }))
-                .await?;
+            cx.enqueue(super::MainIssue { regression_id }).await?;
         }
     }
     if let (OutcomeKind::Culprit, Some(pr)) = (view.kind, view.commit.as_ref().and_then(|c| c.pr)) {
@@ -506,7 +510,7 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
             .repository(search.series.repository_id)
             .await?
             .ok_or_else(|| TaskError::Permanent("repository of a culprit search".into()))?;
-        cx.enqueue(Task::UpsertComment(MarkedComment {
+        cx.enqueue(MarkedComment {
             repo: RepoName {
                 full_name: repository.full_name.clone(),
                 installation_id: repository.installation_id.map(|i| i as u64),
@@ -514,7 +518,7 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
             pr,
             label: CULPRIT_LABEL.to_owned(),
             body: culprit_comment(&cx.args, &repository.full_name, search, view),
-        }))
+        })
         .await?;
     }
     Ok(())

@@ -7,6 +7,7 @@ mod schedule;
 
 use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
 use benchgate_github::repo_config::ROUNDS;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{Comparison, ComparisonState, NewJob, Priority, RepositoryId};
 use serde::{Deserialize, Serialize};
 
@@ -43,11 +44,9 @@ impl OutboxTask for CancelMergeGroup {
     fn dedupe_key(&self) -> Option<String> {
         Some(group_key(&self.repo, &self.head_sha))
     }
-}
 
-impl CancelMergeGroup {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, head = %self.head_sha, reason = %self.reason))]
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let Some(repository) = cx.store.repository_by_name(&self.repo.full_name).await? else {
             return Ok(());
         };

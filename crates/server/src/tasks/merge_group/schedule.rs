@@ -10,12 +10,13 @@ use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::{FILE_NAME, check_run_name};
 use benchgate_stats::words;
+use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     ComparisonState, NewComparison, NewJob, NewOutboxMessage, Priority, RepositoryId,
 };
 use serde::{Deserialize, Serialize};
 
-use super::super::{Context, NeutralCheck, OutboxTask, RepoName, ReportCheck, Task, TaskError};
+use super::super::{Context, NeutralCheck, OutboxTask, RepoName, ReportCheck, TaskError};
 use crate::commit_check::{self, CheckWrite};
 use crate::report;
 
@@ -40,11 +41,9 @@ impl OutboxTask for ScheduleMergeGroup {
         // Shared with the group's cancel: a `destroyed` replaces a schedule still pending.
         Some(super::group_key(&self.repo, &self.head_sha))
     }
-}
 
-impl ScheduleMergeGroup {
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, group = %self.head_ref))]
-    pub async fn run(self, cx: &Context) -> Result<(), TaskError> {
+    async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         let repository = cx.recorded_repository(&self.repo).await?;
         let Some(text) = cx
@@ -54,13 +53,13 @@ impl ScheduleMergeGroup {
         else {
             tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
             return cx
-                .enqueue(Task::NeutralCheck(self.neutral(
+                .enqueue(self.neutral(
                     format!("no {FILE_NAME}"),
                     format!(
                         "benchgate found no `{FILE_NAME}` on `{}`, so nothing was benchmarked.",
                         self.base_ref
                     ),
-                )))
+                ))
                 .await;
         };
         let config = match parse_repo_config(&text) {
@@ -69,7 +68,7 @@ impl ScheduleMergeGroup {
                 tracing::info!(error = %error, "invalid {FILE_NAME}");
                 let check =
                     self.neutral(format!("invalid {FILE_NAME}"), format!("```\n{error}\n```"));
-                return cx.enqueue(Task::NeutralCheck(check)).await;
+                return cx.enqueue(check).await;
             }
         };
         let settings = config.merge_queue.to_wire();
@@ -126,7 +125,9 @@ impl ScheduleMergeGroup {
         }
         Ok(())
     }
+}
 
+impl ScheduleMergeGroup {
     /// Restates PR `number`'s verdict when its newest comparison of this suite and label
     /// measured the group's base and head trees and is decided; `false` when it cannot be
     /// reused.

@@ -228,14 +228,19 @@ mod tests {
         };
         let mut ids = Vec::new();
         for comment_id in [11, 12, 13] {
-            let task = crate::tasks::Task::AddReaction(crate::tasks::Reaction {
+            let task = crate::tasks::Reaction {
                 repo: crate::tasks::RepoName {
                     full_name: "acme/widgets".into(),
                     installation_id: None,
                 },
                 comment_id,
-            });
-            ids.push(store.enqueue_outbox(&task.message()).await.unwrap());
+            };
+            ids.push(
+                store
+                    .enqueue_outbox(&crate::tasks::OutboxTask::message(&task))
+                    .await
+                    .unwrap(),
+            );
         }
         (worker, store, ids)
     }
