@@ -119,7 +119,8 @@ DOCKER_BUILDKIT=1 quietly docker build -t "$APP_IMAGE" --build-arg BENCHGATE_BIN
 rm -rf "$context"
 [ "$(docker image inspect -f '{{.Config.User}}' "$APP_IMAGE")" = benchgate ] ||
   fail "benchgate's image does not run as the benchgate user"
-docker image inspect -f '{{.Config.Healthcheck.Test}}' "$APP_IMAGE" | grep -q /readyz ||
+healthcheck=$(docker image inspect -f '{{.Config.Healthcheck.Test}}' "$APP_IMAGE")
+grep -q /readyz <<<"$healthcheck" ||
   fail "benchgate's image has no HEALTHCHECK on /readyz"
 
 # --- A repository to benchmark, secrets, compose ------------------------------------------------
@@ -202,7 +203,11 @@ BENCHGATE_AGENT_TOKEN=$(compose exec -T server benchgate runner add bench-1 --la
 [ -n "$BENCHGATE_AGENT_TOKEN" ] || fail "benchgate runner add printed no token"
 # The compose file's own default: no PR code without the sandbox, which Docker's default
 # profiles keep from working, so the agent refuses to start and says why.
-docker-compose -f docker-compose.yml config 2>/dev/null | grep -q 'BENCHGATE_SANDBOX: bwrap' ||
+# Read whole before matching: `grep -q` exits at the first match, and under pipefail the
+# writer's SIGPIPE would fail the check at random.
+compose_config=$(docker-compose -f docker-compose.yml config 2>&1) ||
+  fail "docker-compose config failed: $compose_config"
+grep -q 'BENCHGATE_SANDBOX: bwrap' <<<"$compose_config" ||
   fail "docker-compose.yml does not default the agent to BENCHGATE_SANDBOX=bwrap"
 refusal=$(compose run --rm --no-deps -T -e BENCHGATE_SANDBOX=bwrap \
   -e BENCHGATE_TOKEN="$BENCHGATE_AGENT_TOKEN" agent 2>&1) &&
