@@ -149,7 +149,43 @@ pub struct StoredComparisonConfig {
     pub layout: Option<LayoutSalts>,
 }
 
+/// What a comparison was made for, from its stored context: read here and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// A pull request's head against its base.
+    PullRequest,
+    /// A merge group of GitHub's merge queue.
+    MergeGroup,
+    /// A step or an anchor of the default branch's history.
+    MainHistory,
+    /// A canary on one runner: A/A or with planted work.
+    Canary,
+    /// A layout calibration session.
+    LayoutSession,
+    /// The suite alone: asked through the admin API, or a culprit search's probe.
+    Plain,
+}
+
 impl StoredComparisonConfig {
+    /// What this comparison was made for. Each context is set by one scheduler only; were two
+    /// set, the first of layout, canary, merge group, history, pull request would count.
+    pub fn purpose(&self) -> Purpose {
+        if self.layout.is_some() {
+            Purpose::LayoutSession
+        } else if self.canary.is_some() {
+            Purpose::Canary
+        } else if self.merge_group.is_some() {
+            Purpose::MergeGroup
+        } else if self.main.is_some() {
+            Purpose::MainHistory
+        } else if self.github.is_some() {
+            Purpose::PullRequest
+        } else {
+            Purpose::Plain
+        }
+    }
+
     /// The same suite and plan without what it was made for (pull request, history step, merge
     /// group, canary, layout session): a probe's or canary's workload.
     pub fn without_context(self) -> Self {
@@ -321,4 +357,49 @@ pub struct PullRequestBranch {
 pub struct MeasuredTrees {
     pub base: String,
     pub head: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each scheduler sets one context; the stored JSON says which, and nothing else is read.
+    #[test]
+    fn a_comparison_s_purpose_is_read_from_its_one_context() {
+        let plain: StoredComparisonConfig =
+            serde_json::from_value(serde_json::json!({"benchmark": {"run": "./bench"}})).unwrap();
+        assert_eq!(plain.purpose(), Purpose::Plain);
+        let with = |f: &dyn Fn(&mut StoredComparisonConfig)| {
+            let mut c = plain.clone();
+            f(&mut c);
+            c.purpose()
+        };
+        let pr = |c: &mut StoredComparisonConfig| c.github = Some(PullRequestContext::default());
+        assert_eq!(with(&pr), Purpose::PullRequest);
+        assert_eq!(
+            with(&|c| c.main = Some(MainSettings::default())),
+            Purpose::MainHistory
+        );
+        let canary = |c: &mut StoredComparisonConfig| {
+            c.canary = Some(CanarySpec {
+                runner_id: 1,
+                planted_pct: None,
+                planted_by: PlantedBy::default(),
+            })
+        };
+        assert_eq!(with(&canary), Purpose::Canary);
+        assert_eq!(
+            with(&|c| {
+                c.layout = Some(LayoutSalts {
+                    base: "a".into(),
+                    head: "b".into(),
+                })
+            }),
+            Purpose::LayoutSession
+        );
+        // A probe's or a canary's workload drops what it was made for.
+        let mut from_pr = plain.clone();
+        pr(&mut from_pr);
+        assert_eq!(from_pr.without_context().purpose(), Purpose::Plain);
+    }
 }

@@ -3,6 +3,7 @@
 //! the seconds a run spends besides measuring. `measure = "auto"` applies the result to each
 //! comparison job a runner claims; the runner page says it for every suite.
 
+use benchgate_api::agent::Purpose;
 use std::collections::{BTreeMap, BTreeSet};
 
 use benchgate_api::agent::{AUTO_MEASURE_REACH, MEASURE_SECS, measure_text};
@@ -53,7 +54,9 @@ pub struct RunLengthAdvice {
 pub fn advice(job: &Job, samples: &[Sample]) -> Option<RunLengthAdvice> {
     let config = &job.config;
     let measured_secs = config.config.benchmark.measure_secs?;
-    if job.kind != JobKind::Calibration || config.layout.is_some() || config.canary.is_some() {
+    if job.kind != JobKind::Calibration
+        || matches!(config.purpose(), Purpose::LayoutSession | Purpose::Canary)
+    {
         return None;
     }
     let timed: Vec<&Sample> = samples
@@ -159,7 +162,9 @@ pub async fn latest_advice(
             continue;
         }
         // Fetched only for a session that could give advice.
-        if job.config.config.benchmark.measure_secs.is_none() || job.config.layout.is_some() {
+        if job.config.config.benchmark.measure_secs.is_none()
+            || job.config.purpose() == Purpose::LayoutSession
+        {
             continue;
         }
         let samples = runner_samples(store, job.id, runner_id).await?;

@@ -14,6 +14,8 @@ pub use view::{
     runner_audit,
 };
 
+use benchgate_api::agent::Purpose;
+use benchgate_store::model::ComparisonKind;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -135,7 +137,7 @@ pub async fn tick(app: &Domain, now: DateTime<Utc>) -> Result<(), StoreError> {
 }
 
 fn is_canary_job(job: &benchgate_store::Job) -> bool {
-    job.config.canary.is_some()
+    job.config.purpose() == Purpose::Canary
 }
 
 fn claimable(job: &benchgate_store::Job, runner: &Runner) -> bool {
@@ -153,7 +155,12 @@ async fn start_due(app: &Domain, runner: &Runner, now: DateTime<Utc>) -> Result<
         .recent_comparisons(200)
         .await?
         .into_iter()
-        .filter(|c| c.config.canary.is_none() && c.config.layout.is_none())
+        .filter(|c| {
+            !matches!(
+                c.kind(),
+                ComparisonKind::Canary | ComparisonKind::LayoutSession
+            )
+        })
         .find(|c| runner.labels.contains(&c.runner_label) && every.of(&c.runner_label).is_some());
     let Some(source) = source else {
         return Ok(());
@@ -242,7 +249,7 @@ pub async fn recalibrate(app: &Domain, runner: &Runner) -> Result<Recalibrated, 
     for repository in repositories {
         let Some(source) = recent.iter().find(|c| {
             c.repository_id == repository
-                && c.config.canary.is_none()
+                && c.kind() != ComparisonKind::Canary
                 && runner.labels.contains(&c.runner_label)
         }) else {
             continue;

@@ -1,6 +1,7 @@
 //! Scoring a finished canary as someone who stops at the first decision would read it, and
 //! keeping every "needs N more rounds" forecast with what came of it.
 
+use benchgate_store::model::ComparisonKind;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ pub async fn after_job(store: &Arc<dyn Store>, id: ComparisonId) {
             return Ok(());
         };
         note_forecasts(store, &c).await?;
-        if c.config.canary.is_some() && c.state == ComparisonState::Done {
+        if c.kind() == ComparisonKind::Canary && c.state == ComparisonState::Done {
             score_canary(store, &c).await?;
         }
         Ok::<(), StoreError>(())

@@ -10,8 +10,8 @@ use benchgate_store::{ComparisonId, Store, StoreError};
 /// request's, whose author waits on it, and a canary's, which audits what a pull request gets.
 /// Merge groups, main's history, culprit probes and layout sessions run their planned rounds.
 pub fn stops_when_decided(config: &benchgate_api::agent::StoredComparisonConfig) -> bool {
-    let plain = config.merge_group.is_none() && config.main.is_none() && config.layout.is_none();
-    plain && (config.github.is_some() || config.canary.is_some())
+    use benchgate_api::agent::Purpose;
+    matches!(config.purpose(), Purpose::PullRequest | Purpose::Canary)
 }
 
 /// Where the gate stands on one runner after an upload.

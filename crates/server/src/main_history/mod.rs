@@ -5,6 +5,7 @@
 
 mod view;
 
+use benchgate_store::model::ComparisonKind;
 use std::sync::Arc;
 
 use benchgate_api::agent::{Anchor, StoredComparisonConfig};
@@ -46,7 +47,7 @@ pub fn ordered_steps<'a>(
     let mut left: Vec<&Comparison> = comparisons
         .iter()
         .filter(|c| in_series(c, series))
-        .filter(|c| c.main.as_ref().is_some_and(|m| m.kind == MainKind::Step))
+        .filter(|c| c.kind() == ComparisonKind::MainStep)
         .filter(|c| {
             !matches!(
                 c.state,
@@ -173,7 +174,7 @@ pub async fn schedule_anchor(
     };
     let active = all.iter().any(|c| {
         in_series(c, series)
-            && c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor)
+            && c.kind() == ComparisonKind::MainAnchor
             && c.base_sha == base
             && c.head_sha == head
             && !matches!(
@@ -247,7 +248,7 @@ pub async fn schedule_due_anchors(
         let last_anchor = all
             .iter()
             .filter(|c| in_series(c, &series))
-            .filter(|c| c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor))
+            .filter(|c| c.kind() == ComparisonKind::MainAnchor)
             .max_by_key(|c| c.id);
         let due = match last_anchor {
             None => true,

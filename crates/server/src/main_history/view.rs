@@ -1,10 +1,11 @@
 //! A branch's history as the API and the dashboard show it: per series, the chain of paired
 //! ratios per benchmark, its anchor comparisons, and the same as CSV.
 
+use benchgate_store::model::ComparisonKind;
 use std::collections::{BTreeMap, HashMap};
 
 use benchgate_stats::chain::{ChainStep, chain};
-use benchgate_store::model::{Comparison, ComparisonState, MainKind, MainSeries, RepositoryId};
+use benchgate_store::model::{Comparison, ComparisonState, MainSeries, RepositoryId};
 use benchgate_store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -220,9 +221,10 @@ async fn series_history(
         });
     }
     let mut anchors = Vec::new();
-    for c in all.iter().filter(|c| {
-        in_series(c, series) && c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor)
-    }) {
+    for c in all
+        .iter()
+        .filter(|c| in_series(c, series) && c.kind() == ComparisonKind::MainAnchor)
+    {
         let results = store
             .comparison_results(c.id)
             .await?

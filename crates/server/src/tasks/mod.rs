@@ -19,6 +19,7 @@ mod schedule_main;
 mod schedule_pull_request;
 mod upsert_comment;
 
+use benchgate_store::model::ComparisonKind;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -154,7 +155,7 @@ impl Context {
         let Some((loaded, target)) = self.loaded(id).await? else {
             return Ok(());
         };
-        if loaded.comparison.config.merge_group.is_some() {
+        if loaded.comparison.kind() == ComparisonKind::MergeGroup {
             merge_group::report(self, loaded, target).await
         } else {
             report_check::run(self, loaded, target).await

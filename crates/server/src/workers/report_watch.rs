@@ -7,6 +7,7 @@
 //! the same rows in the transaction that changes the state, so a comparison that finishes long
 //! after newer ones were created, or while no server runs, is reported all the same.
 
+use benchgate_store::model::ComparisonKind;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +62,7 @@ async fn tick(
         // queue waits on a check that is not complete.
         let waiting = !comparison.state.is_finished()
             || (searching.contains(&comparison.id) && !comparison.check_run_completed);
-        let overdue = comparison.config.merge_group.is_some()
+        let overdue = comparison.kind() == ComparisonKind::MergeGroup
             && waiting
             && now >= crate::tasks::merge_group_deadline(&comparison);
         if overdue {

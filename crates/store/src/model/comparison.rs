@@ -226,6 +226,43 @@ pub struct Comparison {
     pub updated_at: DateTime<Utc>,
 }
 
+/// What a stored comparison is, from its context and its place in the branch's history: read
+/// here and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComparisonKind {
+    PullRequest,
+    MergeGroup,
+    /// A pushed commit of the default branch against the last compared one.
+    MainStep,
+    /// The default branch now against an older commit (creep).
+    MainAnchor,
+    Canary,
+    LayoutSession,
+    /// The suite alone: asked through the admin API, or a culprit search's probe.
+    Plain,
+}
+
+impl Comparison {
+    /// What this comparison is.
+    pub fn kind(&self) -> ComparisonKind {
+        use benchgate_api::agent::Purpose;
+        if let Some(main) = &self.main {
+            return match main.kind {
+                MainKind::Step => ComparisonKind::MainStep,
+                MainKind::Anchor => ComparisonKind::MainAnchor,
+            };
+        }
+        match self.config.purpose() {
+            Purpose::PullRequest => ComparisonKind::PullRequest,
+            Purpose::MergeGroup => ComparisonKind::MergeGroup,
+            // A comparison is part of the history by its `main`, not by its config's `[main]`.
+            Purpose::MainHistory | Purpose::Plain => ComparisonKind::Plain,
+            Purpose::Canary => ComparisonKind::Canary,
+            Purpose::LayoutSession => ComparisonKind::LayoutSession,
+        }
+    }
+}
+
 /// Which comparisons a listing shows; every field left `None` matches all.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonFilter {

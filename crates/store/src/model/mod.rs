@@ -21,8 +21,9 @@ pub use bisect::{
     RangeCommit, SearchOutcome, SkippedCommit,
 };
 pub use comparison::{
-    CheckRunRecord, Comparison, ComparisonFilter, ComparisonState, CreatedComparison, MainInfo,
-    MainKind, NewComparison, PullRequestEdit, PullRequestHead, StoredResult,
+    CheckRunRecord, Comparison, ComparisonFilter, ComparisonKind, ComparisonState,
+    CreatedComparison, MainInfo, MainKind, NewComparison, PullRequestEdit, PullRequestHead,
+    StoredResult,
 };
 pub use floor::{AaSession, CanaryResult, FloorKey, Forecast, NoiseFloor};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};

@@ -11,10 +11,11 @@ use benchgate_stats::bisect::{self, Next, Outcome, Probe};
 use benchgate_stats::words::short_sha;
 use benchgate_stats::{ConfidenceSequence, MixtureBoundary};
 use benchgate_store::StoreError;
+use benchgate_store::model::ComparisonKind;
 use benchgate_store::model::OutboxId;
 use benchgate_store::model::{
     Bisection, BisectionProbe, BisectionState, Comparison, ComparisonId, ComparisonState,
-    MAIN_BISECT, MainKind, NewComparison, NewJob, Priority, ProbeEnd, ProbeState, RangeCommit,
+    MAIN_BISECT, NewComparison, NewJob, Priority, ProbeEnd, ProbeState, RangeCommit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -344,7 +345,7 @@ async fn add_rounds(
     };
     // A merge group's probes keep the queue's priority while the group's check waits for
     // them; once it concluded at its deadline the search goes on for the history only.
-    let priority = if newest.config.merge_group.is_some() && !newest.check_run_completed {
+    let priority = if newest.kind() == ComparisonKind::MergeGroup && !newest.check_run_completed {
         Priority::MERGE_QUEUE
     } else {
         Priority::HISTORY
@@ -402,7 +403,7 @@ async fn workload(cx: &Context, search: &Bisection) -> Result<Option<Comparison>
         .or_else(|| {
             all.iter()
                 .filter(|c| series_of(c).as_ref() == Some(series))
-                .filter(|c| c.main.as_ref().is_some_and(|m| m.kind == MainKind::Anchor))
+                .filter(|c| c.kind() == ComparisonKind::MainAnchor)
                 .max_by_key(|c| c.id)
         })
         .cloned();
@@ -466,7 +467,13 @@ pub async fn abandon(cx: &Context, id: i64, reason: &str) -> Result<(), TaskErro
             .await?;
         // Only the search's own probe comparisons: a branch's step or a group's stays.
         for c in pair.iter().filter(|c| {
-            !c.state.is_finished() && c.main.is_none() && c.config.merge_group.is_none()
+            !c.state.is_finished()
+                && !matches!(
+                    c.kind(),
+                    ComparisonKind::MainStep
+                        | ComparisonKind::MainAnchor
+                        | ComparisonKind::MergeGroup
+                )
         }) {
             cx.store.cancel_comparison(c.id).await?;
         }
