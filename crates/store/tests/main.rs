@@ -8,6 +8,7 @@ mod connect;
 mod migrations;
 mod support;
 mod unchanged_rows;
+mod unreadable_outcome;
 
 /// Expands each case into one test per backend.
 macro_rules! contract_tests {
