@@ -111,12 +111,14 @@ async fn a_pr_changing_only_ignored_files_passes_at_once_with_no_job() {
     nothing_refused(&s.github);
 }
 
-/// A notes-only PR on a suite of 40 rounds and the default 5% tolerance: the check passes
-/// ("not slower than +5.0%", or "no change" when equivalence came first) after far fewer
-/// rounds than planned, and the comment says it answered early.
+/// A notes-only PR on a suite of 120 rounds and the default 5% tolerance: the check passes
+/// ("not slower than +5.0%", or "no change" when equivalence came first) before the rounds
+/// planned, and the comment says it answered early. The cap leaves room for this shared
+/// machine's noisy hours: three runs here took 16, 48 and 50 rounds, and a CI run with a cap
+/// of 40 ended "needs ~7 more rounds".
 #[tokio::test]
 async fn a_pr_not_slower_than_the_tolerance_passes_before_its_round_cap() {
-    const ROUNDS: u32 = 40;
+    const ROUNDS: u32 = 120;
     let mut s = setup(Some(&config(ROUNDS, "")), None).await;
     let path = s.project.path.clone();
     let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
