@@ -21,7 +21,11 @@ pub use error::{Readiness, StoreError};
 pub use model::*;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use store::Store;
+pub use store::{
+    AcceptanceStore, AuditStore, BisectionStore, ClaimStore, ComparisonStore, FloorStore,
+    GitHubAppStore, MainHistoryStore, OutboxStore, ProfileStore, PullRequestStore, QueueStore,
+    RepositoryStore, ResultStore, RunnerStore, SampleStore, Store, WebhookStore,
+};
 pub use url::mask_url;
 
 use std::sync::Arc;

@@ -7,19 +7,44 @@ use benchgate_api::BenchmarkResult;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
-/// Everything benchgate keeps: repositories, runners, comparisons, the job queue, samples,
-/// noise floors, webhook deliveries and the outbox. Object-safe: used as `Arc<dyn Store>`.
+/// Everything benchgate keeps, one trait per area so that each area's implementation sits in
+/// the file that holds its SQL (`src/queries/<area>.rs`, or each backend's `dialect.rs` for
+/// claims). Object-safe: used as `Arc<dyn Store>`; the areas' methods are callable on it
+/// without importing their traits.
 #[async_trait::async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store:
+    RepositoryStore
+    + RunnerStore
+    + ComparisonStore
+    + PullRequestStore
+    + ResultStore
+    + ProfileStore
+    + QueueStore
+    + ClaimStore
+    + SampleStore
+    + FloorStore
+    + AuditStore
+    + WebhookStore
+    + OutboxStore
+    + GitHubAppStore
+    + AcceptanceStore
+    + MainHistoryStore
+    + BisectionStore
+    + Send
+    + Sync
+    + 'static
+{
     /// `"sqlite"` or `"postgres"`.
     fn backend(&self) -> &'static str;
     /// Applies pending migrations.
     async fn migrate(&self) -> Result<(), StoreError>;
     /// Checks the connection and that every known migration is applied.
     async fn readiness(&self) -> Readiness;
+}
 
-    // --- installations and repositories ---
-
+/// Installations and repositories.
+#[async_trait::async_trait]
+pub trait RepositoryStore: Send + Sync {
     /// Records (or renames) a GitHub App installation.
     async fn upsert_installation(&self, installation: &Installation) -> Result<(), StoreError>;
     /// Marks an installation and its repositories removed (the app was uninstalled).
@@ -30,9 +55,11 @@ pub trait Store: Send + Sync + 'static {
     async fn repository(&self, id: RepositoryId) -> Result<Option<Repository>, StoreError>;
     /// A repository by `owner/name` (or URL/path).
     async fn repository_by_name(&self, full_name: &str) -> Result<Option<Repository>, StoreError>;
+}
 
-    // --- runners ---
-
+/// Runners and their tokens.
+#[async_trait::async_trait]
+pub trait RunnerStore: Send + Sync {
     /// Registers a runner; the returned token is shown once and only its SHA-256 is kept.
     /// A name already taken is `Conflict`.
     async fn add_runner(&self, name: &str, labels: &[String]) -> Result<NewRunner, StoreError>;
@@ -58,9 +85,11 @@ pub trait Store: Send + Sync + 'static {
         id: RunnerId,
         fingerprint: Option<&benchgate_api::MachineFingerprint>,
     ) -> Result<(), StoreError>;
+}
 
-    // --- comparisons ---
-
+/// Comparisons: created with their jobs, found, given more rounds, cancelled.
+#[async_trait::async_trait]
+pub trait ComparisonStore: Send + Sync {
     /// Creates a comparison and its jobs in one transaction; for a PR, supersedes the active
     /// comparisons of other heads of the same PR and runner label.
     async fn create_comparison(&self, new: &NewComparison)
@@ -75,39 +104,12 @@ pub trait Store: Send + Sync + 'static {
         filter: &ComparisonFilter,
         limit: i64,
     ) -> Result<Vec<Comparison>, StoreError>;
-    /// A PR's comparisons, newest first.
-    async fn pull_request_comparisons(
-        &self,
-        repository_id: RepositoryId,
-        pr_number: i64,
-    ) -> Result<Vec<Comparison>, StoreError>;
     /// Adds jobs (more rounds) to a comparison; `Conflict` when it was superseded or cancelled.
     async fn add_rounds(
         &self,
         comparison_id: ComparisonId,
         jobs: &[NewJob],
     ) -> Result<Vec<JobId>, StoreError>;
-    /// Adds a profile job to a comparison: profiled runs of both sides, which add no round and
-    /// leave its state alone. `None` when `job.origin` was added before; `Conflict` when the
-    /// comparison was superseded or cancelled.
-    async fn request_profile(
-        &self,
-        comparison_id: ComparisonId,
-        job: &NewProfileJob,
-    ) -> Result<Option<JobId>, StoreError>;
-    /// Stores a profile job's stacks under its lease (`LeaseLost` otherwise; `Conflict` for a
-    /// measuring job) and writes the comparison's report rows.
-    async fn record_profile(
-        &self,
-        job_id: JobId,
-        lease: &LeaseToken,
-        profile: &NewProfile,
-    ) -> Result<(), StoreError>;
-    /// A comparison's stored profiles, newest first.
-    async fn comparison_profiles(
-        &self,
-        comparison_id: ComparisonId,
-    ) -> Result<Vec<StoredProfile>, StoreError>;
     /// The PR was closed: cancels its active comparisons; queued jobs are cancelled, running
     /// ones asked to stop. Returns how many jobs were affected.
     async fn cancel_pull_request(
@@ -118,6 +120,17 @@ pub trait Store: Send + Sync + 'static {
     /// Cancels one active comparison (a merge group left the queue or ran out of time): queued
     /// jobs are cancelled, running ones asked to stop. Returns how many jobs were affected.
     async fn cancel_comparison(&self, comparison_id: ComparisonId) -> Result<u64, StoreError>;
+}
+
+/// What a comparison knows of its pull request: heads, check runs, the comment.
+#[async_trait::async_trait]
+pub trait PullRequestStore: Send + Sync {
+    /// A PR's comparisons, newest first.
+    async fn pull_request_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Vec<Comparison>, StoreError>;
     /// Remembers the check run written for a comparison; a record of an older generation than
     /// the stored one changes nothing.
     async fn record_check_run(
@@ -161,6 +174,11 @@ pub trait Store: Send + Sync + 'static {
         runner_label: &str,
         comment_id: i64,
     ) -> Result<(), StoreError>;
+}
+
+/// A comparison's analysed results.
+#[async_trait::async_trait]
+pub trait ResultStore: Send + Sync {
     /// Stores the computed results of a comparison on one runner, replacing that runner's
     /// whole earlier set, so pages read them instead of recomputing. `basis` is how many
     /// samples the set was computed from: a set with a smaller basis than the stored one is an
@@ -177,9 +195,37 @@ pub trait Store: Send + Sync + 'static {
         &self,
         comparison_id: ComparisonId,
     ) -> Result<Vec<StoredResult>, StoreError>;
+}
 
-    // --- the job queue ---
+/// Profile jobs and their stacks.
+#[async_trait::async_trait]
+pub trait ProfileStore: Send + Sync {
+    /// Adds a profile job to a comparison: profiled runs of both sides, which add no round and
+    /// leave its state alone. `None` when `job.origin` was added before; `Conflict` when the
+    /// comparison was superseded or cancelled.
+    async fn request_profile(
+        &self,
+        comparison_id: ComparisonId,
+        job: &NewProfileJob,
+    ) -> Result<Option<JobId>, StoreError>;
+    /// Stores a profile job's stacks under its lease (`LeaseLost` otherwise; `Conflict` for a
+    /// measuring job) and writes the comparison's report rows.
+    async fn record_profile(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        profile: &NewProfile,
+    ) -> Result<(), StoreError>;
+    /// A comparison's stored profiles, newest first.
+    async fn comparison_profiles(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredProfile>, StoreError>;
+}
 
+/// The job queue: calibrations, leases, completion, the reaper.
+#[async_trait::async_trait]
+pub trait QueueStore: Send + Sync {
     /// Enqueues an A/A calibration job pinned to one runner.
     async fn enqueue_calibration(&self, new: &NewCalibration) -> Result<JobId, StoreError>;
     /// Enqueues `new` only when the runner has no calibration on the repository that did not
@@ -196,14 +242,6 @@ pub trait Store: Send + Sync + 'static {
         runner_id: RunnerId,
         repository_id: RepositoryId,
     ) -> Result<Option<DateTime<Utc>>, StoreError>;
-    /// Claims the next queued job for one of `labels` (highest priority, then oldest), under a
-    /// lease of `lease` from now; `None` when nothing waits. Each job is claimed by one caller.
-    async fn claim_job(
-        &self,
-        runner_id: RunnerId,
-        labels: &[String],
-        lease: Duration,
-    ) -> Result<Option<ClaimedJob>, StoreError>;
     /// Extends the lease to `lease` from now and says whether the job was cancelled;
     /// `LeaseLost` when the lease is no longer held.
     async fn heartbeat(
@@ -248,9 +286,31 @@ pub trait Store: Send + Sync + 'static {
     async fn active_jobs(&self) -> Result<Vec<Job>, StoreError>;
     /// How many jobs are queued and running.
     async fn queue_depth(&self) -> Result<QueueDepth, StoreError>;
+}
 
-    // --- samples ---
+/// Claims of jobs and outbox rows: the one place each backend writes its own SQL.
+#[async_trait::async_trait]
+pub trait ClaimStore: Send + Sync {
+    /// Claims the next queued job for one of `labels` (highest priority, then oldest), under a
+    /// lease of `lease` from now; `None` when nothing waits. Each job is claimed by one caller.
+    async fn claim_job(
+        &self,
+        runner_id: RunnerId,
+        labels: &[String],
+        lease: Duration,
+    ) -> Result<Option<ClaimedJob>, StoreError>;
+    /// Leases up to `limit` due rows, oldest due first; rows leased by another worker are
+    /// skipped until their lease expires.
+    async fn claim_outbox(
+        &self,
+        limit: i64,
+        lease: Duration,
+    ) -> Result<Vec<OutboxMessage>, StoreError>;
+}
 
+/// Samples, uploaded a round at a time.
+#[async_trait::async_trait]
+pub trait SampleStore: Send + Sync {
     /// Stores one finished round, fenced by the lease (`LeaseLost` when it is gone) and
     /// idempotent on (job, attempt, round, side, benchmark, metric).
     async fn upload_round(
@@ -274,9 +334,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<SamplesSince, StoreError>;
     /// One job's samples (e.g. an A/A session), one series per runner.
     async fn job_samples(&self, job_id: JobId) -> Result<Vec<RunnerSeries>, StoreError>;
+}
 
-    // --- A/A noise floors ---
-
+/// A/A sessions and the noise floors made from them.
+#[async_trait::async_trait]
+pub trait FloorStore: Send + Sync {
     /// Records an A/A session's summary (replacing an earlier record of the same job).
     async fn record_aa_session(&self, session: &AaSession) -> Result<(), StoreError>;
     /// All sessions of a floor, oldest first, to recompute it.
@@ -290,9 +352,11 @@ pub trait Store: Send + Sync + 'static {
     -> Result<Vec<NoiseFloor>, StoreError>;
     /// Every floor ever computed for a key, oldest first.
     async fn noise_floor_history(&self, key: &FloorKey) -> Result<Vec<NoiseFloor>, StoreError>;
+}
 
-    // --- audit: canaries and forecasts ---
-
+/// The audit: canary results and forecasts.
+#[async_trait::async_trait]
+pub trait AuditStore: Send + Sync {
     /// Records (or replaces) what a canary's rounds said for one benchmark and metric.
     async fn record_canary_result(&self, result: &CanaryResult) -> Result<(), StoreError>;
     /// Every canary result of a runner, oldest first.
@@ -317,9 +381,11 @@ pub trait Store: Send + Sync + 'static {
     async fn settle_forecasts(&self, decided: &[Forecast]) -> Result<u64, StoreError>;
     /// Every forecast made for a runner's rows, oldest first.
     async fn runner_forecasts(&self, runner_id: RunnerId) -> Result<Vec<Forecast>, StoreError>;
+}
 
-    // --- webhooks ---
-
+/// Webhook deliveries, de-duplicated and recorded with their effects.
+#[async_trait::async_trait]
+pub trait WebhookStore: Send + Sync {
     /// Records a delivery and applies its effects in one transaction; `Duplicate` (and nothing
     /// done) when the delivery id was seen before.
     async fn record_delivery(
@@ -327,19 +393,14 @@ pub trait Store: Send + Sync + 'static {
         delivery: &Delivery,
         effects: &[DeliveryEffect],
     ) -> Result<DeliveryRecord, StoreError>;
+}
 
-    // --- outbox ---
-
+/// The outbox: GitHub writes and follow-up work, retried until done.
+#[async_trait::async_trait]
+pub trait OutboxStore: Send + Sync {
     /// Records a GitHub write to deliver (or replaces the payload of a pending one with the
     /// same dedupe key).
     async fn enqueue_outbox(&self, message: &NewOutboxMessage) -> Result<OutboxId, StoreError>;
-    /// Leases up to `limit` due rows, oldest due first; rows leased by another worker are
-    /// skipped until their lease expires.
-    async fn claim_outbox(
-        &self,
-        limit: i64,
-        lease: Duration,
-    ) -> Result<Vec<OutboxMessage>, StoreError>;
     /// The write succeeded. If the payload was replaced meanwhile, the row stays pending so the
     /// newer payload is sent too. `LeaseLost` when the lease is gone.
     async fn outbox_delivered(&self, id: OutboxId, lease: &LeaseToken) -> Result<(), StoreError>;
@@ -359,9 +420,11 @@ pub trait Store: Send + Sync + 'static {
     -> Result<u64, StoreError>;
     /// Rows not yet delivered (nor given up).
     async fn outbox_backlog(&self) -> Result<i64, StoreError>;
+}
 
-    // --- GitHub App setup ---
-
+/// GitHub App setup: the manifest flow's state and the app's credentials.
+#[async_trait::async_trait]
+pub trait GitHubAppStore: Send + Sync {
     /// A fresh single-use setup `state`, valid for `ttl`; only its hash is kept.
     async fn create_setup_state(&self, ttl: Duration) -> Result<SetupState, StoreError>;
     /// Checks a `state` from GitHub's redirect and marks it used; `Accepted` once, under
@@ -374,9 +437,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// The stored App credentials, if the setup was completed.
     async fn github_app_credentials(&self) -> Result<Option<GitHubAppCredentials>, StoreError>;
+}
 
-    // --- acceptances (`/benchgate accept`) ---
-
+/// Acceptances (`/benchgate accept`).
+#[async_trait::async_trait]
+pub trait AcceptanceStore: Send + Sync {
     /// Records an acceptance of a head's failing rows; one still in force for the same head is
     /// revoked by it.
     async fn accept(&self, new: &NewAcceptance) -> Result<Acceptance, StoreError>;
@@ -395,9 +460,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<Acceptance>, StoreError>;
     /// Every acceptance, revoked ones included, by repository and newest first.
     async fn acceptances(&self, limit: i64) -> Result<Vec<Acceptance>, StoreError>;
+}
 
-    // --- the default branch's history ---
-
+/// The default branch's history and its regressions.
+#[async_trait::async_trait]
+pub trait MainHistoryStore: Send + Sync {
     /// Every comparison of one branch (steps and anchor comparisons), oldest first.
     async fn main_comparisons(
         &self,
@@ -416,9 +483,11 @@ pub trait Store: Send + Sync + 'static {
     /// A repository's regression episodes, newest first.
     async fn regressions(&self, repository_id: RepositoryId)
     -> Result<Vec<Regression>, StoreError>;
+}
 
-    // --- culprit searches ---
-
+/// Culprit searches and their probes.
+#[async_trait::async_trait]
+pub trait BisectionStore: Send + Sync {
     /// Starts a search (with the outbox row that takes its first step), or returns the one of
     /// the same benchmark and range already running; `true` when new.
     async fn create_bisection(&self, new: &NewBisection) -> Result<(Bisection, bool), StoreError>;

@@ -2,43 +2,43 @@
 //! (`FOR UPDATE SKIP LOCKED`), so they never wait on or take each other's job.
 
 use crate::StoreError;
-use crate::model::*;
+use crate::shared::dialect::Dialect;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use std::str::FromStr;
 use std::time::Duration;
 
 mod dialect;
 
-type Db = sqlx::Postgres;
+/// Connections idle this long are pinged before use.
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+impl Dialect for PostgresStore {
+    type Db = sqlx::Postgres;
+    const BACKEND: &str = "postgres";
+    // `FOR UPDATE` holds the row until the transaction ends.
+    const LOCK_PULL_REQUEST_HEAD: &str = "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2 FOR UPDATE";
+    const LOCK_COMPARISON: &str =
+        "SELECT state, pr_number, branch FROM comparisons WHERE id = $1 FOR UPDATE";
+    const RESULT_VERDICT: &str = "cr.result->>'verdict'";
+
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        &MIGRATOR
+    }
+
+    /// Starts a transaction (READ COMMITTED; row locks do the rest).
+    async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
+        pool.begin().await
+    }
+}
+
+// The names the shared query files take from `super::` (see `shared::dialect`).
+type Db = <Backend as Dialect>::Db;
 type Pool = sqlx::Pool<Db>;
 type Conn = sqlx::PgConnection;
 
-const BACKEND: &str = "postgres";
-/// Connections idle this long are pinged before use.
-const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
-
-/// Serialises refreshes of one comparison's state (see `comparisons::refresh_state`).
-/// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
-const LOCK_PULL_REQUEST_HEAD: &str = "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2 FOR UPDATE";
-const LOCK_COMPARISON: &str =
-    "SELECT state, pr_number, branch FROM comparisons WHERE id = $1 FOR UPDATE";
-
-/// Starts a transaction (READ COMMITTED; row locks do the rest).
-async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
-    pool.begin().await
-}
-
-// The queries both dialects agree on are written once in `src/queries/` and compiled into each
-// backend as a child module: there `super::Db`, `Pool`, `Conn` and `begin` name this backend's.
-#[path = "../queries/repositories.rs"]
-mod repositories;
-#[path = "../queries/rows.rs"]
-mod rows;
-#[path = "../queries/runners.rs"]
-mod runners;
-/// A stored result's verdict as text (JSONB).
-const RESULT_VERDICT: &str = "cr.result->>'verdict'";
+// The queries both dialects agree on, written once in `src/queries/`.
 #[path = "../queries/acceptances.rs"]
 mod acceptances;
 #[path = "../queries/audit.rs"]
@@ -47,6 +47,8 @@ mod audit;
 mod bisections;
 #[path = "../queries/comparisons.rs"]
 mod comparisons;
+#[path = "../queries/creation.rs"]
+mod creation;
 #[path = "../queries/floors.rs"]
 mod floors;
 #[path = "../queries/github_app.rs"]
@@ -61,8 +63,14 @@ mod profiles;
 mod pull_requests;
 #[path = "../queries/queue.rs"]
 mod queue;
+#[path = "../queries/repositories.rs"]
+mod repositories;
 #[path = "../queries/results.rs"]
 mod results;
+#[path = "../queries/rows.rs"]
+mod rows;
+#[path = "../queries/runners.rs"]
+mod runners;
 #[path = "../queries/samples.rs"]
 mod samples;
 #[path = "../queries/webhooks.rs"]
@@ -115,8 +123,8 @@ impl PostgresStore {
     }
 }
 
-/// The store type by one name in both backends, so `queries/impl_store.rs` reads once.
+/// The store type by one name in both backends, so the shared query files implement the `Store` traits once.
 type Backend = PostgresStore;
 
-#[path = "../queries/impl_store.rs"]
-mod impl_store;
+#[path = "../queries/schema.rs"]
+mod schema;

@@ -2,10 +2,11 @@
 //! it shares the queue and the lease, but adds no round and never changes the comparison's
 //! state (see `comparisons::refresh_state`).
 
-use super::{Conn, Pool, begin, comparisons, rows};
+use super::{Backend, Conn, comparisons, rows};
 use crate::StoreError;
 use crate::model::*;
 use crate::shared::columns::PROFILE_COLUMNS;
+use crate::shared::dialect::Dialect;
 use const_format::concatcp;
 use sqlx::Row as _;
 use sqlx::types::Json;
@@ -44,71 +45,6 @@ pub(super) async fn request(
     Ok(Some(id))
 }
 
-/// Stores what a profile job uploaded, fenced by its lease; a later attempt's upload replaces
-/// an earlier one's.
-pub(super) async fn record(
-    pool: &Pool,
-    job_id: JobId,
-    lease: &LeaseToken,
-    new: &NewProfile,
-) -> Result<(), StoreError> {
-    let now = crate::shared::now();
-    let mut tx = begin(pool).await?;
-    let job = sqlx::query(
-        "UPDATE jobs SET updated_at = $3 WHERE id = $1 AND lease_token = $2 \
-         AND state = 'running' RETURNING claimed_by, comparison_id, profile IS NOT NULL AS profiled",
-    )
-    .bind(job_id)
-    .bind(lease.as_str())
-    .bind(now)
-    .fetch_optional(&mut *tx)
-    .await?
-    .ok_or(StoreError::LeaseLost)?;
-    if !job.try_get::<bool, _>("profiled")? {
-        return Err(StoreError::Conflict(format!(
-            "job {job_id} measures rounds; it has no profile to upload"
-        )));
-    }
-    let runner: RunnerId = job.try_get("claimed_by")?;
-    let comparison: ComparisonId = job.try_get("comparison_id")?;
-    sqlx::query(
-        "INSERT INTO profiles (job_id, comparison_id, runner_id, event, unavailable, runs, \
-         base_folded, head_folded, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-         ON CONFLICT (job_id) DO UPDATE SET runner_id = $3, event = $4, unavailable = $5, \
-         runs = $6, base_folded = $7, head_folded = $8, created_at = $9",
-    )
-    .bind(job_id)
-    .bind(comparison)
-    .bind(runner)
-    .bind(&new.event)
-    .bind(&new.unavailable)
-    .bind(new.runs)
-    .bind(&new.base_folded)
-    .bind(&new.head_folded)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    report(&mut tx, comparison).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// The profiles of a comparison, newest first.
-pub(super) async fn of_comparison(
-    pool: &Pool,
-    comparison_id: ComparisonId,
-) -> Result<Vec<StoredProfile>, StoreError> {
-    let rows = sqlx::query(concatcp!(
-        "SELECT ",
-        PROFILE_COLUMNS,
-        " FROM profiles WHERE comparison_id = $1 ORDER BY created_at DESC, job_id DESC"
-    ))
-    .bind(comparison_id)
-    .fetch_all(pool)
-    .await?;
-    rows.iter().map(rows::profile).collect()
-}
-
 /// A PR comparison's report follows its profile (asked, stored, failed): the comment and the
 /// check say where the time went, in the transaction that changed it.
 pub(super) async fn report(conn: &mut Conn, comparison_id: ComparisonId) -> Result<(), StoreError> {
@@ -123,4 +59,85 @@ pub(super) async fn report(conn: &mut Conn, comparison_id: ComparisonId) -> Resu
     let state = ComparisonState::parse(&state)
         .ok_or_else(|| StoreError::Corrupt(format!("comparison state {state:?}")))?;
     comparisons::report_state_change(conn, comparison_id, state).await
+}
+
+// The trait's methods, each opening what it needs (pool, connection or transaction).
+#[async_trait::async_trait]
+impl crate::ProfileStore for Backend {
+    async fn request_profile(
+        &self,
+        comparison_id: ComparisonId,
+        job: &NewProfileJob,
+    ) -> Result<Option<JobId>, StoreError> {
+        let mut tx = Backend::begin(&self.pool).await?;
+        let id = request(&mut tx, comparison_id, job).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+    async fn record_profile(
+        &self,
+        job_id: JobId,
+        lease: &LeaseToken,
+        profile: &NewProfile,
+    ) -> Result<(), StoreError> {
+        // Stores what a profile job uploaded, fenced by its lease; a later attempt's upload replaces
+        // an earlier one's.
+        let pool = &self.pool;
+        let new = profile;
+        let now = crate::shared::now();
+        let mut tx = Backend::begin(pool).await?;
+        let job = sqlx::query(
+            "UPDATE jobs SET updated_at = $3 WHERE id = $1 AND lease_token = $2 \
+             AND state = 'running' RETURNING claimed_by, comparison_id, profile IS NOT NULL AS profiled",
+        )
+        .bind(job_id)
+        .bind(lease.as_str())
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::LeaseLost)?;
+        if !job.try_get::<bool, _>("profiled")? {
+            return Err(StoreError::Conflict(format!(
+                "job {job_id} measures rounds; it has no profile to upload"
+            )));
+        }
+        let runner: RunnerId = job.try_get("claimed_by")?;
+        let comparison: ComparisonId = job.try_get("comparison_id")?;
+        sqlx::query(
+            "INSERT INTO profiles (job_id, comparison_id, runner_id, event, unavailable, runs, \
+             base_folded, head_folded, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (job_id) DO UPDATE SET runner_id = $3, event = $4, unavailable = $5, \
+             runs = $6, base_folded = $7, head_folded = $8, created_at = $9",
+        )
+        .bind(job_id)
+        .bind(comparison)
+        .bind(runner)
+        .bind(&new.event)
+        .bind(&new.unavailable)
+        .bind(new.runs)
+        .bind(&new.base_folded)
+        .bind(&new.head_folded)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        report(&mut tx, comparison).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+    async fn comparison_profiles(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredProfile>, StoreError> {
+        // The profiles of a comparison, newest first.
+        let pool = &self.pool;
+        let rows = sqlx::query(concatcp!(
+            "SELECT ",
+            PROFILE_COLUMNS,
+            " FROM profiles WHERE comparison_id = $1 ORDER BY created_at DESC, job_id DESC"
+        ))
+        .bind(comparison_id)
+        .fetch_all(pool)
+        .await?;
+        rows.iter().map(rows::profile).collect()
+    }
 }

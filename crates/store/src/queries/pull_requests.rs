@@ -3,10 +3,11 @@
 //! compiled into each backend.
 
 use super::comparisons::by_id;
-use super::{Conn, Pool, rows};
+use super::{Backend, Conn, rows};
 use crate::StoreError;
 use crate::model::*;
 use crate::shared::columns::COMPARISON_COLUMNS;
+use crate::shared::dialect::Dialect;
 use const_format::concatcp;
 use sqlx::Row as _;
 use sqlx::types::Json;
@@ -33,49 +34,6 @@ pub(super) async fn record_head(
     Ok(())
 }
 
-pub(super) async fn head(
-    pool: &Pool,
-    repository_id: RepositoryId,
-    pr_number: i64,
-) -> Result<Option<PullRequestHead>, StoreError> {
-    sqlx::query(
-        "SELECT head_sha, received_at FROM pull_request_heads \
-         WHERE repository_id = $1 AND pr_number = $2",
-    )
-    .bind(repository_id)
-    .bind(pr_number)
-    .fetch_optional(pool)
-    .await?
-    .map(|row| {
-        Ok(PullRequestHead {
-            head_sha: row.try_get("head_sha")?,
-            received_at: row.try_get("received_at")?,
-        })
-    })
-    .transpose()
-}
-
-pub(super) async fn of_pull_request(
-    pool: &Pool,
-    repository_id: RepositoryId,
-    pr_number: i64,
-) -> Result<Vec<Comparison>, StoreError> {
-    sqlx::query(concatcp!(
-        "SELECT ",
-        COMPARISON_COLUMNS,
-        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
-         WHERE c.repository_id = $1 AND c.pr_number = $2 \
-         ORDER BY c.created_at DESC, c.id DESC"
-    ))
-    .bind(repository_id)
-    .bind(pr_number)
-    .fetch_all(pool)
-    .await?
-    .iter()
-    .map(rows::comparison)
-    .collect()
-}
-
 /// Applies `edit` to the PR context stored with comparison `id`, under the row's lock: the
 /// context after it, or `None` when the comparison has none or the edit changed nothing.
 pub(super) async fn edit_pull_request_context(
@@ -83,7 +41,7 @@ pub(super) async fn edit_pull_request_context(
     id: ComparisonId,
     edit: &PullRequestEdit,
 ) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError> {
-    if sqlx::query(super::LOCK_COMPARISON)
+    if sqlx::query(Backend::LOCK_COMPARISON)
         .bind(id)
         .fetch_optional(&mut *conn)
         .await?
@@ -119,88 +77,146 @@ pub(super) async fn edit_pull_request_context(
     Ok(Some(context))
 }
 
-pub(super) async fn of_head(
-    pool: &Pool,
-    repository_id: RepositoryId,
-    head_sha: &str,
-) -> Result<Vec<Comparison>, StoreError> {
-    sqlx::query(concatcp!(
-        "SELECT ",
-        COMPARISON_COLUMNS,
-        " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
-         WHERE c.repository_id = $1 AND c.head_sha = $2 \
-         ORDER BY c.created_at DESC, c.id DESC"
-    ))
-    .bind(repository_id)
-    .bind(head_sha)
-    .fetch_all(pool)
-    .await?
-    .iter()
-    .map(rows::comparison)
-    .collect()
-}
-
-pub(super) async fn comment_id(
-    pool: &Pool,
-    repository_id: RepositoryId,
-    pr_number: i64,
-    runner_label: &str,
-) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT comment_id FROM pull_request_comments \
-         WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3",
-    )
-    .bind(repository_id)
-    .bind(pr_number)
-    .bind(runner_label)
-    .fetch_optional(pool)
-    .await?)
-}
-
-pub(super) async fn set_comment_id(
-    pool: &Pool,
-    repository_id: RepositoryId,
-    pr_number: i64,
-    runner_label: &str,
-    comment_id: i64,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO pull_request_comments \
-         (repository_id, pr_number, runner_label, comment_id, updated_at) \
-         VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (repository_id, pr_number, runner_label) DO UPDATE \
-         SET comment_id = excluded.comment_id, updated_at = excluded.updated_at",
-    )
-    .bind(repository_id)
-    .bind(pr_number)
-    .bind(runner_label)
-    .bind(comment_id)
-    .bind(crate::shared::now())
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
-pub(super) async fn record_check_run(
-    pool: &Pool,
-    id: ComparisonId,
-    run: CheckRunRecord,
-) -> Result<(), StoreError> {
-    // A slower writer of an older generation leaves the newer run in place. `updated_at` stays:
-    // it marks the comparison's progress, and the report watcher re-reports on every move of it.
-    let done = sqlx::query(
-        "UPDATE comparisons SET check_run_id = $2, check_run_generation = $3, \
-         check_run_completed = $4 \
-         WHERE id = $1 AND check_run_generation <= $3",
-    )
-    .bind(id)
-    .bind(run.check_run_id)
-    .bind(run.generation)
-    .bind(run.completed)
-    .execute(pool)
-    .await?;
-    if done.rows_affected() == 0 && by_id(pool, id).await?.is_none() {
-        return Err(StoreError::NotFound(format!("comparison {id}")));
+// The trait's methods, each opening what it needs (pool, connection or transaction).
+#[async_trait::async_trait]
+impl crate::PullRequestStore for Backend {
+    async fn pull_request_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Vec<Comparison>, StoreError> {
+        let pool = &self.pool;
+        sqlx::query(concatcp!(
+            "SELECT ",
+            COMPARISON_COLUMNS,
+            " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+             WHERE c.repository_id = $1 AND c.pr_number = $2 \
+             ORDER BY c.created_at DESC, c.id DESC"
+        ))
+        .bind(repository_id)
+        .bind(pr_number)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::comparison)
+        .collect()
     }
-    Ok(())
+    async fn record_check_run(
+        &self,
+        id: ComparisonId,
+        run: CheckRunRecord,
+    ) -> Result<(), StoreError> {
+        let pool = &self.pool;
+        // A slower writer of an older generation leaves the newer run in place. `updated_at` stays:
+        // it marks the comparison's progress, and the report watcher re-reports on every move of it.
+        let done = sqlx::query(
+            "UPDATE comparisons SET check_run_id = $2, check_run_generation = $3, \
+             check_run_completed = $4 \
+             WHERE id = $1 AND check_run_generation <= $3",
+        )
+        .bind(id)
+        .bind(run.check_run_id)
+        .bind(run.generation)
+        .bind(run.completed)
+        .execute(pool)
+        .await?;
+        if done.rows_affected() == 0 && by_id(pool, id).await?.is_none() {
+            return Err(StoreError::NotFound(format!("comparison {id}")));
+        }
+        Ok(())
+    }
+    async fn edit_pull_request_context(
+        &self,
+        id: ComparisonId,
+        edit: &PullRequestEdit,
+    ) -> Result<Option<benchgate_api::agent::PullRequestContext>, StoreError> {
+        let mut tx = Backend::begin(&self.pool).await?;
+        let context = edit_pull_request_context(&mut tx, id, edit).await?;
+        tx.commit().await?;
+        Ok(context)
+    }
+    async fn head_comparisons(
+        &self,
+        repository_id: RepositoryId,
+        head_sha: &str,
+    ) -> Result<Vec<Comparison>, StoreError> {
+        let pool = &self.pool;
+        sqlx::query(concatcp!(
+            "SELECT ",
+            COMPARISON_COLUMNS,
+            " FROM comparisons c JOIN repositories r ON r.id = c.repository_id \
+             WHERE c.repository_id = $1 AND c.head_sha = $2 \
+             ORDER BY c.created_at DESC, c.id DESC"
+        ))
+        .bind(repository_id)
+        .bind(head_sha)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::comparison)
+        .collect()
+    }
+    async fn pull_request_head(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+    ) -> Result<Option<PullRequestHead>, StoreError> {
+        let pool = &self.pool;
+        sqlx::query(
+            "SELECT head_sha, received_at FROM pull_request_heads \
+             WHERE repository_id = $1 AND pr_number = $2",
+        )
+        .bind(repository_id)
+        .bind(pr_number)
+        .fetch_optional(pool)
+        .await?
+        .map(|row| {
+            Ok(PullRequestHead {
+                head_sha: row.try_get("head_sha")?,
+                received_at: row.try_get("received_at")?,
+            })
+        })
+        .transpose()
+    }
+    async fn pull_request_comment_id(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+        runner_label: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        let pool = &self.pool;
+        Ok(sqlx::query_scalar(
+            "SELECT comment_id FROM pull_request_comments \
+             WHERE repository_id = $1 AND pr_number = $2 AND runner_label = $3",
+        )
+        .bind(repository_id)
+        .bind(pr_number)
+        .bind(runner_label)
+        .fetch_optional(pool)
+        .await?)
+    }
+    async fn set_pull_request_comment_id(
+        &self,
+        repository_id: RepositoryId,
+        pr_number: i64,
+        runner_label: &str,
+        comment_id: i64,
+    ) -> Result<(), StoreError> {
+        let pool = &self.pool;
+        sqlx::query(
+            "INSERT INTO pull_request_comments \
+             (repository_id, pr_number, runner_label, comment_id, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (repository_id, pr_number, runner_label) DO UPDATE \
+             SET comment_id = excluded.comment_id, updated_at = excluded.updated_at",
+        )
+        .bind(repository_id)
+        .bind(pr_number)
+        .bind(runner_label)
+        .bind(comment_id)
+        .bind(crate::shared::now())
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
 }

@@ -1,9 +1,10 @@
 //! Installations and repositories; compiled into each backend.
 
-use super::{Conn, Pool, rows};
+use super::{Backend, Conn, rows};
 use crate::StoreError;
 use crate::model::*;
 use crate::shared::columns::REPOSITORY_COLUMNS;
+use crate::shared::dialect::Dialect;
 use const_format::concatcp;
 
 /// Records the installation; an unchanged row is left alone, because rewriting it would
@@ -47,31 +48,6 @@ pub(super) async fn remove_installation(
     .execute(&mut *conn)
     .await?;
     Ok(())
-}
-
-/// Records the repository and returns it; see [`ensure`].
-pub(super) async fn upsert(
-    conn: &mut Conn,
-    repo: &NewRepository,
-) -> Result<Repository, StoreError> {
-    if let Some(written) = ensure(&mut *conn, repo).await? {
-        return Ok(written);
-    }
-    let query = match repo.github_id {
-        Some(github_id) => sqlx::query(concatcp!(
-            "SELECT ",
-            REPOSITORY_COLUMNS,
-            " FROM repositories WHERE github_id = $1"
-        ))
-        .bind(github_id),
-        None => sqlx::query(concatcp!(
-            "SELECT ",
-            REPOSITORY_COLUMNS,
-            " FROM repositories WHERE full_name = $1"
-        ))
-        .bind(&repo.full_name),
-    };
-    rows::repository(&query.fetch_one(&mut *conn).await?)
 }
 
 /// Records the repository; `None` when the stored row already says all this and was
@@ -120,33 +96,67 @@ pub(super) async fn ensure(
         .transpose()
 }
 
-pub(super) async fn by_id(pool: &Pool, id: RepositoryId) -> Result<Option<Repository>, StoreError> {
-    sqlx::query(concatcp!(
-        "SELECT ",
-        REPOSITORY_COLUMNS,
-        " FROM repositories WHERE id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(pool)
-    .await?
-    .as_ref()
-    .map(rows::repository)
-    .transpose()
-}
-
-pub(super) async fn by_name(
-    pool: &Pool,
-    full_name: &str,
-) -> Result<Option<Repository>, StoreError> {
-    sqlx::query(concatcp!(
-        "SELECT ",
-        REPOSITORY_COLUMNS,
-        " FROM repositories WHERE full_name = $1"
-    ))
-    .bind(full_name)
-    .fetch_optional(pool)
-    .await?
-    .as_ref()
-    .map(rows::repository)
-    .transpose()
+// The trait's methods, each opening what it needs (pool, connection or transaction).
+#[async_trait::async_trait]
+impl crate::RepositoryStore for Backend {
+    async fn upsert_installation(&self, i: &Installation) -> Result<(), StoreError> {
+        upsert_installation(&mut *self.pool.acquire().await?, i).await
+    }
+    async fn remove_installation(&self, id: i64) -> Result<(), StoreError> {
+        let mut tx = Backend::begin(&self.pool).await?;
+        remove_installation(&mut tx, id).await?;
+        Ok(tx.commit().await?)
+    }
+    async fn upsert_repository(&self, r: &NewRepository) -> Result<Repository, StoreError> {
+        // Records the repository and returns it; see [`ensure`].
+        let conn = &mut *self.pool.acquire().await?;
+        let repo = r;
+        if let Some(written) = ensure(&mut *conn, repo).await? {
+            return Ok(written);
+        }
+        let query = match repo.github_id {
+            Some(github_id) => sqlx::query(concatcp!(
+                "SELECT ",
+                REPOSITORY_COLUMNS,
+                " FROM repositories WHERE github_id = $1"
+            ))
+            .bind(github_id),
+            None => sqlx::query(concatcp!(
+                "SELECT ",
+                REPOSITORY_COLUMNS,
+                " FROM repositories WHERE full_name = $1"
+            ))
+            .bind(&repo.full_name),
+        };
+        rows::repository(&query.fetch_one(&mut *conn).await?)
+    }
+    async fn repository(&self, id: RepositoryId) -> Result<Option<Repository>, StoreError> {
+        let pool = &self.pool;
+        sqlx::query(concatcp!(
+            "SELECT ",
+            REPOSITORY_COLUMNS,
+            " FROM repositories WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        .as_ref()
+        .map(rows::repository)
+        .transpose()
+    }
+    async fn repository_by_name(&self, n: &str) -> Result<Option<Repository>, StoreError> {
+        let pool = &self.pool;
+        let full_name = n;
+        sqlx::query(concatcp!(
+            "SELECT ",
+            REPOSITORY_COLUMNS,
+            " FROM repositories WHERE full_name = $1"
+        ))
+        .bind(full_name)
+        .fetch_optional(pool)
+        .await?
+        .as_ref()
+        .map(rows::repository)
+        .transpose()
+    }
 }

@@ -1,9 +1,10 @@
 //! A comparison's stored results per runner, replaced after each analysis; compiled into
 //! each backend.
 
-use super::{Conn, Pool};
+use super::{Backend, Conn};
 use crate::StoreError;
 use crate::model::*;
+use crate::shared::dialect::Dialect;
 use sqlx::Row as _;
 use sqlx::types::Json;
 
@@ -72,39 +73,56 @@ pub(super) async fn replace_results(
     Ok(true)
 }
 
-pub(super) async fn results(
-    pool: &Pool,
-    comparison_id: ComparisonId,
-) -> Result<Vec<StoredResult>, StoreError> {
-    sqlx::query(
-        "SELECT runner_id, result, updated_at FROM comparison_results \
-         WHERE comparison_id = $1 ORDER BY runner_id, benchmark, metric",
-    )
-    .bind(comparison_id)
-    .fetch_all(pool)
-    .await?
-    .iter()
-    .filter_map(|row| {
-        let stored = (|| {
-            Ok::<_, StoreError>(StoredResult {
-                runner_id: row.try_get("runner_id")?,
-                result: row
-                    .try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?
-                    .0,
-                updated_at: row.try_get("updated_at")?,
-            })
-        })();
-        // One unreadable row must not break every page and worker that reads the
-        // comparison: it is reported and skipped (the next analysis rewrites it).
-        stored
-            .inspect_err(|e| {
-                tracing::error!(comparison = %comparison_id, error = %e, "unreadable stored result skipped");
-            })
-            .ok()
-    })
-    .map(Ok)
-    .collect()
-}
-
 /// Rows per multi-row result insert.
 pub(crate) const RESULTS_PER_STATEMENT: usize = 1000;
+
+// The trait's methods, each opening what it needs (pool, connection or transaction).
+#[async_trait::async_trait]
+impl crate::ResultStore for Backend {
+    async fn replace_comparison_results(
+        &self,
+        comparison_id: ComparisonId,
+        runner_id: RunnerId,
+        basis: i64,
+        results: &[benchgate_api::BenchmarkResult],
+    ) -> Result<bool, StoreError> {
+        let mut tx = Backend::begin(&self.pool).await?;
+        let replaced = replace_results(&mut tx, comparison_id, runner_id, basis, results).await?;
+        tx.commit().await?;
+        Ok(replaced)
+    }
+    async fn comparison_results(
+        &self,
+        comparison_id: ComparisonId,
+    ) -> Result<Vec<StoredResult>, StoreError> {
+        let pool = &self.pool;
+        sqlx::query(
+            "SELECT runner_id, result, updated_at FROM comparison_results \
+             WHERE comparison_id = $1 ORDER BY runner_id, benchmark, metric",
+        )
+        .bind(comparison_id)
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .filter_map(|row| {
+            let stored = (|| {
+                Ok::<_, StoreError>(StoredResult {
+                    runner_id: row.try_get("runner_id")?,
+                    result: row
+                        .try_get::<Json<benchgate_api::BenchmarkResult>, _>("result")?
+                        .0,
+                    updated_at: row.try_get("updated_at")?,
+                })
+            })();
+            // One unreadable row must not break every page and worker that reads the
+            // comparison: it is reported and skipped (the next analysis rewrites it).
+            stored
+                .inspect_err(|e| {
+                    tracing::error!(comparison = %comparison_id, error = %e, "unreadable stored result skipped");
+                })
+                .ok()
+        })
+        .map(Ok)
+        .collect()
+    }
+}

@@ -1,16 +1,17 @@
 //! Webhook deliveries: de-duplicated and recorded with their effects in one transaction,
 //! compiled into each backend.
 
-use super::{Pool, begin, comparisons, outbox, pull_requests, queue, repositories};
+use super::{Backend, Pool, comparisons, creation, outbox, pull_requests, queue, repositories};
 use crate::StoreError;
 use crate::model::*;
+use crate::shared::dialect::Dialect;
 
 pub(super) async fn record(
     pool: &Pool,
     delivery: &Delivery,
     effects: &[DeliveryEffect],
 ) -> Result<DeliveryRecord, StoreError> {
-    let mut tx = begin(pool).await?;
+    let mut tx = Backend::begin(pool).await?;
     let inserted = sqlx::query(
         "INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (delivery_id) DO NOTHING",
@@ -53,7 +54,7 @@ pub(super) async fn record(
                 pull_requests::record_head(&mut tx, full_name, *pr_number, head_sha).await?;
             }
             DeliveryEffect::CreateComparison(c) => {
-                let created = comparisons::create(&mut tx, c).await?;
+                let created = creation::create(&mut tx, c).await?;
                 created_comparisons.push(created.id);
                 jobs.extend(created.jobs);
             }
@@ -85,4 +86,31 @@ pub(super) async fn record(
         cancelled_jobs,
         outbox: outbox_ids,
     })
+}
+
+// The trait's methods, each opening what it needs (pool, connection or transaction).
+#[async_trait::async_trait]
+impl crate::WebhookStore for Backend {
+    async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        effects: &[DeliveryEffect],
+    ) -> Result<DeliveryRecord, StoreError> {
+        // A connection that broke since its last use fails once and is dropped; the
+        // delivery is tried again on another (it is idempotent on its delivery id,
+        // so a retry after a commit whose answer was lost reports a duplicate).
+        // Each try drops the broken connection it got, and a restart can break every
+        // connection in the pool.
+        let retries = self.pool.options().get_max_connections();
+        let mut tries = 0;
+        loop {
+            match super::dialect::record_delivery(&self.pool, delivery, effects).await {
+                Err(e) if e.is_broken_connection() && tries < retries => {
+                    tries += 1;
+                    tracing::info!(error = %e, tries, "database connection broke; recording the delivery again");
+                }
+                done => return done,
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! text, which sorts correctly only when every value is written the same way.
 
 pub(crate) mod columns;
+pub(crate) mod dialect;
 
 use chrono::{DateTime, SubsecRound, Utc};
 use std::time::Duration;

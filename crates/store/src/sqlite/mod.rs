@@ -2,42 +2,42 @@
 //! single write lock, which is what makes its one-statement claim exclusive.
 
 use crate::StoreError;
-use crate::model::*;
+use crate::shared::dialect::Dialect;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
 use std::time::Duration;
 
 mod dialect;
 
-type Db = sqlx::Sqlite;
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+impl Dialect for SqliteStore {
+    type Db = sqlx::Sqlite;
+    const BACKEND: &str = "sqlite";
+    // SQLite transactions already run one at a time (`begin` takes the write lock), so
+    // reading the row is enough.
+    const LOCK_PULL_REQUEST_HEAD: &str =
+        "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2";
+    const LOCK_COMPARISON: &str = "SELECT state, pr_number, branch FROM comparisons WHERE id = $1";
+    const RESULT_VERDICT: &str = "json_extract(cr.result, '$.verdict')";
+
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        &MIGRATOR
+    }
+
+    /// Starts a transaction holding the write lock from the start: a deferred transaction that
+    /// reads first and writes later fails with SQLITE_BUSY instead of waiting its turn.
+    async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
+        pool.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+// The names the shared query files take from `super::` (see `shared::dialect`).
+type Db = <Backend as Dialect>::Db;
 type Pool = sqlx::Pool<Db>;
 type Conn = sqlx::SqliteConnection;
 
-const BACKEND: &str = "sqlite";
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
-
-/// SQLite transactions already run one at a time, so reading the row is enough.
-/// Orders a schedule with the webhook that records a newer head (see `comparisons::create`).
-const LOCK_PULL_REQUEST_HEAD: &str =
-    "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2";
-const LOCK_COMPARISON: &str = "SELECT state, pr_number, branch FROM comparisons WHERE id = $1";
-
-/// Starts a transaction holding the write lock from the start: a deferred transaction that
-/// reads first and writes later fails with SQLITE_BUSY instead of waiting its turn.
-async fn begin(pool: &Pool) -> Result<sqlx::Transaction<'static, Db>, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
-}
-
-// The queries both dialects agree on are written once in `src/queries/` and compiled into each
-// backend as a child module: there `super::Db`, `Pool`, `Conn` and `begin` name this backend's.
-#[path = "../queries/repositories.rs"]
-mod repositories;
-#[path = "../queries/rows.rs"]
-mod rows;
-#[path = "../queries/runners.rs"]
-mod runners;
-/// A stored result's verdict as text (JSON text).
-const RESULT_VERDICT: &str = "json_extract(cr.result, '$.verdict')";
+// The queries both dialects agree on, written once in `src/queries/`.
 #[path = "../queries/acceptances.rs"]
 mod acceptances;
 #[path = "../queries/audit.rs"]
@@ -46,6 +46,8 @@ mod audit;
 mod bisections;
 #[path = "../queries/comparisons.rs"]
 mod comparisons;
+#[path = "../queries/creation.rs"]
+mod creation;
 #[path = "../queries/floors.rs"]
 mod floors;
 #[path = "../queries/github_app.rs"]
@@ -60,8 +62,14 @@ mod profiles;
 mod pull_requests;
 #[path = "../queries/queue.rs"]
 mod queue;
+#[path = "../queries/repositories.rs"]
+mod repositories;
 #[path = "../queries/results.rs"]
 mod results;
+#[path = "../queries/rows.rs"]
+mod rows;
+#[path = "../queries/runners.rs"]
+mod runners;
 #[path = "../queries/samples.rs"]
 mod samples;
 #[path = "../queries/webhooks.rs"]
@@ -96,8 +104,8 @@ impl SqliteStore {
     }
 }
 
-/// The store type by one name in both backends, so `queries/impl_store.rs` reads once.
+/// The store type by one name in both backends, so the shared query files implement the `Store` traits once.
 type Backend = SqliteStore;
 
-#[path = "../queries/impl_store.rs"]
-mod impl_store;
+#[path = "../queries/schema.rs"]
+mod schema;
