@@ -4,6 +4,7 @@
 
 mod broken_connections;
 mod cases;
+mod comparison_kind;
 mod connect;
 mod migrations;
 mod support;

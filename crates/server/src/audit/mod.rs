@@ -22,7 +22,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use benchgate_api::agent::{CanarySpec, PlantedBy, StoredComparisonConfig};
-use benchgate_store::{JobState, NewComparison, NewJob, Priority, Runner, StoreError};
+use benchgate_store::{
+    ComparisonFilter, JobState, NewComparison, NewJob, Priority, Runner, StoreError,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -147,20 +149,30 @@ fn claimable(job: &benchgate_store::Job, runner: &Runner) -> bool {
 
 /// Starts a canary on an idle runner when one of its labels is due: A/A twice, then each
 /// planted size, on the base of the newest comparison of that label.
+/// Comparisons of every kind but `excluded`.
+fn all_kinds_but(excluded: &[ComparisonKind]) -> ComparisonFilter {
+    ComparisonFilter {
+        kinds: ComparisonKind::ALL
+            .into_iter()
+            .filter(|k| !excluded.contains(k))
+            .collect(),
+        ..ComparisonFilter::default()
+    }
+}
+
 async fn start_due(app: &Domain, runner: &Runner, now: DateTime<Utc>) -> Result<(), StoreError> {
     let every = &app.config.canary_every;
     let past = app.store.runner_canaries(runner.id, 1_000).await?;
+    // Canaries and layout sessions are not workloads to copy; filtered in the query, so however
+    // many of them ran lately, the newest real comparison is found.
     let source = app
         .store
-        .recent_comparisons(200)
+        .find_comparisons(
+            &all_kinds_but(&[ComparisonKind::Canary, ComparisonKind::LayoutSession]),
+            200,
+        )
         .await?
         .into_iter()
-        .filter(|c| {
-            !matches!(
-                c.kind(),
-                ComparisonKind::Canary | ComparisonKind::LayoutSession
-            )
-        })
         .find(|c| runner.labels.contains(&c.runner_label) && every.of(&c.runner_label).is_some());
     let Some(source) = source else {
         return Ok(());
@@ -244,14 +256,17 @@ pub async fn recalibrate(app: &Domain, runner: &Runner) -> Result<Recalibrated, 
         .into_iter()
         .map(|f| f.key.repository_id)
         .collect();
-    let recent = app.store.recent_comparisons(200).await?;
+    // A canary's suite is the one it copied; the newest real comparison names the workload.
+    let recent = app
+        .store
+        .find_comparisons(&all_kinds_but(&[ComparisonKind::Canary]), 200)
+        .await?;
     let mut calibrations = Vec::new();
     for repository in repositories {
-        let Some(source) = recent.iter().find(|c| {
-            c.repository_id == repository
-                && c.kind() != ComparisonKind::Canary
-                && runner.labels.contains(&c.runner_label)
-        }) else {
+        let Some(source) = recent
+            .iter()
+            .find(|c| c.repository_id == repository && runner.labels.contains(&c.runner_label))
+        else {
             continue;
         };
         let job = crate::calibration::request_calibration(

@@ -301,6 +301,7 @@ mod tests {
             base_sha: base.into(),
             head_sha: head.into(),
             runner_label: "l".into(),
+            kind: benchgate_store::ComparisonKind::MainStep,
             config: serde_json::from_value(
                 serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
             )

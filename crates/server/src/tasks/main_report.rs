@@ -266,6 +266,7 @@ mod tests {
             base_sha: "6dcb09b5b57875f334f61aebed695e2e4193db5e".into(),
             head_sha: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c".into(),
             runner_label: "linux-x86-quiet".into(),
+            kind: benchgate_store::ComparisonKind::Plain,
             config: serde_json::from_value(
                 serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
             )

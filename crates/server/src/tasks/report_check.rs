@@ -136,6 +136,7 @@ mod tests {
             base_sha: "b".repeat(40),
             head_sha: "h".repeat(40),
             runner_label: "x".into(),
+            kind: benchgate_store::ComparisonKind::Plain,
             config: serde_json::from_value(
                 serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
             )

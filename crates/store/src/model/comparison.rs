@@ -208,6 +208,8 @@ pub struct Comparison {
     pub base_sha: String,
     pub head_sha: String,
     pub runner_label: String,
+    /// What it is (pull request, merge group, history step, canary, …), stored.
+    pub kind: ComparisonKind,
     /// What ran and how it is judged, as it was when the comparison was created.
     pub config: StoredComparisonConfig,
     pub planned_rounds: Option<i64>,
@@ -226,9 +228,10 @@ pub struct Comparison {
     pub updated_at: DateTime<Utc>,
 }
 
-/// What a stored comparison is, from its context and its place in the branch's history: read
-/// here and nowhere else.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a comparison is: decided once, from its context and its place in the branch's history,
+/// when it is created, and stored in its own column (`comparisons.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ComparisonKind {
     PullRequest,
     MergeGroup,
@@ -242,24 +245,66 @@ pub enum ComparisonKind {
     Plain,
 }
 
-impl Comparison {
-    /// What this comparison is.
-    pub fn kind(&self) -> ComparisonKind {
+impl ComparisonKind {
+    /// Every kind, in the order listings name them.
+    pub const ALL: [ComparisonKind; 7] = [
+        Self::PullRequest,
+        Self::MergeGroup,
+        Self::MainStep,
+        Self::MainAnchor,
+        Self::Canary,
+        Self::LayoutSession,
+        Self::Plain,
+    ];
+
+    /// The kind of a comparison with this place in the history (if any) and this context.
+    pub fn of(main: Option<MainKind>, config: &StoredComparisonConfig) -> Self {
         use benchgate_api::agent::Purpose;
-        if let Some(main) = &self.main {
-            return match main.kind {
-                MainKind::Step => ComparisonKind::MainStep,
-                MainKind::Anchor => ComparisonKind::MainAnchor,
-            };
+        match main {
+            Some(MainKind::Step) => return Self::MainStep,
+            Some(MainKind::Anchor) => return Self::MainAnchor,
+            None => {}
         }
-        match self.config.purpose() {
-            Purpose::PullRequest => ComparisonKind::PullRequest,
-            Purpose::MergeGroup => ComparisonKind::MergeGroup,
+        match config.purpose() {
+            Purpose::PullRequest => Self::PullRequest,
+            Purpose::MergeGroup => Self::MergeGroup,
             // A comparison is part of the history by its `main`, not by its config's `[main]`.
-            Purpose::MainHistory | Purpose::Plain => ComparisonKind::Plain,
-            Purpose::Canary => ComparisonKind::Canary,
-            Purpose::LayoutSession => ComparisonKind::LayoutSession,
+            Purpose::MainHistory | Purpose::Plain => Self::Plain,
+            Purpose::Canary => Self::Canary,
+            Purpose::LayoutSession => Self::LayoutSession,
         }
+    }
+
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PullRequest => "pull_request",
+            Self::MergeGroup => "merge_group",
+            Self::MainStep => "main_step",
+            Self::MainAnchor => "main_anchor",
+            Self::Canary => "canary",
+            Self::LayoutSession => "layout_session",
+            Self::Plain => "plain",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl NewComparison {
+    /// What the comparison will be stored as.
+    pub fn kind(&self) -> ComparisonKind {
+        ComparisonKind::of(self.main.as_ref().map(|m| m.kind), &self.config)
+    }
+}
+
+impl Comparison {
+    /// What this comparison is (its stored kind).
+    pub fn kind(&self) -> ComparisonKind {
+        self.kind
     }
 }
 
@@ -273,6 +318,9 @@ pub struct ComparisonFilter {
     pub runner: Option<String>,
     /// At least one stored result has this verdict.
     pub verdict: Option<benchgate_api::VerdictKind>,
+    /// One of these kinds; empty matches every kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<ComparisonKind>,
 }
 
 /// A change to the pull request context stored with a comparison.

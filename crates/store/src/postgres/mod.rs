@@ -22,6 +22,7 @@ impl Dialect for PostgresStore {
     const LOCK_COMPARISON: &str =
         "SELECT state, pr_number, branch FROM comparisons WHERE id = $1 FOR UPDATE";
     const RESULT_VERDICT: &str = "cr.result->>'verdict'";
+    const JSON_TEXT_ELEMENTS: &str = "SELECT jsonb_array_elements_text(";
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR
@@ -45,6 +46,8 @@ mod acceptances;
 mod audit;
 #[path = "../queries/bisections.rs"]
 mod bisections;
+#[path = "../queries/comparison_writes.rs"]
+mod comparison_writes;
 #[path = "../queries/comparisons.rs"]
 mod comparisons;
 #[path = "../queries/creation.rs"]

@@ -5,6 +5,7 @@
 //! Lock order on Postgres is always jobs before comparisons (claim, complete and reap touch a
 //! job and then refresh its comparison), so supersede and cancel update jobs first too.
 
+use super::comparison_writes::{insert_jobs, report_state_change};
 use super::{Backend, Conn, Pool, outbox, rows};
 use crate::StoreError;
 use crate::model::*;
@@ -12,62 +13,7 @@ use crate::shared::columns::COMPARISON_COLUMNS;
 use crate::shared::dialect::Dialect;
 use const_format::concatcp;
 use sqlx::Row as _;
-
-/// Records the report rows of a PR comparison whose state just changed, in the
-/// transaction that changed it: the check run (and, once rounds may have run, the
-/// comment) then follows every change, however many comparisons came after it and
-/// whichever server restarts. The keys coalesce them with the watcher's progress rows.
-pub(super) async fn report_state_change(
-    conn: &mut Conn,
-    id: ComparisonId,
-    state: ComparisonState,
-) -> Result<(), StoreError> {
-    outbox::insert(
-        conn,
-        &NewOutboxMessage::comparison_report(REPORT_CHECK, Priority::NORMAL, id),
-    )
-    .await?;
-    // A comparison no job has started has no rounds to show; its check run says enough.
-    if state != ComparisonState::Queued {
-        outbox::insert(
-            conn,
-            &NewOutboxMessage::comparison_report(REPORT_COMMENT, Priority::NORMAL, id),
-        )
-        .await?;
-    }
-    Ok(())
-}
-
-/// Inserts jobs for a comparison, copying its repository, shas, config and label.
-pub(super) async fn insert_jobs(
-    conn: &mut Conn,
-    comparison_id: ComparisonId,
-    jobs: &[NewJob],
-) -> Result<Vec<JobId>, StoreError> {
-    let now = crate::shared::now();
-    let mut ids = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let row = sqlx::query(
-            "INSERT INTO jobs (kind, comparison_id, repository_id, base_sha, head_sha, \
-             config, runner_label, rounds, priority, state, max_attempts, created_at, \
-             updated_at, origin, pinned_runner_id) \
-             SELECT 'comparison', id, repository_id, base_sha, head_sha, config, \
-             runner_label, $2, $3, 'queued', $4, $5, $5, $6, pinned_runner_id \
-             FROM comparisons WHERE id = $1 RETURNING id",
-        )
-        .bind(comparison_id)
-        .bind(job.rounds)
-        .bind(job.priority.0)
-        .bind(job.max_attempts)
-        .bind(now)
-        .bind(&job.origin)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("comparison {comparison_id}")))?;
-        ids.push(row.try_get("id")?);
-    }
-    Ok(ids)
-}
+use sqlx::types::Json;
 
 /// `NotFound` for an unknown comparison, `Conflict` for one superseded or cancelled: no job may
 /// be added to it.
@@ -317,6 +263,9 @@ pub(super) async fn find(
              WHERE cr.comparison_id = c.id AND ",
         Backend::RESULT_VERDICT,
         " = $4)) \
+           AND ($6 IS NULL OR c.kind IN (",
+        Backend::JSON_TEXT_ELEMENTS,
+        "$6))) \
          ORDER BY c.created_at DESC, c.id DESC LIMIT $5"
     ))
     .bind(filter.repository.as_deref())
@@ -324,6 +273,10 @@ pub(super) async fn find(
     .bind(filter.runner.as_deref())
     .bind(verdict)
     .bind(limit)
+    .bind(
+        (!filter.kinds.is_empty())
+            .then(|| Json(filter.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())),
+    )
     .fetch_all(pool)
     .await?
     .iter()

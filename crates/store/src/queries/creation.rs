@@ -2,7 +2,7 @@
 //! refusing a head older than the PR's newest, superseding the PR's other heads; compiled into
 //! each backend. Lock order as in `comparisons.rs`: jobs before comparisons.
 
-use super::comparisons::{insert_jobs, report_state_change};
+use super::comparison_writes::{insert_jobs, report_state_change};
 use super::{Backend, Conn, outbox};
 use crate::StoreError;
 use crate::model::*;
@@ -50,8 +50,8 @@ pub(super) async fn create(
     let id: ComparisonId = sqlx::query(
         "INSERT INTO comparisons (repository_id, pr_number, base_sha, head_sha, \
          runner_label, config, planned_rounds, state, created_at, updated_at, \
-         branch, main_kind, main_suite, main_commits, pinned_runner_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12, $13) \
+         branch, main_kind, main_suite, main_commits, pinned_runner_id, kind) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $8, $9, $10, $11, $12, $13, $14) \
          RETURNING id",
     )
     .bind(new.repository_id)
@@ -68,6 +68,7 @@ pub(super) async fn create(
     .bind(main_commits)
     // A canary measures one runner: its jobs go to that runner only.
     .bind(new.config.canary.as_ref().map(|c| c.runner_id))
+    .bind(new.kind().as_str())
     .fetch_one(&mut *conn)
     .await
     .map_err(|e| match e {

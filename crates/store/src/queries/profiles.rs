@@ -2,7 +2,7 @@
 //! it shares the queue and the lease, but adds no round and never changes the comparison's
 //! state (see `comparisons::refresh_state`).
 
-use super::{Backend, Conn, comparisons, rows};
+use super::{Backend, Conn, comparison_writes, comparisons, rows};
 use crate::StoreError;
 use crate::model::*;
 use crate::shared::columns::PROFILE_COLUMNS;
@@ -58,7 +58,7 @@ pub(super) async fn report(conn: &mut Conn, comparison_id: ComparisonId) -> Resu
     };
     let state = ComparisonState::parse(&state)
         .ok_or_else(|| StoreError::Corrupt(format!("comparison state {state:?}")))?;
-    comparisons::report_state_change(conn, comparison_id, state).await
+    comparison_writes::report_state_change(conn, comparison_id, state).await
 }
 
 // The trait's methods, each opening what it needs (pool, connection or transaction).

@@ -41,6 +41,7 @@ pub(super) fn repository(row: &DbRow) -> Result<Repository, StoreError> {
 
 pub(super) fn comparison(row: &DbRow) -> Result<Comparison, StoreError> {
     let state: String = row.try_get("state")?;
+    let kind: String = row.try_get("kind")?;
     Ok(Comparison {
         id: row.try_get("id")?,
         repository_id: row.try_get("repository_id")?,
@@ -49,6 +50,7 @@ pub(super) fn comparison(row: &DbRow) -> Result<Comparison, StoreError> {
         base_sha: row.try_get("base_sha")?,
         head_sha: row.try_get("head_sha")?,
         runner_label: row.try_get("runner_label")?,
+        kind: ComparisonKind::parse(&kind).ok_or_else(|| corrupt("comparison kind", &kind))?,
         config: row.try_get::<Json<StoredComparisonConfig>, _>("config")?.0,
         planned_rounds: row.try_get("planned_rounds")?,
         state: ComparisonState::parse(&state).ok_or_else(|| corrupt("comparison state", &state))?,

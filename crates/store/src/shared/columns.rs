@@ -8,7 +8,7 @@ pub(crate) const REPOSITORY_COLUMNS: &str =
 
 /// Needs `FROM comparisons c JOIN repositories r ON r.id = c.repository_id`.
 pub(crate) const COMPARISON_COLUMNS: &str = "c.id, c.repository_id, r.full_name AS repository, c.pr_number, c.base_sha, c.head_sha, \
-     c.runner_label, c.config, c.planned_rounds, c.state, c.check_run_id, c.rounds_generation, \
+     c.runner_label, c.kind, c.config, c.planned_rounds, c.state, c.check_run_id, c.rounds_generation, \
      c.check_run_generation, c.check_run_completed, c.branch, c.main_kind, c.main_suite, \
      c.main_commits, c.created_at, c.updated_at";
 

@@ -27,6 +27,9 @@ pub(crate) trait Dialect {
     const LOCK_COMPARISON: &'static str;
     /// A stored result's verdict as text, for `cr.result` (JSON text or JSONB).
     const RESULT_VERDICT: &'static str;
+    /// Opens a subquery of the text elements of a bound JSON array: follow it with the
+    /// parameter and `)`, as in `x IN (` JSON_TEXT_ELEMENTS `$1))`.
+    const JSON_TEXT_ELEMENTS: &'static str;
 
     /// The migrations in `migrations/<backend>/`.
     fn migrator() -> &'static Migrator;

@@ -20,6 +20,7 @@ impl Dialect for SqliteStore {
         "SELECT head_sha FROM pull_request_heads WHERE repository_id = $1 AND pr_number = $2";
     const LOCK_COMPARISON: &str = "SELECT state, pr_number, branch FROM comparisons WHERE id = $1";
     const RESULT_VERDICT: &str = "json_extract(cr.result, '$.verdict')";
+    const JSON_TEXT_ELEMENTS: &str = "SELECT value FROM json_each(";
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR
@@ -44,6 +45,8 @@ mod acceptances;
 mod audit;
 #[path = "../queries/bisections.rs"]
 mod bisections;
+#[path = "../queries/comparison_writes.rs"]
+mod comparison_writes;
 #[path = "../queries/comparisons.rs"]
 mod comparisons;
 #[path = "../queries/creation.rs"]

@@ -1,4 +1,4 @@
-//! `/comparisons` (filtered by repository, PR, runner and verdict, with a small form) and
+//! `/comparisons` (filtered by repository, PR, runner, verdict and kind, with a small form) and
 //! `/repositories/{name}` (one repository's comparisons). The same query parameters filter
 //! `GET /api/v1/comparisons`.
 
@@ -6,7 +6,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use benchgate_api::VerdictKind;
-use benchgate_store::ComparisonFilter;
+use benchgate_store::{ComparisonFilter, ComparisonKind};
 use chrono::Utc;
 use serde::Deserialize;
 
@@ -42,10 +42,13 @@ pub struct FilterQuery {
     pub runner: String,
     #[serde(default)]
     pub verdict: String,
+    /// One kind or several, comma-separated (`pull_request,merge_group`).
+    #[serde(default)]
+    pub kind: String,
 }
 
 impl FilterQuery {
-    /// The store's filter; a PR that is not a number or an unknown verdict is a 400.
+    /// The store's filter; a PR that is not a number, an unknown verdict or kind is a 400.
     pub fn to_filter(&self) -> Result<ComparisonFilter, ApiError> {
         let given = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
         let pr_number = given(&self.pr)
@@ -69,11 +72,23 @@ impl FilterQuery {
                     })
             })
             .transpose()?;
+        let kinds = self
+            .kind
+            .split(',')
+            .filter_map(given)
+            .map(|k| {
+                ComparisonKind::parse(&k).ok_or_else(|| {
+                    let known: Vec<&str> = ComparisonKind::ALL.map(ComparisonKind::as_str).into();
+                    ApiError::BadRequest(format!("unknown kind {k:?}; one of {}", known.join(", ")))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(ComparisonFilter {
             repository: given(&self.repository),
             pr_number,
             runner: given(&self.runner),
             verdict,
+            kinds,
         })
     }
 }
@@ -86,7 +101,20 @@ fn verdict_param(kind: VerdictKind) -> String {
         .unwrap_or_default()
 }
 
-/// One choice of the form's verdict menu.
+/// A kind as the form's menu names it.
+fn kind_words(kind: ComparisonKind) -> &'static str {
+    match kind {
+        ComparisonKind::PullRequest => "pull request",
+        ComparisonKind::MergeGroup => "merge group",
+        ComparisonKind::MainStep => "history step",
+        ComparisonKind::MainAnchor => "history anchor",
+        ComparisonKind::Canary => "canary",
+        ComparisonKind::LayoutSession => "layout session",
+        ComparisonKind::Plain => "plain (admin API, culprit probe)",
+    }
+}
+
+/// One choice of the form's verdict or kind menu.
 struct VerdictOption {
     value: String,
     words: &'static str,
@@ -100,6 +128,7 @@ struct ComparisonsPage {
     repository: Option<String>,
     query: FilterQuery,
     verdicts: Vec<VerdictOption>,
+    kinds: Vec<VerdictOption>,
     runners: Vec<String>,
     comparisons: Vec<ComparisonSummary>,
 }
@@ -125,16 +154,25 @@ async fn list_page(
             selected: filter.verdict == Some(k),
         })
         .collect();
+    let kinds = ComparisonKind::ALL
+        .into_iter()
+        .map(|k| VerdictOption {
+            value: k.as_str().to_owned(),
+            words: kind_words(k),
+            selected: filter.kinds == [k],
+        })
+        .collect();
     render(&ComparisonsPage {
         repository,
         query,
         verdicts,
+        kinds,
         runners,
         comparisons,
     })
 }
 
-/// `/comparisons?repository=&pr=&runner=&verdict=`: the newest comparisons that match.
+/// `/comparisons?repository=&pr=&runner=&verdict=&kind=`: the newest comparisons that match.
 pub async fn page(
     State(app): State<AppState>,
     Query(query): Query<FilterQuery>,
@@ -168,11 +206,23 @@ mod tests {
             pr: "#42".into(),
             runner: "quiet-1".into(),
             verdict: "no_result_yet".into(),
+            kind: "pull_request, merge_group".into(),
         };
         let f = q.to_filter().unwrap();
         assert_eq!(f.repository.as_deref(), Some("acme/widgets"));
         assert_eq!(f.pr_number, Some(42));
         assert_eq!(f.verdict, Some(VerdictKind::NoResultYet));
+        assert_eq!(
+            f.kinds,
+            [ComparisonKind::PullRequest, ComparisonKind::MergeGroup]
+        );
+        let bad = FilterQuery {
+            kind: "pull_request,canaries".into(),
+            ..FilterQuery::default()
+        };
+        assert!(
+            matches!(bad.to_filter(), Err(ApiError::BadRequest(m)) if m.contains("\"canaries\"") && m.contains("layout_session"))
+        );
         let bad = FilterQuery {
             pr: "forty-two".into(),
             ..FilterQuery::default()

@@ -83,6 +83,9 @@ pub struct ComparisonSummary {
     pub base_sha: String,
     pub head_sha: String,
     pub runner_label: String,
+    /// `pull_request`, `merge_group`, `main_step`, `main_anchor`, `canary`, `layout_session`
+    /// or `plain`.
+    pub kind: &'static str,
     pub state: &'static str,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -184,6 +187,7 @@ fn summarise(
         base_sha: c.base_sha.clone(),
         head_sha: c.head_sha.clone(),
         runner_label: c.runner_label.clone(),
+        kind: c.kind.as_str(),
         state: c.state.as_str(),
         created_at: c.created_at,
         updated_at: c.updated_at,
