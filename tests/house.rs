@@ -1,6 +1,7 @@
 //! The house in figures (issue 46): the largest source file, import circles, test binaries,
 //! hand-written test comparisons, domain modules that take the web server's state, files
-//! outside the server's HTTP layer that import axum, and store methods whose SQL is a jump
+//! outside the server's HTTP layer that import axum, server code that reads clap's structs
+//! instead of its configuration, and store methods whose SQL is a jump
 //! further than their `impl`. Each figure is printed, and may not grow
 //! past where it stands now; the targets are the issue's. When a change improves one, lower its
 //! ceiling here to the new figure, so the gain is kept.
@@ -16,6 +17,7 @@ const TEST_BINARIES: usize = 7; // the target
 const NEW_COMPARISON_BLOCKS: usize = 0; // the target is 3
 const DOMAIN_MODULES_WITH_APP_STATE: usize = 0; // the target
 const AXUM_OUTSIDE_HTTP: usize = 0; // the target: axum under the server's `http/` and in its `lib.rs` only
+const CLAP_OUTSIDE_FLAGS: usize = 0; // the target: clap in the server's `flags.rs` and `runner_cli.rs` only
 /// Store trait methods whose implementation runs no SQL and calls nothing in its own file: a
 /// reader who jumps from the trait to the `impl` must jump again to find the SQL.
 const STORE_FORWARDERS: usize = 2; // comparison creation (shared with webhooks), record_delivery
@@ -186,6 +188,7 @@ fn store_forwarders() -> Vec<String> {
 fn the_house_does_not_get_worse() {
     let mut sizes: Vec<(usize, String)> = Vec::new();
     let mut axum = Vec::new();
+    let mut clap = Vec::new();
     for dir in source_dirs() {
         for file in rust_files(&dir) {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -196,7 +199,23 @@ fn the_house_does_not_get_worse() {
             let http_layer =
                 rel.starts_with("crates/server/src/http/") || rel == "crates/server/src/lib.rs";
             if !http_layer && (text.contains("use axum") || text.contains("axum::")) {
-                axum.push(rel);
+                axum.push(rel.clone());
+            }
+            // The flags become a `ServerConfig`; the rest of the server reads that (`lib.rs`
+            // re-exports the flags for `main`).
+            let cli = [
+                "crates/server/src/flags.rs",
+                "crates/server/src/runner_cli.rs",
+                "crates/server/src/lib.rs",
+            ];
+            let code = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
+            if rel.starts_with("crates/server/src/")
+                && !cli.contains(&rel.as_str())
+                && (code.contains("clap::")
+                    || code.contains("ServeArgs")
+                    || code.contains("GitHubArgs"))
+            {
+                clap.push(rel);
             }
         }
     }
@@ -240,6 +259,7 @@ fn the_house_does_not_get_worse() {
     eprintln!("files over 600 lines: {over:?}");
     eprintln!("test binaries: {binaries:?}");
     eprintln!("NewComparison blocks: {blocks:?}");
+    eprintln!("server files reading clap's structs outside flags.rs: {clap:?}");
     let forwarders = store_forwarders();
     eprintln!("store methods forwarding to another file: {forwarders:?}");
     let worse: Vec<String> = [
@@ -260,6 +280,11 @@ fn the_house_does_not_get_worse() {
             "files importing axum outside the HTTP layer",
             axum.len(),
             AXUM_OUTSIDE_HTTP,
+        ),
+        (
+            "server files reading clap's structs outside flags.rs",
+            clap.len(),
+            CLAP_OUTSIDE_FLAGS,
         ),
         (
             "store methods forwarding to another file",

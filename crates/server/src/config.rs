@@ -1,151 +1,170 @@
-//! `benchgate serve` configuration: flags with `BENCHGATE_*` environment fallbacks.
+//! The running configuration of `benchgate serve`: what the server, its workers and its tasks
+//! read, in the units they use. It is made once from the flags (`flags.rs`, clap) when the
+//! server starts; nothing here knows how it was given.
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
 
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable, for a terminal.
-    Pretty,
-    /// One JSON object per line, for a log collector.
-    Json,
-}
+use anyhow::Context;
+use benchgate_github::WebhookSecrets;
+use benchgate_github::client::{Auth, ClientConfig, GitHubClient};
 
-/// Flags of `benchgate serve`.
-#[derive(Clone, clap::Args)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "BENCHGATE_LISTEN", default_value = "127.0.0.1:8080")]
+/// The server's configuration.
+#[derive(Clone)]
+pub struct ServerConfig {
     pub listen: SocketAddr,
-
-    /// Database URL: `sqlite://FILE` (created if missing) or `postgres://USER@HOST/DB`.
-    #[arg(
-        long,
-        env = "BENCHGATE_DATABASE_URL",
-        default_value = "sqlite://benchgate.db"
-    )]
+    /// `sqlite://FILE` or `postgres://USER@HOST/DB`; printed only through `mask_url`.
     pub database_url: String,
-
-    /// Connections to Postgres this server holds at most (SQLite keeps its own 8). Size it to
-    /// the agents uploading at once and what the database allows, across all replicas.
-    #[arg(long, env = "BENCHGATE_DATABASE_POOL_SIZE", default_value_t = benchgate_store::DEFAULT_POOL_SIZE,
-          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Connections to Postgres held at most (SQLite keeps its own 8).
     pub database_pool_size: u32,
-
-    /// Log format.
-    #[arg(long, env = "BENCHGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
-    pub log_format: LogFormat,
-
-    /// Largest request body accepted, in bytes (webhooks can be large).
-    #[arg(long, env = "BENCHGATE_BODY_LIMIT", default_value_t = 25 * 1024 * 1024)]
+    /// Largest request body accepted, in bytes.
     pub body_limit: usize,
-
-    /// Memory, in MiB, that webhook bodies being received may hold at once; a delivery past it
-    /// gets 503 with Retry-After (GitHub redelivers), so a flood of large unsigned posts cannot
-    /// exhaust the server.
-    #[arg(long, env = "BENCHGATE_WEBHOOK_MEMORY_MIB", default_value_t = 100)]
+    /// Webhook bodies this process may hold at once, in MiB.
     pub webhook_memory_mib: u32,
-
-    /// Seconds a request may take before it is answered 408.
-    #[arg(long, env = "BENCHGATE_REQUEST_TIMEOUT", default_value_t = 60)]
-    pub request_timeout_secs: u64,
-
-    /// Admin API token (`POST /api/v1/comparisons`); the admin API answers 401 without one.
-    #[arg(long, env = "BENCHGATE_ADMIN_TOKEN", hide_env_values = true)]
+    /// How long a request may take before it is answered 408.
+    pub request_timeout: Duration,
+    /// The admin API's bearer token; `None`: the admin API answers 401.
     pub admin_token: Option<String>,
-
-    /// Seconds a job's lease lasts without a heartbeat before the reaper requeues the job.
-    #[arg(long, env = "BENCHGATE_LEASE_SECS", default_value_t = 60)]
-    pub lease_secs: u64,
-
-    /// Claims a job may use before it fails (each expired lease uses one).
-    #[arg(long, env = "BENCHGATE_MAX_ATTEMPTS", default_value_t = 3)]
+    /// How long a job's lease lasts without a heartbeat.
+    pub lease: Duration,
+    /// Claims a job may use before it fails.
     pub max_attempts: i64,
-
-    /// How often each runner re-measures its A/A noise floor per repository ("24h", "30m", "90s").
-    #[arg(long, env = "BENCHGATE_CALIBRATION_INTERVAL", default_value = "24h", value_parser = crate::calibration::parse_interval)]
-    pub calibration_interval: std::time::Duration,
-
-    /// Longest a job claim waits for work before answering 204, in seconds.
-    #[arg(long, env = "BENCHGATE_CLAIM_WAIT", default_value_t = 25)]
-    pub claim_wait_secs: u64,
-
-    /// Token the dashboard and its read API require (bearer, `?token=` or cookie); unset, they
-    /// are public and read-only.
-    #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide_env_values = true)]
+    /// How often each runner re-measures its A/A noise floor per repository.
+    pub calibration_interval: Duration,
+    /// Longest a job claim waits for work before answering 204.
+    pub claim_wait: Duration,
+    /// The dashboard's token; `None`: the dashboard is public and read-only.
     pub dashboard_token: Option<String>,
-
-    /// Profiled runs per side after a PR comparison ends slower (perf on the runner; never
-    /// samples). 0 turns automatic profiles off; `/benchgate profile` still asks for them.
-    #[arg(long, env = "BENCHGATE_PROFILE_RUNS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    /// Profiled runs per side after a PR comparison ends slower; 0: none unless asked.
     pub profile_runs: u32,
-
-    /// Most rounds one probe of a culprit search runs before it is called undecided (a probe
-    /// stops as soon as its interval answers; Pinpoint runs 20 to 160 per probe). 0 turns
-    /// searches off.
-    #[arg(long, env = "BENCHGATE_BISECT_MAX_ROUNDS", default_value_t = 160, value_parser = clap::value_parser!(u32).range(0..=2000))]
+    /// Most rounds one probe of a culprit search runs; 0: no searches.
     pub bisect_max_rounds: u32,
-
-    /// How often each idle runner runs a canary (its own commit against itself, or with
-    /// planted extra work) for its audit, at the lowest priority: "6h" for every label, per
-    /// label as "quiet=2h,gpu=off,*=6h", or "off".
-    #[arg(long, env = "BENCHGATE_CANARY_EVERY", default_value = "6h", value_parser = crate::audit::parse_canary_every)]
+    /// How often each idle runner runs a canary, per label.
     pub canary_every: crate::audit::CanaryEvery,
-
-    /// Planted changes (percent more work) the canaries cycle through after two A/A ones.
-    #[arg(long, env = "BENCHGATE_CANARY_PLANTED", default_value = "2,5", value_delimiter = ',', value_parser = planted_pct)]
+    /// Planted changes (percent more work) the canaries cycle through.
     pub canary_planted: Vec<f64>,
-
-    /// Rounds of each canary (it is scored at the first round that decides).
-    #[arg(long, env = "BENCHGATE_CANARY_ROUNDS", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=500))]
+    /// Rounds of each canary.
     pub canary_rounds: u32,
-
-    /// How often the canary pass looks for idle runners, in milliseconds (measurements that
-    /// run canaries back to back lower it).
-    #[arg(long, env = "BENCHGATE_CANARY_TICK_MS", default_value_t = 5000, hide = true, value_parser = clap::value_parser!(u64).range(100..=600_000))]
-    pub canary_tick_ms: u64,
-
-    #[command(flatten)]
-    pub github: crate::github_args::GitHubArgs,
+    /// How often the canary pass looks for idle runners.
+    pub canary_tick: Duration,
+    pub github: GitHubConfig,
 }
 
-fn planted_pct(text: &str) -> Result<f64, String> {
-    match text.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!(
-            "expected a percentage above 0 and at most 100, found {text:?}"
-        )),
+/// How benchgate reaches GitHub and links back to itself. Credentials set here win over the
+/// App stored by `/github/setup`.
+#[derive(Clone)]
+pub struct GitHubConfig {
+    /// Webhook secret(s), comma-separated (rotation).
+    pub webhook_secret: Option<String>,
+    /// A GitHub App's id and the PEM file of its private key.
+    pub app: Option<(u64, PathBuf)>,
+    /// A single token instead of App authentication.
+    pub token: Option<String>,
+    /// The REST API's base URL.
+    pub api_url: String,
+    /// GitHub's web URL without a trailing slash, where `/github/setup` creates the App.
+    pub web_url: String,
+    /// This server's public base URL, for links in comments and check runs.
+    pub public_url: String,
+    /// Time between edits of a PR's comment while rounds land.
+    pub comment_interval: Duration,
+    /// First retry delay of a failed GitHub write; doubles per attempt.
+    pub outbox_backoff: Duration,
+}
+
+impl GitHubConfig {
+    /// The webhook secrets, or `None` when none is configured (every delivery is then refused).
+    pub fn webhook_secrets(&self) -> anyhow::Result<Option<WebhookSecrets>> {
+        self.webhook_secret
+            .as_deref()
+            .map(WebhookSecrets::from_comma_separated)
+            .transpose()
+            .context("BENCHGATE_WEBHOOK_SECRET")
+    }
+
+    /// The GitHub client, or `None` when neither an App nor a token is configured.
+    pub fn client(&self) -> anyhow::Result<Option<GitHubClient>> {
+        let auth = match (&self.app, &self.token) {
+            (Some((app_id, key_file)), _) => {
+                let pem = std::fs::read_to_string(key_file).with_context(|| {
+                    format!("reading the GitHub App private key {}", key_file.display())
+                })?;
+                Auth::App {
+                    app_id: *app_id,
+                    private_key_pem: pem.into(),
+                }
+            }
+            (None, Some(token)) => Auth::Token(token.clone().into()),
+            (None, None) => return Ok(None),
+        };
+        self.client_with(auth).map(Some)
+    }
+
+    /// The GitHub client for `auth` (these credentials, or the App stored by `/github/setup`).
+    pub fn client_with(&self, auth: Auth) -> anyhow::Result<GitHubClient> {
+        let config = ClientConfig {
+            api_url: self.api_url.clone(),
+            auth,
+            timeout: Duration::from_secs(30),
+        };
+        Ok(GitHubClient::new(config)?)
+    }
+
+    /// Whether credentials were given here (they then win over a stored App).
+    pub fn has_credentials(&self) -> bool {
+        self.app.is_some() || self.token.is_some()
+    }
+
+    /// The dashboard page of a comparison.
+    pub fn comparison_url(&self, id: impl fmt::Display) -> String {
+        format!("{}/comparisons/{id}", self.public_url.trim_end_matches('/'))
     }
 }
 
-impl fmt::Debug for ServeArgs {
+impl fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServeArgs")
+        let masked = |v: &Option<String>| v.as_ref().map(|_| "***");
+        f.debug_struct("ServerConfig")
             .field("listen", &self.listen)
             .field(
                 "database_url",
                 &benchgate_store::mask_url(&self.database_url),
             )
             .field("database_pool_size", &self.database_pool_size)
-            .field("log_format", &self.log_format)
             .field("body_limit", &self.body_limit)
-            .field("request_timeout_secs", &self.request_timeout_secs)
-            .field("admin_token", &self.admin_token.as_ref().map(|_| "***"))
-            .field("lease_secs", &self.lease_secs)
+            .field("webhook_memory_mib", &self.webhook_memory_mib)
+            .field("request_timeout", &self.request_timeout)
+            .field("admin_token", &masked(&self.admin_token))
+            .field("lease", &self.lease)
             .field("max_attempts", &self.max_attempts)
             .field("calibration_interval", &self.calibration_interval)
-            .field("claim_wait_secs", &self.claim_wait_secs)
+            .field("claim_wait", &self.claim_wait)
+            .field("dashboard_token", &masked(&self.dashboard_token))
             .field("profile_runs", &self.profile_runs)
             .field("bisect_max_rounds", &self.bisect_max_rounds)
             .field("canary_every", &self.canary_every.to_string())
             .field("canary_planted", &self.canary_planted)
             .field("canary_rounds", &self.canary_rounds)
-            .field(
-                "dashboard_token",
-                &self.dashboard_token.as_ref().map(|_| "***"),
-            )
+            .field("canary_tick", &self.canary_tick)
             .field("github", &self.github)
+            .finish()
+    }
+}
+
+impl fmt::Debug for GitHubConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let masked = |v: &Option<String>| v.as_ref().map(|_| "***");
+        f.debug_struct("GitHubConfig")
+            .field("webhook_secret", &masked(&self.webhook_secret))
+            .field("app", &self.app)
+            .field("token", &masked(&self.token))
+            .field("api_url", &self.api_url)
+            .field("web_url", &self.web_url)
+            .field("public_url", &self.public_url)
+            .field("comment_interval", &self.comment_interval)
+            .field("outbox_backoff", &self.outbox_backoff)
             .finish()
     }
 }

@@ -85,7 +85,7 @@ pub async fn describe_claim(
         base_sha: job.base_sha.clone(),
         head_sha: job.head_sha.clone(),
         benchmark,
-        heartbeat_secs: (app.config.lease_secs / 3).max(1),
+        heartbeat_secs: (app.config.lease.as_secs() / 3).max(1),
         profile: job.profile.clone(),
         sides,
         stop_when_decided,

@@ -9,7 +9,7 @@ mod commit_check;
 pub mod comparison_analysis;
 pub mod config;
 mod delivery_plan;
-pub mod github_args;
+pub mod flags;
 pub mod github_credentials;
 mod http;
 mod job_lifecycle;
@@ -30,7 +30,8 @@ use std::sync::Arc;
 use benchgate_store::Store;
 use tokio::net::TcpListener;
 
-pub use config::{LogFormat, ServeArgs};
+pub use config::{GitHubConfig, ServerConfig};
+pub use flags::{GitHubArgs, LogFormat, ServeArgs};
 pub use http::error::ApiError;
 pub use http::router;
 
@@ -41,7 +42,7 @@ pub use http::router;
 #[derive(Clone)]
 pub struct Domain {
     pub store: Arc<dyn Store>,
-    pub config: Arc<ServeArgs>,
+    pub config: Arc<ServerConfig>,
     /// This process's counters and histograms, encoded by `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
     /// The samples of recently analysed comparisons, so an upload's analysis reads only that
@@ -74,7 +75,9 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: ServeArgs, store: Arc<dyn Store>) -> Self {
+    /// The state of a server with `config` (or the flags it is made from) on `store`.
+    pub fn new(config: impl Into<ServerConfig>, store: Arc<dyn Store>) -> Self {
+        let config = config.into();
         Self {
             github_credentials: Arc::new(github_credentials::GitHubCredentials::new(
                 store.clone(),
@@ -97,10 +100,11 @@ impl AppState {
 /// Connects the store, applies migrations, binds the listen address and starts the background
 /// tasks and the HTTP server; the returned handle knows the bound address (port 0 works).
 pub async fn start(
-    args: ServeArgs,
+    config: impl Into<ServerConfig>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<RunningServer> {
     use anyhow::Context;
+    let args = config.into();
     // A typo in the secret list would otherwise start a server that refuses every delivery.
     args.github
         .webhook_secrets()

@@ -74,12 +74,11 @@ async fn claim(
     Json(req): Json<ClaimRequest>,
 ) -> Result<Response, ApiError> {
     let labels = claim_labels(&runner.0.labels, &req.labels)?;
-    let wait = Duration::from_secs(
-        req.wait_secs
-            .unwrap_or(u64::MAX)
-            .min(app.config.claim_wait_secs),
-    );
-    let lease = Duration::from_secs(app.config.lease_secs);
+    let wait = req
+        .wait_secs
+        .map_or(app.config.claim_wait, Duration::from_secs)
+        .min(app.config.claim_wait);
+    let lease = app.config.lease;
     let deadline = Instant::now() + wait;
     loop {
         if let Some(claimed) = app.store.claim_job(runner.0.id, &labels, lease).await? {
@@ -141,7 +140,7 @@ async fn heartbeat(
     Json(req): Json<HeartbeatRequest>,
 ) -> Result<Json<HeartbeatResponse>, ApiError> {
     held_job(&app, id, &runner).await?;
-    let lease = Duration::from_secs(app.config.lease_secs);
+    let lease = app.config.lease;
     let beat = app
         .store
         .heartbeat(JobId(id), &LeaseToken(req.lease_token), lease)

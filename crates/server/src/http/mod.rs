@@ -28,7 +28,7 @@ use tower_http::trace::TraceLayer;
 /// The whole HTTP application, with its middleware.
 pub fn router(state: crate::AppState) -> axum::Router {
     let body_limit = state.config.body_limit;
-    let timeout = std::time::Duration::from_secs(state.config.request_timeout_secs);
+    let timeout = state.config.request_timeout;
     let routes = axum::Router::new()
         .merge(health::routes())
         // Axum caps JSON bodies at 2 MiB by default; a round of a large suite is bigger.

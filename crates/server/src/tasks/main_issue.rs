@@ -9,7 +9,7 @@ use benchgate_store::model::{
 use serde::{Deserialize, Serialize};
 
 use super::{Context, OutboxTask, TaskError};
-use crate::github_args::GitHubArgs;
+use crate::GitHubConfig;
 use benchgate_stats::words::{self, short_sha};
 
 /// Write the GitHub issue of a regression episode of the default branch.
@@ -64,7 +64,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         None => None,
     };
     let search = search.as_ref().map(|(b, p)| (b, p.as_slice()));
-    let (title, body) = issue(&cx.args, &episode, &repository.full_name, search);
+    let (title, body) = issue(&cx.github_config, &episode, &repository.full_name, search);
     // An issue for this episode can only have been opened after the episode was.
     let since = episode
         .created_at
@@ -120,7 +120,12 @@ fn marker(e: &Regression) -> String {
 type Search<'a> = Option<(&'a Bisection, &'a [BisectionProbe])>;
 
 /// The issue's title and body as GitHub receives them.
-fn issue(args: &GitHubArgs, e: &Regression, repository: &str, search: Search) -> (String, String) {
+fn issue(
+    args: &GitHubConfig,
+    e: &Regression,
+    repository: &str,
+    search: Search,
+) -> (String, String) {
     // GitHub refuses a title over 256 characters and a body over 65,536.
     let title = crate::report::fit_bytes(title(e, search.map(|s| s.0)), 256);
     let mut text = format!("{}\n{}", marker(e), body(args, e, repository));
@@ -158,7 +163,7 @@ fn title(e: &Regression, search: Option<&Bisection>) -> String {
     )
 }
 
-fn body(args: &GitHubArgs, e: &Regression, repository: &str) -> String {
+fn body(args: &GitHubConfig, e: &Regression, repository: &str) -> String {
     let link = |id: ComparisonId| format!("[#{id}]({})", args.comparison_url(id));
     let change = words::percent(e.change * 100.0);
     // Stored as fractions; an unbounded side is stored as an infinity.

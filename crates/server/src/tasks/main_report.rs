@@ -172,7 +172,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             },
             pr,
             label: MERGED_PR_LABEL.to_owned(),
-            body: merged_pr_comment(&cx.args, &c, &series.branch, &slower_rows),
+            body: merged_pr_comment(&cx.github_config, &c, &series.branch, &slower_rows),
         })
         .await?;
     }
@@ -205,7 +205,7 @@ fn covers(seq: &[String], c: &Comparison, e: &Regression) -> bool {
 /// The comment on a merged PR whose step made the branch slower: each row that opened an
 /// episode, in the report's words.
 fn merged_pr_comment(
-    args: &crate::github_args::GitHubArgs,
+    args: &crate::GitHubConfig,
     c: &Comparison,
     branch: &str,
     rows: &[(benchgate_api::BenchmarkResult, i64)],

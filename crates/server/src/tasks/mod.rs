@@ -30,7 +30,7 @@ use benchgate_store::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::github_args::GitHubArgs;
+use crate::GitHubConfig;
 use crate::report::{self, LoadedReport};
 
 pub use add_reaction::Reaction;
@@ -69,7 +69,7 @@ pub fn is_check_name(name: &str) -> bool {
 pub struct Context {
     pub domain: crate::Domain,
     pub github: GitHubClient,
-    pub args: Arc<GitHubArgs>,
+    pub github_config: Arc<GitHubConfig>,
 }
 
 impl std::ops::Deref for Context {
@@ -164,7 +164,7 @@ impl Context {
 
     /// The report of comparison `id` and the repository it is posted to.
     async fn loaded(&self, id: i64) -> Result<Option<(LoadedReport, RepoTarget)>, TaskError> {
-        let url = self.args.comparison_url(id);
+        let url = self.github_config.comparison_url(id);
         let Some(loaded) = report::load(self.store.as_ref(), ComparisonId(id), url).await? else {
             return Ok(None);
         };
@@ -317,19 +317,18 @@ fn pull_request_key(repo: &RepoName, pr: u64) -> String {
     format!("pr:{}#{pr}", repo.full_name)
 }
 
-/// The flags a task's text reads (the dashboard's public URL), for tests.
+/// The GitHub configuration a task's text reads (the dashboard's public URL), for tests.
 #[cfg(test)]
-pub(crate) fn test_args() -> crate::github_args::GitHubArgs {
-    crate::github_args::GitHubArgs {
+pub(crate) fn test_args() -> GitHubConfig {
+    GitHubConfig {
         webhook_secret: None,
-        github_app_id: None,
-        github_private_key_file: None,
-        github_token: None,
-        github_api_url: benchgate_github::client::DEFAULT_API_URL.to_owned(),
-        github_web_url: None,
+        app: None,
+        token: None,
+        api_url: benchgate_github::client::DEFAULT_API_URL.to_owned(),
+        web_url: "https://github.com".to_owned(),
         public_url: "https://bench.example/".to_owned(),
-        comment_interval_secs: 5,
-        outbox_backoff_ms: 2000,
+        comment_interval: std::time::Duration::from_secs(5),
+        outbox_backoff: std::time::Duration::from_secs(2),
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) async fn run(
 ) -> Result<(), TaskError> {
     let c = &loaded.comparison;
     let id = c.id.0;
-    let write = check_write(c, &loaded.input, cx.args.comparison_url(id));
+    let write = check_write(c, &loaded.input, cx.github_config.comparison_url(id));
     let new_run = write_recorded(cx, &target, c, &write).await?;
     tracing::info!(comparison = id, generation = c.rounds_generation, new_run, status = ?write.status, conclusion = ?write.conclusion, "check written");
     Ok(())

@@ -1,7 +1,5 @@
 //! The canary loop: planted and A/A canaries on idle runners, scored as they finish.
 
-use std::time::Duration;
-
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +11,7 @@ pub async fn run(app: Domain, cancel: CancellationToken) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(Duration::from_millis(app.config.canary_tick_ms)) => {}
+            _ = tokio::time::sleep(app.config.canary_tick) => {}
         }
         if let Err(e) = crate::audit::tick(&app, Utc::now()).await {
             tracing::warn!(error = %e, "canary pass failed; trying again next tick");

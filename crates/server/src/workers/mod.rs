@@ -8,8 +8,6 @@ pub mod outbox;
 mod reaper;
 mod report_watch;
 
-use std::time::Duration;
-
 use benchgate_github::client::{Auth, GitHubClient};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -54,13 +52,13 @@ fn spawn_github_workers(
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) {
-    let args = &domain.config.github;
+    let config = &domain.config.github;
     if !credentials.has_flag_secret() {
         tracing::info!(
             "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
         );
     }
-    match args.client() {
+    match config.client() {
         Ok(Some(github)) => spawn_github_tasks(domain, github, cancel, tasks),
         Ok(None) => {
             tracing::info!(
@@ -118,19 +116,19 @@ fn spawn_github_tasks(
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) {
-    let args = &domain.config.github;
+    let config = &domain.config.github;
     let worker = outbox::Runner {
         store: domain.store.clone(),
-        backoff_ms: args.outbox_backoff_ms,
+        backoff: config.outbox_backoff,
         metrics: domain.metrics.clone(),
         perform: crate::tasks::Context {
             domain: domain.clone(),
             github,
-            args: std::sync::Arc::new(args.clone()),
+            github_config: std::sync::Arc::new(config.clone()),
         },
     };
     tasks.spawn(outbox::run(worker, cancel.clone()));
-    let every = Duration::from_secs(args.comment_interval_secs.max(1));
+    let every = config.comment_interval;
     tasks.spawn(report_watch::run(
         domain.store.clone(),
         every,

@@ -10,13 +10,13 @@ use tokio_util::sync::CancellationToken;
 use crate::Domain;
 
 /// How often to look for expired leases: a quarter of the lease, between 250 ms and 5 s.
-pub fn period(lease_secs: u64) -> Duration {
-    (Duration::from_secs(lease_secs) / 4).clamp(Duration::from_millis(250), Duration::from_secs(5))
+pub fn period(lease: Duration) -> Duration {
+    (lease / 4).clamp(Duration::from_millis(250), Duration::from_secs(5))
 }
 
 /// Background loop: reaps expired leases until `cancel` fires.
 pub async fn run(app: Domain, cancel: CancellationToken) {
-    let period = period(app.config.lease_secs);
+    let period = period(app.config.lease);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,

@@ -56,7 +56,7 @@ async fn setup_page(
         )));
     }
     let github = &app.config.github;
-    let web_url = github.web_url();
+    let web_url = github.web_url.clone();
     let manifest = AppManifest::for_server(&github.public_url);
     let state = app.store.create_setup_state(STATE_TTL).await?;
     let new_app_url = match org {
@@ -108,7 +108,7 @@ async fn callback(
             "{reason} Start again at /github/setup."
         )));
     }
-    let created = convert_manifest_code(&app.config.github.github_api_url, &code, EXCHANGE_TIMEOUT)
+    let created = convert_manifest_code(&app.config.github.api_url, &code, EXCHANGE_TIMEOUT)
         .await
         .inspect_err(|_| app.metrics.github_api_error())
         .map_err(exchange_failed)?;
@@ -161,7 +161,7 @@ fn exchange_failed(e: GitHubError) -> SetupError {
 fn overridden_by_flags(app: &AppState) -> Vec<&'static str> {
     let github = &app.config.github;
     let mut overridden = Vec::new();
-    if github.github_app_id.is_some() || github.github_token.is_some() {
+    if github.has_credentials() {
         overridden.push("the App id and key (--github-app-id / --github-token)");
     }
     if app.github_credentials.has_flag_secret() {
@@ -191,31 +191,6 @@ fn is_account_login(login: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    fn web_url(flags: &[&str]) -> String {
-        #[derive(clap::Parser)]
-        struct Serve {
-            #[command(flatten)]
-            args: crate::ServeArgs,
-        }
-        use clap::Parser as _;
-        let argv = std::iter::once("serve").chain(flags.iter().copied());
-        Serve::try_parse_from(argv).unwrap().args.github.web_url()
-    }
-
-    #[test]
-    fn the_web_url_follows_the_api_url_unless_given() {
-        assert_eq!(web_url(&[]), "https://github.com");
-        let ghes = ["--github-api-url", "https://ghe.example/api/v3/"];
-        assert_eq!(web_url(&ghes), "https://ghe.example");
-        let given = [
-            "--github-web-url",
-            "https://web.example/",
-            "--github-api-url",
-            "http://fake:1",
-        ];
-        assert_eq!(web_url(&given), "https://web.example");
-    }
-
     #[test]
     fn a_loopback_public_url_is_flagged() {
         assert!(super::is_local("http://localhost:8080"));

@@ -524,7 +524,7 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
             },
             pr,
             label: CULPRIT_LABEL.to_owned(),
-            body: culprit_comment(&cx.args, &repository.full_name, search, view),
+            body: culprit_comment(&cx.github_config, &repository.full_name, search, view),
         })
         .await?;
     }

@@ -177,7 +177,7 @@ pub fn describe(search: &Bisection, probes: &[BisectionProbe]) -> String {
 
 /// The comment on the PR a search named.
 pub(super) fn culprit_comment(
-    args: &crate::github_args::GitHubArgs,
+    args: &crate::GitHubConfig,
     repository: &str,
     search: &Bisection,
     view: &SearchOutcome,

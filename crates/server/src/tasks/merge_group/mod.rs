@@ -221,7 +221,7 @@ pub(super) async fn report(
         steps.push(StepView {
             pr: pr.clone(),
             outcome,
-            comparison_url: row.map(|s| cx.args.comparison_url(s.id)),
+            comparison_url: row.map(|s| cx.github_config.comparison_url(s.id)),
         });
     }
     let search = if context.prs.len() >= SEARCH_FROM
@@ -253,7 +253,7 @@ pub(super) async fn report(
         conclusion: decided.conclusion,
         title: decided.title.clone(),
         summary: commit_check::summary(summary),
-        details_url: Some(cx.args.comparison_url(c.id)),
+        details_url: Some(cx.github_config.comparison_url(c.id)),
         external_id: super::report_check::external_id(c),
     };
     super::report_check::write_recorded(cx, &target, c, &write).await?;

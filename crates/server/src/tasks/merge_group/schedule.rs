@@ -200,7 +200,7 @@ impl ScheduleMergeGroup {
             tracing::info!(pr = number, "the PR's comparison is not decided; measuring");
             return Ok(false);
         };
-        let url = cx.args.comparison_url(pr.id);
+        let url = cx.github_config.comparison_url(pr.id);
         let summary = format!(
             "Merge queue: restated from #{number}'s [comparison]({url}) of `{}` → `{}`, whose \
              trees are this group's base `{}` and head `{}`: the same code, so no rounds ran \

@@ -50,8 +50,8 @@ pub trait Perform: Send + Sync {
 /// where attempts are timed.
 pub struct Runner<P> {
     pub store: Arc<dyn Store>,
-    /// First retry delay in milliseconds; doubles per attempt.
-    pub backoff_ms: u64,
+    /// First retry delay; doubles per attempt.
+    pub backoff: Duration,
     pub perform: P,
     pub metrics: Arc<Metrics>,
 }
@@ -142,7 +142,7 @@ impl<P: Perform> Runner<P> {
                 let attempts = row.attempts + 1;
                 let retry_at = (e.is_retryable() && attempts < MAX_ATTEMPTS).then(|| {
                     let wait =
-                        backoff(self.backoff_ms, attempts).max(e.retry_after().unwrap_or_default());
+                        backoff(self.backoff, attempts).max(e.retry_after().unwrap_or_default());
                     Utc::now() + wait
                 });
                 let result = match retry_at {
@@ -171,9 +171,9 @@ impl<P: Perform> Runner<P> {
 }
 
 /// `base · 2^(attempts−1)`, capped.
-fn backoff(base_ms: u64, attempts: i64) -> Duration {
+fn backoff(first: Duration, attempts: i64) -> Duration {
     let exp = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
-    Duration::from_millis(base_ms.saturating_mul(1u64 << exp)).min(MAX_BACKOFF)
+    first.saturating_mul(1u32 << exp).min(MAX_BACKOFF)
 }
 
 #[cfg(test)]
@@ -218,11 +218,11 @@ mod tests {
         let app = crate::AppState::new(serve.args, store.clone());
         let worker = Runner {
             store: store.clone(),
-            backoff_ms: 2000,
+            backoff: Duration::from_secs(2),
             metrics: app.metrics.clone(),
             perform: crate::tasks::Context {
                 github: app.config.github.client().unwrap().expect("a token client"),
-                args: Arc::new(app.config.github.clone()),
+                github_config: Arc::new(app.config.github.clone()),
                 domain: app.domain,
             },
         };
@@ -310,8 +310,8 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_is_capped() {
-        assert_eq!(backoff(2000, 1), Duration::from_secs(2));
-        assert_eq!(backoff(2000, 3), Duration::from_secs(8));
-        assert_eq!(backoff(2000, 30), MAX_BACKOFF);
+        assert_eq!(backoff(Duration::from_secs(2), 1), Duration::from_secs(2));
+        assert_eq!(backoff(Duration::from_secs(2), 3), Duration::from_secs(8));
+        assert_eq!(backoff(Duration::from_secs(2), 30), MAX_BACKOFF);
     }
 }
