@@ -167,6 +167,22 @@ pub enum Purpose {
     Plain,
 }
 
+/// A stored config is its repository's configuration plus what the server added, as its JSON
+/// is (`config` is flattened): `c.config.benchmark` reads the suite's benchmark.
+impl std::ops::Deref for StoredComparisonConfig {
+    type Target = ComparisonConfig;
+
+    fn deref(&self) -> &ComparisonConfig {
+        &self.config
+    }
+}
+
+impl std::ops::DerefMut for StoredComparisonConfig {
+    fn deref_mut(&mut self) -> &mut ComparisonConfig {
+        &mut self.config
+    }
+}
+
 impl StoredComparisonConfig {
     /// What this comparison was made for. Each context is set by one scheduler only; were two
     /// set, the first of layout, canary, merge group, history, pull request would count.

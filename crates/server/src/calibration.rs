@@ -87,7 +87,7 @@ async fn enqueue_layout_sessions(
     store: &Arc<dyn Store>,
     aa: &NewCalibration,
 ) -> Result<Vec<JobId>, StoreError> {
-    if aa.config.config.benchmark.layout_salt.is_none() {
+    if aa.config.benchmark.layout_salt.is_none() {
         return Ok(Vec::new());
     }
     let mut jobs = Vec::with_capacity(LAYOUT_SESSIONS);

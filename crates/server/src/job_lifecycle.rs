@@ -29,7 +29,7 @@ pub async fn describe_claim(
         .await
         .map_err(ClaimProblem::Store)?
         .ok_or_else(|| ClaimProblem::Unrunnable("the job's repository is gone".into()))?;
-    let mut benchmark = job.config.config.benchmark.clone();
+    let mut benchmark = job.config.benchmark.clone();
     benchmark.rounds = u32::try_from(job.rounds).unwrap_or(benchmark.rounds);
     let sides = job.config.side_envs().map_err(ClaimProblem::Unrunnable)?;
     if benchmark.measure_auto && job.kind == JobKind::Comparison {

@@ -158,11 +158,11 @@ pub async fn latest_advice(
         .finished_calibrations(runner_id, repository_id, before, CALIBRATIONS_SEARCHED)
         .await?;
     for job in jobs {
-        if found.contains_key(&job.config.config.suite) {
+        if found.contains_key(&job.config.suite) {
             continue;
         }
         // Fetched only for a session that could give advice.
-        if job.config.config.benchmark.measure_secs.is_none()
+        if job.config.benchmark.measure_secs.is_none()
             || job.config.purpose() == Purpose::LayoutSession
         {
             continue;
@@ -184,7 +184,7 @@ pub async fn chosen_secs(
     runner_id: RunnerId,
     job: &Job,
 ) -> Result<Option<RunLengthAdvice>, StoreError> {
-    if job.kind != JobKind::Comparison || !job.config.config.benchmark.measure_auto {
+    if job.kind != JobKind::Comparison || !job.config.benchmark.measure_auto {
         return Ok(None);
     }
     let before = match job.comparison_id {
@@ -194,7 +194,7 @@ pub async fn chosen_secs(
             .map_or(job.created_at, |c| c.created_at),
         None => job.created_at,
     };
-    let suite = &job.config.config.suite;
+    let suite = &job.config.suite;
     Ok(latest_advice(store, runner_id, job.repository_id, before)
         .await?
         .into_iter()
@@ -396,7 +396,7 @@ mod tests {
         });
         assert_eq!(advice(&layout, &rounds), None);
         let mut fixed_in_command = calibration("1s");
-        fixed_in_command.config.config.benchmark.measure_secs = None;
+        fixed_in_command.config.benchmark.measure_secs = None;
         assert_eq!(advice(&fixed_in_command, &rounds), None);
         assert_eq!(advice(&calibration("1s"), &rounds[..8]), None, "four pairs");
         assert!(advice(&calibration("1s"), &rounds).is_some());

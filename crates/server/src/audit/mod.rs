@@ -193,7 +193,7 @@ async fn start_due(app: &Domain, runner: &Runner, now: DateTime<Utc>) -> Result<
     let spec = CanarySpec {
         runner_id: runner.id.0,
         planted_pct,
-        planted_by: if source.config.config.benchmark.canary_work {
+        planted_by: if source.config.benchmark.canary_work {
             PlantedBy::Work
         } else {
             PlantedBy::Scale

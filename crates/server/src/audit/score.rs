@@ -104,7 +104,7 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
             ((f.key.benchmark, f.key.metric), stats)
         })
         .collect();
-    let rules = benchgate_api::RuleSet::new(&c.config.config.rules);
+    let rules = benchgate_api::RuleSet::new(&c.config.rules);
     let plan = NStarPlan {
         per_benchmark: c.config.n_star.clone(),
         fallback: c.planned_rounds,
@@ -133,7 +133,7 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
                 n_star: plan.n_star(benchmark),
                 min_effect: rules
                     .min_effect(benchmark)
-                    .unwrap_or(c.config.config.gate.min_effect),
+                    .unwrap_or(c.config.gate.min_effect),
                 rounds_cap: ROUNDS_CAP,
                 order: RoundOrder::BaseFirst(pairs.base_first.clone()),
                 direction: pairs.direction,

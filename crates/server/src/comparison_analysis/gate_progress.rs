@@ -48,7 +48,7 @@ pub async fn gate_progress(
         .filter(|r| r.runner_id == runner.id || r.result.runners.contains(&runner.name))
         .map(|r| r.result)
         .collect();
-    let outcome = benchgate_stats::outcome(&rows, comparison.config.config.gate.fail_on);
+    let outcome = benchgate_stats::outcome(&rows, comparison.config.gate.fail_on);
     // Under `[gate] claims = "require"` a claim not shown yet keeps its benchmark running;
     // a failing gate is an answer whatever the claims.
     let claims = pending_claims(&comparison.config, &rows);

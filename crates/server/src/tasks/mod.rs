@@ -193,7 +193,7 @@ impl Context {
 
 /// The `[[suite]]` a comparison runs; `None` for a lone `[benchmark]` on one label.
 fn suite_of(c: &Comparison) -> Option<String> {
-    c.config.config.suite.clone()
+    c.config.suite.clone()
 }
 
 /// The name of a comparison's check run (see [`benchgate_github::repo_config::check_run_name`]).

@@ -269,7 +269,7 @@ pub async fn a_pr_context_takes_description_edits_and_comment_claims(store: Arc<
         "what was returned is what is stored"
     );
     assert_eq!(
-        stored.config.config.benchmark.run, "./bench",
+        stored.config.benchmark.run, "./bench",
         "the rest of the config stays"
     );
 

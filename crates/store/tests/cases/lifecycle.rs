@@ -63,7 +63,7 @@ pub async fn new_head_supersedes_old_head(store: Arc<dyn Store>) {
         vec![new.id, old.id]
     );
     assert_eq!(of_pr[0].repository, "acme/widgets");
-    assert_eq!(of_pr[0].config.config.benchmark.format, "criterion");
+    assert_eq!(of_pr[0].config.benchmark.format, "criterion");
     let recent = store.recent_comparisons(2).await.unwrap();
     assert_eq!(recent[0].id, new.id);
     assert_eq!(recent.len(), 2);

@@ -197,8 +197,8 @@ async fn margins(
     c: &Comparison,
     runners: impl Iterator<Item = RunnerId>,
 ) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
-    let min_effect = c.config.config.gate.min_effect;
-    let rules = benchgate_api::RuleSet::new(&c.config.config.rules);
+    let min_effect = c.config.gate.min_effect;
+    let rules = benchgate_api::RuleSet::new(&c.config.rules);
     let mut out = HashMap::new();
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {

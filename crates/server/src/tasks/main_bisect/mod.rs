@@ -175,7 +175,7 @@ async fn measure(
     let of_pair: Vec<Comparison> = all_of_pair
         .into_iter()
         .filter(|c| !fresh_only || c.created_at >= search.created_at)
-        .filter(|c| c.config.config.suite.clone().unwrap_or_default() == series.suite)
+        .filter(|c| c.config.suite.clone().unwrap_or_default() == series.suite)
         .filter(|c| {
             !matches!(
                 c.state,

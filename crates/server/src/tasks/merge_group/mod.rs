@@ -142,7 +142,7 @@ async fn steps_of(cx: &Context, group: &Comparison) -> Result<Vec<Comparison>, T
             .into_iter()
             .find(|c| {
                 c.runner_label == group.runner_label
-                    && c.config.config.suite == group.config.config.suite
+                    && c.config.suite == group.config.suite
                     && c.config
                         .merge_group
                         .as_ref()
@@ -167,9 +167,7 @@ pub(super) async fn report(
         let group = groups_of(cx, c.repository_id, group_head)
             .await?
             .into_iter()
-            .find(|g| {
-                g.runner_label == c.runner_label && g.config.config.suite == c.config.config.suite
-            });
+            .find(|g| g.runner_label == c.runner_label && g.config.suite == c.config.suite);
         if let Some(group) = group
             && let Some((loaded, target)) = cx.loaded(group.id.0).await?
         {
@@ -306,7 +304,7 @@ async fn group_search(
                         repository_id: c.repository_id,
                         branch: context.head_ref.clone(),
                         runner_label: c.runner_label.clone(),
-                        suite: c.config.config.suite.clone().unwrap_or_default(),
+                        suite: c.config.suite.clone().unwrap_or_default(),
                     },
                     benchmark: row.name.clone(),
                     metric: row.metric.clone(),
@@ -350,7 +348,7 @@ async fn more_rounds(
     let undecided = outcome.status == CheckStatus::Completed
         && outcome.conclusion == Some(CheckConclusion::Neutral)
         && step.state == ComparisonState::Done;
-    let rounds = u64::from(step.config.config.benchmark.rounds);
+    let rounds = u64::from(step.config.benchmark.rounds);
     if !undecided || planned + rounds > u64::from(*ROUNDS.end()) {
         return Ok(false);
     }

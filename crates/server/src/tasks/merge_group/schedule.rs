@@ -147,7 +147,7 @@ impl ScheduleMergeGroup {
             .pull_request_comparisons(repository_id, number as i64)
             .await?
             .into_iter()
-            .find(|c| c.runner_label == label && c.config.config.suite == compared.suite);
+            .find(|c| c.runner_label == label && c.config.suite == compared.suite);
         let Some(pr) = newest else {
             tracing::info!(pr = number, "no comparison of the PR to reuse; measuring");
             return Ok(false);
@@ -321,7 +321,7 @@ pub(super) async fn create(
         .any(|c| {
             c.base_sha == base_sha
                 && c.runner_label == label
-                && c.config.config.suite == compared.suite
+                && c.config.suite == compared.suite
                 && c.config
                     .merge_group
                     .as_ref()
