@@ -129,7 +129,6 @@ impl crate::ClaimStore for Backend {
         labels: &[String],
         lease: std::time::Duration,
     ) -> Result<Option<ClaimedJob>, StoreError> {
-        // Claims the next job for `labels`: interactive first, then oldest.
         let pool = &self.pool;
         let now = now();
         let token = LeaseToken::generate();
@@ -173,7 +172,6 @@ impl crate::ClaimStore for Backend {
         limit: i64,
         lease: std::time::Duration,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        // Leases up to `limit` due outbox rows.
         let pool = &self.pool;
         let now = now();
         let token = LeaseToken::generate();

@@ -162,7 +162,6 @@ impl crate::BisectionStore for Backend {
         .transpose()
     }
     async fn bisections(&self, repository_id: RepositoryId) -> Result<Vec<Bisection>, StoreError> {
-        // A repository's searches, newest first.
         let pool = &self.pool;
         let rows = sqlx::query(concatcp!(
             "SELECT ",
@@ -175,7 +174,6 @@ impl crate::BisectionStore for Backend {
         rows.iter().map(bisection).collect()
     }
     async fn running_bisections(&self) -> Result<Vec<i64>, StoreError> {
-        // The ids of every running search.
         let pool = &self.pool;
         Ok(
             sqlx::query_scalar("SELECT id FROM bisections WHERE state = 'running' ORDER BY id")
@@ -188,7 +186,6 @@ impl crate::BisectionStore for Backend {
         id: i64,
         commits: &[RangeCommit],
     ) -> Result<(), StoreError> {
-        // Records the range a search reads once.
         let pool = &self.pool;
         sqlx::query("UPDATE bisections SET commits = $2, updated_at = $3 WHERE id = $1")
             .bind(id)
@@ -204,7 +201,6 @@ impl crate::BisectionStore for Backend {
         state: BisectionState,
         outcome: &SearchOutcome,
     ) -> Result<bool, StoreError> {
-        // Ends a running search; `false` when it had ended already.
         let pool = &self.pool;
         let done = sqlx::query(
             "UPDATE bisections SET state = $2, outcome = $3, updated_at = $4 \
@@ -219,7 +215,6 @@ impl crate::BisectionStore for Backend {
         Ok(done.rows_affected() > 0)
     }
     async fn bisection_probes(&self, id: i64) -> Result<Vec<BisectionProbe>, StoreError> {
-        // A search's probes, in order.
         let pool = &self.pool;
         let rows = sqlx::query(concatcp!(
             "SELECT ",
@@ -238,7 +233,6 @@ impl crate::BisectionStore for Backend {
         older: &str,
         newer: &str,
     ) -> Result<(), StoreError> {
-        // Adds probe `seq`; `Conflict` when another server added it first.
         let pool = &self.pool;
         let now = crate::shared::now();
         let done = sqlx::query(
@@ -266,7 +260,6 @@ impl crate::BisectionStore for Backend {
         seq: i64,
         end: &ProbeEnd,
     ) -> Result<bool, StoreError> {
-        // Ends a running probe; `false` when it had ended already.
         let pool = &self.pool;
         let done = sqlx::query(
             "UPDATE bisection_probes SET state = $3, lower = $4, upper = $5, rounds = $6, \
@@ -316,7 +309,6 @@ impl crate::BisectionStore for Backend {
         id: i64,
         comparison: ComparisonId,
     ) -> Result<(), StoreError> {
-        // Notes that search `id` waits on comparison `comparison_id`: its end wakes the search.
         let pool = &self.pool;
         let comparison_id = comparison;
         sqlx::query(

@@ -51,7 +51,6 @@ impl crate::MainHistoryStore for Backend {
         repository_id: RepositoryId,
         branch: &str,
     ) -> Result<Vec<Comparison>, StoreError> {
-        // Every comparison of one branch of a repository, oldest first.
         let pool = &self.pool;
         let rows = sqlx::query(concatcp!(
             "SELECT ",
@@ -66,7 +65,6 @@ impl crate::MainHistoryStore for Backend {
         rows.iter().map(rows::comparison).collect()
     }
     async fn main_series(&self) -> Result<Vec<MainSeries>, StoreError> {
-        // Every series that has a comparison.
         let pool = &self.pool;
         let rows = sqlx::query(
             "SELECT DISTINCT repository_id, branch, runner_label, main_suite FROM comparisons \
@@ -123,7 +121,6 @@ impl crate::MainHistoryStore for Backend {
         regression(&row)
     }
     async fn close_regression(&self, id: i64, by: ComparisonId) -> Result<bool, StoreError> {
-        // Closes an open episode; `false` when it was closed already.
         let pool = &self.pool;
         let done = sqlx::query(
             "UPDATE main_regressions SET state = 'closed', closed_by = $2, updated_at = $3 \
@@ -137,7 +134,6 @@ impl crate::MainHistoryStore for Backend {
         Ok(done.rows_affected() > 0)
     }
     async fn set_regression_issue(&self, id: i64, number: i64) -> Result<(), StoreError> {
-        // Records the GitHub issue of an episode.
         let pool = &self.pool;
         let issue_number = number;
         sqlx::query("UPDATE main_regressions SET issue_number = $2, updated_at = $3 WHERE id = $1")
@@ -166,7 +162,6 @@ impl crate::MainHistoryStore for Backend {
         &self,
         repository_id: RepositoryId,
     ) -> Result<Vec<Regression>, StoreError> {
-        // A repository's episodes, newest first.
         let pool = &self.pool;
         let rows = sqlx::query(concatcp!(
             "SELECT ",

@@ -128,7 +128,6 @@ impl crate::ProfileStore for Backend {
         &self,
         comparison_id: ComparisonId,
     ) -> Result<Vec<StoredProfile>, StoreError> {
-        // The profiles of a comparison, newest first.
         let pool = &self.pool;
         let rows = sqlx::query(concatcp!(
             "SELECT ",

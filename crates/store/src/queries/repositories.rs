@@ -108,7 +108,6 @@ impl crate::RepositoryStore for Backend {
         Ok(tx.commit().await?)
     }
     async fn upsert_repository(&self, r: &NewRepository) -> Result<Repository, StoreError> {
-        // Records the repository and returns it; see [`ensure`].
         let conn = &mut *self.pool.acquire().await?;
         let repo = r;
         if let Some(written) = ensure(&mut *conn, repo).await? {
