@@ -29,7 +29,7 @@ fn a_valid_file_prints_its_suites_labels_check_runs_and_rules() {
     assert_eq!(
         stdout,
         "valid: 2 suite(s), 3 comparison(s) per pull request
-gate: fail_on practical-regression, min_effect 1%, tolerance 5%, claims report
+gate: fail_on practical-regression, min_effect 1%, tolerance 5%, claims report, on_no_answer neutral
 main: each push to the default branch compared with the commit before it; against the anchor (30d back) every 1d; no issues (issues = false)
 merge queue: a group holding one PR whose comparison measured the same code (trees) restates its verdict; otherwise the group's head is compared with its base. Undecided after 45 min: neutral (the queue moves on)
 

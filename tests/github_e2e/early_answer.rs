@@ -1,7 +1,7 @@
 //! An answer as early as the evidence allows: a PR whose changed files the suite ignores
 //! passes at once with no job; a PR that is not slower than the tolerance passes as soon as
-//! the interval shows it, long before its round cap. The real server, agent and git, the
-//! strict fake.
+//! the interval shows it, long before its round cap; a PR with no answer fails its check when
+//! the repository fails closed. The real server, agent and git, the strict fake.
 
 use super::branch_point::{commit, opened};
 use super::{LABEL, checks_of, eventually, nothing_refused, setup};
@@ -154,6 +154,29 @@ async fn a_pr_not_slower_than_the_tolerance_passes_before_its_round_cap() {
     assert!(
         body.contains("not slower than +5.0%") || body.contains("no change"),
         "{body}"
+    );
+    nothing_refused(&s.github);
+}
+
+/// `[gate] on_no_answer = "failure"`: a PR whose benchmark cannot run on head (its input is
+/// not a number) ends with no answer, and its check fails, saying why, instead of the neutral
+/// that a required check lets merge.
+#[tokio::test]
+async fn a_pr_whose_benchmark_fails_fails_its_check_when_the_repository_fails_closed() {
+    let closed = super::repo_config(4) + "on_no_answer = \"failure\"\n";
+    let mut s = setup(Some(&closed), None).await;
+    let path = s.project.path.clone();
+    let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
+    let broken = commit(&path, &c0, Err("iterations"), "not a number");
+    measured_until_checked(&mut s, 4, &c0, &broken).await;
+    let check = checks_of(&s.github, &broken)
+        .into_iter()
+        .find(|c| c.status == "completed")
+        .unwrap();
+    assert_eq!(check.conclusion.as_deref(), Some("failure"), "{check:#?}");
+    assert_eq!(
+        check.title, "the benchmark jobs failed (on_no_answer = \"failure\")",
+        "{check:#?}"
     );
     nothing_refused(&s.github);
 }

@@ -114,6 +114,14 @@ pub struct GateSpec {
     /// What the PR description's performance claims do to the check.
     #[serde(default)]
     pub claims: ClaimsMode,
+    /// The check's conclusion when the comparison ends without an answer (its jobs failed, or
+    /// its rounds ran out undecided): neutral, which a required check lets merge, by default.
+    #[serde(default, skip_serializing_if = "is_neutral")]
+    pub on_no_answer: NoAnswerConclusion,
+}
+
+fn is_neutral(c: &NoAnswerConclusion) -> bool {
+    *c == NoAnswerConclusion::Neutral
 }
 
 /// `[gate] claims`: answer the PR's claims in the comment only (`report`, the default), or also
@@ -207,6 +215,7 @@ impl Default for GateSpec {
             min_effect: default_min_effect(),
             tolerance: Some(DEFAULT_TOLERANCE),
             claims: ClaimsMode::Report,
+            on_no_answer: NoAnswerConclusion::Neutral,
         }
     }
 }
@@ -313,7 +322,7 @@ pub struct MergeQueueSettings {
     /// so a slow or busy runner never stalls the queue (GitHub's own default timeout is 60).
     pub deadline_minutes: u32,
     /// The conclusion of a check that reached its deadline undecided.
-    pub on_deadline: DeadlineConclusion,
+    pub on_deadline: NoAnswerConclusion,
 }
 
 impl Default for MergeQueueSettings {
@@ -321,7 +330,7 @@ impl Default for MergeQueueSettings {
         MergeQueueSettings {
             mode: MergeQueueMode::Reuse,
             deadline_minutes: 45,
-            on_deadline: DeadlineConclusion::Neutral,
+            on_deadline: NoAnswerConclusion::Neutral,
         }
     }
 }
@@ -350,17 +359,20 @@ impl MergeQueueMode {
     }
 }
 
-/// `[merge_queue] on_deadline`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A check's conclusion when benchgate has no answer: a merge group still undecided at its
+/// deadline (`[merge_queue] on_deadline`), or a comparison that ended without one, its jobs
+/// failed or its rounds spent undecided (`[gate] on_no_answer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum DeadlineConclusion {
-    /// The queue moves on; GitHub counts a neutral required check as passing.
+pub enum NoAnswerConclusion {
+    /// GitHub counts a neutral required check as passing: the PR may merge, the queue moves on.
+    #[default]
     Neutral,
-    /// The group leaves the queue.
+    /// A required check blocks: the PR cannot merge, the group leaves the queue.
     Failure,
 }
 
-impl DeadlineConclusion {
+impl NoAnswerConclusion {
     /// The spelling in `.benchgate.toml`.
     pub fn as_str(self) -> &'static str {
         match self {

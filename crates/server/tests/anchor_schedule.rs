@@ -44,6 +44,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 min_effect: 0.05,
                 tolerance: None,
                 claims: Default::default(),
+                on_no_answer: Default::default(),
             },
             suite: None,
             rules: Vec::new(),

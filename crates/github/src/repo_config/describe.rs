@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use benchgate_api::agent::{AUTO_MEASURE_SECS, DeadlineConclusion, MergeQueueMode, measure_text};
+use benchgate_api::agent::{AUTO_MEASURE_SECS, MergeQueueMode, NoAnswerConclusion, measure_text};
 
 use super::values::RunLength;
 use super::{MergeQueueConfig, RepoConfig, RuleConfig};
@@ -43,8 +43,12 @@ impl RepoConfig {
         );
         let _ = writeln!(
             out,
-            "gate: fail_on {}, min_effect {}, tolerance {}, claims {}",
-            self.gate.fail_on, self.gate.min_effect, self.gate.tolerance, self.gate.claims
+            "gate: fail_on {}, min_effect {}, tolerance {}, claims {}, on_no_answer {}",
+            self.gate.fail_on,
+            self.gate.min_effect,
+            self.gate.tolerance,
+            self.gate.claims,
+            self.gate.on_no_answer.as_str()
         );
         let main = &self.main;
         if main.enabled {
@@ -182,8 +186,8 @@ fn describe_merge_queue(mq: &MergeQueueConfig) -> String {
         }
     };
     let undecided = match mq.on_deadline {
-        DeadlineConclusion::Neutral => "neutral (the queue moves on)",
-        DeadlineConclusion::Failure => "failure (the group leaves the queue)",
+        NoAnswerConclusion::Neutral => "neutral (the queue moves on)",
+        NoAnswerConclusion::Failure => "failure (the group leaves the queue)",
     };
     format!("{decided}. Undecided after {}: {undecided}", mq.deadline)
 }

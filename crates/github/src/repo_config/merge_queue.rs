@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::RangeInclusive;
 
-use benchgate_api::agent::{DeadlineConclusion, MergeQueueMode, MergeQueueSettings};
+use benchgate_api::agent::{MergeQueueMode, MergeQueueSettings, NoAnswerConclusion};
 use serde::Deserialize;
 
 /// Allowed `deadline`, in minutes: room for at least a short comparison, and no longer than
@@ -20,7 +20,7 @@ pub struct MergeQueueConfig {
     /// How long after GitHub asks before the check concludes with what was measured.
     pub deadline: Deadline,
     /// The conclusion of a check still undecided at its deadline.
-    pub on_deadline: DeadlineConclusion,
+    pub on_deadline: NoAnswerConclusion,
 }
 
 impl Default for MergeQueueConfig {

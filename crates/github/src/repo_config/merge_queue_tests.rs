@@ -1,6 +1,6 @@
 //! `[merge_queue]`: defaults, every value form, and errors that say where and what is valid.
 
-use benchgate_api::agent::{DeadlineConclusion, MergeQueueMode, MergeQueueSettings};
+use benchgate_api::agent::{MergeQueueMode, MergeQueueSettings, NoAnswerConclusion};
 
 use super::*;
 
@@ -17,7 +17,7 @@ fn a_file_without_the_table_gets_the_wire_defaults() {
     let wire = c.merge_queue.to_wire();
     assert_eq!(
         (wire.mode, wire.deadline_minutes, wire.on_deadline),
-        (MergeQueueMode::Reuse, 45, DeadlineConclusion::Neutral)
+        (MergeQueueMode::Reuse, 45, NoAnswerConclusion::Neutral)
     );
 }
 
@@ -28,7 +28,7 @@ fn every_mode_and_conclusion_is_read() {
         MergeQueueMode::Measure,
         MergeQueueMode::Skip,
     ] {
-        for on_deadline in [DeadlineConclusion::Neutral, DeadlineConclusion::Failure] {
+        for on_deadline in [NoAnswerConclusion::Neutral, NoAnswerConclusion::Failure] {
             let table = format!(
                 "mode = \"{}\"\non_deadline = \"{}\"\n",
                 mode.as_str(),

@@ -338,6 +338,11 @@ pub struct GateConfig {
     /// `require` each to hold (one not reproduced or opposite fails the check).
     #[serde(default)]
     pub claims: benchgate_api::agent::ClaimsMode,
+    /// The check's conclusion when a comparison ends without an answer (its jobs failed, or
+    /// its rounds ran out undecided): `neutral` (the default; a required check lets the PR
+    /// merge) or `failure` (it blocks the merge: fail closed).
+    #[serde(default)]
+    pub on_no_answer: benchgate_api::agent::NoAnswerConclusion,
 }
 
 /// When the check run fails: the wire type, so the config, the stored comparison and the gate

@@ -39,6 +39,7 @@ impl RepoConfig {
                 min_effect: self.gate.min_effect.fraction(),
                 tolerance: self.gate.tolerance.fraction(),
                 claims: self.gate.claims,
+                on_no_answer: self.gate.on_no_answer,
             },
             suite: self.suite_key(suite).map(str::to_owned),
             rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),

@@ -498,6 +498,29 @@ fn the_gate_reports_claims_unless_told_to_require_them() {
     assert_eq!(plan("[gate]\nclaims = \"require\"\n"), ClaimsMode::Require);
 }
 
+/// `[gate] on_no_answer`: neutral unless the repository asks to fail closed; a misspelling is
+/// an error naming both choices, never a silent neutral.
+#[test]
+fn a_check_without_an_answer_is_neutral_unless_told_to_fail_closed() {
+    use benchgate_api::agent::NoAnswerConclusion;
+    let plan = |gate: &str| {
+        let text = format!("[benchmark]\nrun = \"x\"\n{gate}");
+        parse_repo_config(&text)
+            .map(|c| c.comparison_config(&c.suites[0]).gate.on_no_answer)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(plan(""), Ok(NoAnswerConclusion::Neutral));
+    assert_eq!(
+        plan("[gate]\non_no_answer = \"failure\"\n"),
+        Ok(NoAnswerConclusion::Failure)
+    );
+    let err = plan("[gate]\non_no_answer = \"fail\"\n").unwrap_err();
+    assert!(
+        err.contains("on_no_answer") && err.contains("`neutral`") && err.contains("`failure`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_change_is_all_ignored_only_when_every_file_matches_and_something_changed() {
     let text = "[benchmark]\nrun = \"x\"\nignore = [\"**/*.md\", \"docs/**\", \".github/**\"]\n";

@@ -1,6 +1,7 @@
 //! The check run of a comparison: its status, conclusion and title, per `[gate] fail_on`, the
 //! claims under `claims = "require"`, and what was accepted.
 
+use benchgate_api::agent::NoAnswerConclusion;
 use benchgate_github::client::{CheckConclusion, CheckStatus};
 
 use benchgate_stats::{GateOutcome, words};
@@ -58,14 +59,35 @@ fn claims_outcome(input: &CommentInput) -> Option<CheckOutcome> {
     })
 }
 
-/// The check run's status, conclusion and title for a comparison, per `[gate] fail_on`.
+/// The check run's status, conclusion and title for a comparison, per `[gate] fail_on`; a
+/// comparison that ends without an answer is neutral (a merge group's check decides for itself
+/// what that means, by `[merge_queue] on_deadline`).
 pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
+    outcome_with(input, NoAnswerConclusion::Neutral)
+}
+
+/// [`check_outcome`] for a pull request's own check: a comparison that ends without an answer
+/// concludes as `[gate] on_no_answer` says (neutral, or failure to fail closed).
+pub fn pull_request_check_outcome(input: &CommentInput) -> CheckOutcome {
+    outcome_with(input, input.config.gate.on_no_answer)
+}
+
+fn outcome_with(input: &CommentInput, on_no_answer: NoAnswerConclusion) -> CheckOutcome {
     let done = |conclusion, title: String| CheckOutcome {
         status: CheckStatus::Completed,
         conclusion: Some(conclusion),
         title,
     };
     let progress = format!("{} of {} rounds", input.rounds_done, input.rounds_planned);
+    // A comparison that ends without an answer passes a required check (neutral) unless the
+    // repository asked to fail closed.
+    let no_answer = |title: String| match on_no_answer {
+        NoAnswerConclusion::Neutral => done(CheckConclusion::Neutral, title),
+        NoAnswerConclusion::Failure => done(
+            CheckConclusion::Failure,
+            format!("{title} (on_no_answer = \"failure\")"),
+        ),
+    };
     match input.state {
         ComparisonState::Queued if input.awaiting_approval && input.rounds_planned == 0 => done(
             CheckConclusion::ActionRequired,
@@ -99,10 +121,7 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
             CheckConclusion::Cancelled,
             "PR closed or made a draft".to_owned(),
         ),
-        ComparisonState::Failed => done(
-            CheckConclusion::Neutral,
-            "the benchmark jobs failed".to_owned(),
-        ),
+        ComparisonState::Failed => no_answer("the benchmark jobs failed".to_owned()),
         ComparisonState::Done if input.identical_build.is_some() => {
             let build = input.identical_build.as_ref().expect("matched");
             done(
@@ -137,17 +156,14 @@ pub fn check_outcome(input: &CommentInput) -> CheckOutcome {
                     _ => done(CheckConclusion::Failure, title),
                 },
                 // Not a pass: a script or a maintainer reading only the title must see it.
-                GateOutcome::Undecided => done(
-                    CheckConclusion::Neutral,
-                    match still_needed(input) {
-                        Some((needed, time)) => format!(
-                            "no answer yet (needs ~{}{}): {title}",
-                            words::count(needed as usize, "more round"),
-                            time.map(|t| format!(", ~{t}")).unwrap_or_default()
-                        ),
-                        None => format!("no answer yet: {title}"),
-                    },
-                ),
+                GateOutcome::Undecided => no_answer(match still_needed(input) {
+                    Some((needed, time)) => format!(
+                        "no answer yet (needs ~{}{}): {title}",
+                        words::count(needed as usize, "more round"),
+                        time.map(|t| format!(", ~{t}")).unwrap_or_default()
+                    ),
+                    None => format!("no answer yet: {title}"),
+                }),
                 GateOutcome::Pass => done(CheckConclusion::Success, title),
             }
         }

@@ -18,7 +18,7 @@ use benchgate_stats::{GateOutcome, words};
 use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
-pub use check::{CheckOutcome, check_outcome};
+pub use check::{CheckOutcome, check_outcome, pull_request_check_outcome};
 pub use claims::claim_lines;
 pub(crate) use load::pr_claims_answered;
 pub use load::{LoadedReport, load};

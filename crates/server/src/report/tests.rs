@@ -166,6 +166,52 @@ fn the_check_fails_on_a_regression_and_is_neutral_when_undecided() {
     assert_eq!(check_outcome(&input).status, CheckStatus::InProgress);
 }
 
+/// `[gate] on_no_answer = "failure"`: a comparison whose jobs failed, or whose rounds ended
+/// undecided, fails its pull request check (a required check then blocks the merge); by default
+/// both are neutral. An answer is never changed by it.
+#[test]
+fn a_check_without_an_answer_fails_only_when_the_repository_fails_closed() {
+    use benchgate_api::agent::NoAnswerConclusion;
+    let mut failed = crate::report::fixtures::failed();
+    let mut undecided = example();
+    undecided.state = ComparisonState::Done;
+    undecided.results.remove(0);
+    let mut answered = undecided.clone();
+    answered.results.pop();
+    for input in [&failed, &undecided] {
+        assert_eq!(
+            pull_request_check_outcome(input).conclusion,
+            Some(CheckConclusion::Neutral)
+        );
+    }
+    for input in [&mut failed, &mut undecided, &mut answered] {
+        input.config.gate.on_no_answer = NoAnswerConclusion::Failure;
+    }
+    let outcome = pull_request_check_outcome(&failed);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Failure));
+    assert_eq!(
+        outcome.title,
+        "the benchmark jobs failed (on_no_answer = \"failure\")"
+    );
+    let outcome = pull_request_check_outcome(&undecided);
+    assert_eq!(outcome.conclusion, Some(CheckConclusion::Failure));
+    assert!(
+        outcome.title.starts_with("no answer yet")
+            && outcome.title.ends_with("(on_no_answer = \"failure\")"),
+        "{}",
+        outcome.title
+    );
+    assert_eq!(
+        pull_request_check_outcome(&answered).conclusion,
+        Some(CheckConclusion::Success)
+    );
+    // A merge group's check keeps the neutral it builds on: its own rules decide there.
+    assert_eq!(
+        check_outcome(&failed).conclusion,
+        Some(CheckConclusion::Neutral)
+    );
+}
+
 #[test]
 fn the_check_title_says_when_an_answer_is_expected_in_minutes() {
     let mut input = example();

@@ -86,7 +86,7 @@ pub(super) async fn write_recorded(
 
 /// The check of comparison `c` as its report reads: state, conclusion, title and summary.
 fn check_write(c: &Comparison, input: &report::CommentInput, details_url: String) -> CheckWrite {
-    let outcome = report::check_outcome(input);
+    let outcome = report::pull_request_check_outcome(input);
     CheckWrite {
         name: super::check_name_of(c),
         head_sha: c.head_sha.clone(),

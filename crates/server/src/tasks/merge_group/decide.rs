@@ -4,7 +4,7 @@
 //! queue ends neutral, and a deadline concludes what is still undecided so a slow runner never
 //! stalls the queue.
 
-use benchgate_api::agent::{DeadlineConclusion, GroupPullRequest, MergeGroupContext};
+use benchgate_api::agent::{GroupPullRequest, MergeGroupContext, NoAnswerConclusion};
 use benchgate_github::client::{CheckConclusion, CheckStatus};
 use benchgate_stats::words;
 use benchgate_store::model::ComparisonState;
@@ -149,8 +149,8 @@ pub fn decide(v: &GroupView<'_>) -> GroupCheck {
     if !decided {
         if v.past_deadline() {
             let conclusion = match v.group.settings.on_deadline {
-                DeadlineConclusion::Neutral => CheckConclusion::Neutral,
-                DeadlineConclusion::Failure => CheckConclusion::Failure,
+                NoAnswerConclusion::Neutral => CheckConclusion::Neutral,
+                NoAnswerConclusion::Failure => CheckConclusion::Failure,
             };
             return done(
                 conclusion,
@@ -455,7 +455,7 @@ mod tests {
         let left = decide(&v);
         assert_eq!(left.conclusion, Some(CheckConclusion::Neutral));
         assert!(left.title.contains("left the merge queue"));
-        g.settings.on_deadline = DeadlineConclusion::Failure;
+        g.settings.on_deadline = NoAnswerConclusion::Failure;
         let mut late = view(&g, queued, Vec::new());
         late.now = late.created_at + chrono::TimeDelta::minutes(45);
         let late = decide(&late);
