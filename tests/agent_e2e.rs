@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::support::agent::{
     AgentProcess, BenchRepo, FINISH, LABEL, add_runner, comparison, comparison_samples,
-    create_comparison, runner_cli, spawn_server_at, wait_finished, wall_time_rounds,
+    create_comparison, job_errors, runner_cli, spawn_server_at, wait_finished, wall_time_rounds,
 };
 use crate::support::{http, measuring_turn, sqlite_url, wait_until};
 use benchgate_api::VerdictKind;
@@ -82,30 +82,30 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
         .count();
     assert_eq!(build, 2, "build time of each side is recorded");
 
-    // Neither the benchmark runs nor the builds saw the token or the machine's secrets.
-    let holder = agents.iter().position(|a| a.name == runner).unwrap();
-    let worktree_file = |name: &str| {
-        std::fs::read_dir(agents[holder].work_dir.join("repos"))
-            .unwrap()
-            .map(|d| std::fs::read_to_string(d.unwrap().path().join("head").join(name)).unwrap())
-            .collect::<String>()
-    };
-    let run_env = worktree_file("bench-env.txt");
-    assert!(
-        run_env.contains("BENCHGATE_BIN="),
-        "the job's own env reaches the run"
-    );
-    let build_env = worktree_file("build.out");
-    assert!(
-        build_env.contains("PATH="),
-        "the build ran with the allow-list: {build_env}"
-    );
-    for env in [&run_env, &build_env] {
+    // Neither the builds nor the benchmark runs see the token or the machine's secrets: a build,
+    // then a run, prints its environment and fails, so the job's log tail keeps what it saw.
+    for phase in ["build", "run"] {
+        let mut failing = repo.comparison(2, Vec::new());
+        if phase == "build" {
+            failing.config.benchmark.build = Some("env; exit 1".into());
+        } else {
+            failing.config.benchmark.run = "sh -c 'env >&2; exit 1'".into();
+        }
+        let created = create_comparison(&server, &failing).await;
+        let ended = wait_finished(&server, created.id, FINISH, &[&agents[0], &agents[1]]).await;
+        assert_eq!(ended.state, "failed", "{ended:?}");
+        let env = job_errors(&db, created.id).await.join("\n");
+        let expected = if phase == "build" {
+            "PATH=" // the build's allow-list
+        } else {
+            "BENCHGATE_BIN=" // the job's own env reaches the run
+        };
+        assert!(env.contains(expected), "the {phase} saw: {env}");
         for token in &tokens {
             assert!(!env.contains(token.as_str()), "a runner token leaked");
         }
-        assert!(!env.contains("BENCHGATE_TOKEN"));
-        assert!(!env.contains("machine-secret-never-passed"));
+        assert!(!env.contains("BENCHGATE_TOKEN"), "{env}");
+        assert!(!env.contains("machine-secret-never-passed"), "{env}");
     }
     for agent in &agents {
         for token in &tokens {

@@ -10,26 +10,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::agent::{
-    AgentProcess, BASE_ITERATIONS, BenchRepo, HEAD_ITERATIONS, add_runner, create_comparison,
-    spawn_server_at, wait_finished,
+    AgentProcess, BASE_ITERATIONS, BenchRepo, HEAD_ITERATIONS, add_runner, bwrap_works,
+    create_comparison, job_errors, spawn_server_at, wait_finished,
 };
 use crate::support::{BIN, git, measuring_turn};
 use benchgate_api::VerdictKind;
-use benchgate_harness::sandbox::Sandbox;
-
-/// Whether bwrap works here; `false` with the reason printed (a failure in CI).
-fn bwrap_works() -> bool {
-    match Sandbox::from_path().and_then(|s| s.probe()) {
-        Ok(()) => true,
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("bubblewrap must work in CI (.ci/run installs it): {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
 
 /// The head's attack, run by its build and again by every benchmark run: each line of
 /// `attack.log` (in its own worktree) says what one attempt got.
@@ -138,25 +123,6 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
         agent.logs()
     );
 
-    let repos: Vec<PathBuf> = std::fs::read_dir(work_dir.join("repos"))
-        .unwrap()
-        .map(|d| d.unwrap().path())
-        .collect();
-    assert_eq!(repos.len(), 1);
-    let base_dir = repos[0].join("base");
-    let head_dir = repos[0].join("head");
-    // The agent may have moved on to this runner's A/A calibration, whose checkout restores
-    // tracked files; an untracked file in base would survive it. The verdict below shows that
-    // base's `iterations` was never rewritten while it mattered.
-    assert!(
-        !base_dir.join("planted").exists(),
-        "the head wrote into the base worktree"
-    );
-    assert_eq!(
-        std::fs::read_to_string(base_dir.join("iterations")).unwrap(),
-        BASE_ITERATIONS.to_string(),
-        "the base worktree was rewritten"
-    );
     assert!(
         !outside.join("pwned").exists(),
         "wrote outside its worktree"
@@ -167,9 +133,25 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
             "wrote to $HOME"
         );
     }
+    // What each attempt got, as the attack logged it in its own tree: a head whose build, then
+    // one whose run, prints that log after the attack and fails, so the job's log tail keeps it
+    // (the tree itself is laid afresh by the runner's next job).
     for phase in ["build", "run"] {
-        let log = std::fs::read_to_string(head_dir.join(format!("attack-{phase}.log")))
-            .unwrap_or_else(|e| panic!("the head's {phase} attack left no log: {e}"));
+        let print = format!("[ -f attack.sh ] || exit 0; cat attack-{phase}.log >&2; exit 1");
+        let mut failing = req.clone();
+        if phase == "build" {
+            failing.config.benchmark.build = Some(format!("sh build.sh; {print}"));
+        } else {
+            failing.config.benchmark.run = format!("sh -c 'sh bench.sh; {print}'");
+        }
+        let created = create_comparison(&server, &failing).await;
+        let ended = wait_finished(&server, created.id, Duration::from_secs(90), &[&agent]).await;
+        assert_eq!(ended.state, "failed", "{ended:?}\n{}", agent.logs());
+        let log = job_errors(&db, created.id).await.join("\n");
+        assert!(
+            log.contains("agent settings: ["),
+            "the {phase} attack left no log:\n{log}"
+        );
         assert!(!log.contains(&token), "the {phase} read the token:\n{log}");
         assert!(
             log.lines()
@@ -200,23 +182,6 @@ async fn a_hostile_head_cannot_rewrite_base_read_the_agent_or_write_outside() {
         .expect("a cpu_time result");
     assert_eq!(cpu.verdict, VerdictKind::Slower, "{cpu:?}");
     assert!(cpu.change_pct.is_some_and(|p| p > 100.0), "{cpu:?}");
-}
-
-/// The last error of each job of comparison `id` with its log tail, as the agent reported them.
-async fn job_errors(database_url: &str, id: i64) -> Vec<String> {
-    use sqlx::Connection;
-    let mut c = sqlx::SqliteConnection::connect(database_url).await.unwrap();
-    sqlx::query_scalar::<_, Option<String>>(
-        "SELECT COALESCE(last_error, '') || char(10) || COALESCE(log_tail, '') FROM jobs \
-         WHERE comparison_id = ? ORDER BY id",
-    )
-    .bind(id)
-    .fetch_all(&mut c)
-    .await
-    .unwrap()
-    .into_iter()
-    .flatten()
-    .collect()
 }
 
 /// Hostile heads against the real agent with the sandbox on and small limits: a memory hog, a

@@ -102,6 +102,37 @@ impl BenchRepo {
     }
 }
 
+/// The last error of each job of comparison `id` with its log tail, as the agent reported them.
+pub async fn job_errors(database_url: &str, id: i64) -> Vec<String> {
+    use sqlx::Connection;
+    let mut c = sqlx::SqliteConnection::connect(database_url).await.unwrap();
+    sqlx::query_scalar::<_, Option<String>>(
+        "SELECT COALESCE(last_error, '') || char(10) || COALESCE(log_tail, '') FROM jobs \
+         WHERE comparison_id = ? ORDER BY id",
+    )
+    .bind(id)
+    .fetch_all(&mut c)
+    .await
+    .unwrap()
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Whether bwrap works here; `false` with the reason printed (a failure in CI).
+pub fn bwrap_works() -> bool {
+    match benchgate_harness::sandbox::Sandbox::from_path().and_then(|s| s.probe()) {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("bubblewrap must work in CI (.ci/run installs it): {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
 /// Registers a runner labelled [`LABEL`] with `benchgate runner add` and returns the token it
 /// printed once.
 pub fn add_runner(database_url: &str, name: &str) -> String {
@@ -173,7 +204,6 @@ pub fn write_token_file(path: &Path, token: &str, mode: u32) {
 pub struct AgentProcess {
     pub name: String,
     pub child: Child,
-    pub work_dir: PathBuf,
     logs: Arc<Mutex<Vec<String>>>,
     /// Copies stderr into `logs`; finished once the agent's stderr is closed.
     log_reader: JoinHandle<()>,
@@ -195,6 +225,18 @@ impl AgentProcess {
         dir: &Path,
         extra: &[&str],
     ) -> Self {
+        Self::spawn_with_env(name, server_url, via, dir, extra, &[])
+    }
+
+    /// [`AgentProcess::spawn_with`] with more environment variables (`HOME`, say).
+    pub fn spawn_with_env(
+        name: &str,
+        server_url: &str,
+        via: TokenVia<'_>,
+        dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Self {
         let work_dir = dir.join(format!("agent-{name}"));
         let mut cmd = Command::new(BIN);
         cmd.args(["agent", "--server", server_url, "--work-dir"])
@@ -207,6 +249,9 @@ impl AgentProcess {
             TokenVia::Env(token) => cmd.env("BENCHGATE_TOKEN", token),
             TokenVia::File(path) => cmd.arg("--token-file").arg(path),
         };
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         let mut child = cmd
             .env("AWS_SECRET_ACCESS_KEY", "machine-secret-never-passed")
             .env("RUST_LOG", "info,benchgate_agent=debug")
@@ -228,7 +273,6 @@ impl AgentProcess {
         AgentProcess {
             name: name.to_owned(),
             child,
-            work_dir,
             logs,
             log_reader,
         }
@@ -282,6 +326,17 @@ impl AgentProcess {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// The largest resident set the agent process has had (`VmHWM`), in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmHWM in /proc/PID/status")
+            * 1024
     }
 
     /// The process's command line as the kernel shows it to every local user.

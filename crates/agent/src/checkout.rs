@@ -1,8 +1,16 @@
-//! The agent's git working area: one cached mirror clone per repository under the work dir and
-//! one worktree per side, reused from job to job and moved with `git checkout --detach`, so
-//! ignored build output stays in place and builds are incremental. A job whose two commits,
-//! build command and environment equal the previous job's reuses that build ([`BuildStamp`]):
-//! suites that share a label and a build, and added rounds, build each side once.
+//! The agent's git working area, laid out so that nothing PR code wrote is read by anything that
+//! runs outside its sandbox, nor by another commit's build:
+//! - one bare mirror per repository (`mirror.git`); every git call names it outright, with hooks
+//!   and fsmonitor off ([`Git::bare`]), and never looks for a repository inside a tree;
+//! - one tree per side (`base/`, `head/`): the commit's files and nothing else (no `.git`),
+//!   written from the mirror with an index kept beside the tree (`base.index`);
+//! - a tree is reused only for the very build it holds ([`BuildStamp`], kept beside it): the same
+//!   commit, files from head, build command, environment and isolation, so the same code that
+//!   wrote it runs there again. Any other job gets a fresh tree: what an earlier build or run left
+//!   (outputs, caches, a `.git` of its own) is deleted before anything reads it.
+//!
+//! Suites that share a label and a build, and added rounds, still build each side once; a new
+//! commit builds from scratch.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -11,7 +19,9 @@ use std::time::{Duration, Instant};
 
 use benchgate_api::Side;
 use benchgate_api::paths::PathGlobs;
+use benchgate_harness::capture::{BUILD_TAIL, failure_tail, tails_while};
 use benchgate_harness::env::ScrubbedEnv;
+use benchgate_harness::git::{Git, GitError};
 use benchgate_harness::limits::Containment;
 use benchgate_harness::sandbox::{Sandbox, isolation_name};
 use benchgate_harness::worktree::HeadBenchmarks;
@@ -25,8 +35,8 @@ pub enum CheckoutError {
         program: String,
         source: std::io::Error,
     },
-    #[error("`git {args}` failed: {stderr}")]
-    Git { args: String, stderr: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
     #[error("commit {sha} is not in {repository} after fetching")]
     MissingCommit { repository: String, sha: String },
     #[error("cannot give the base side head's benchmark files (bench_from_head): {0}")]
@@ -93,6 +103,11 @@ impl Checkout {
         self
     }
 
+    /// The mirror's git, and nothing else's.
+    fn git(&self) -> Git {
+        Git::bare(&self.mirror)
+    }
+
     /// Clones the mirror on first use, and fetches until every sha in `shas` is present.
     pub fn fetch(&self, shas: &[&str]) -> Result<(), CheckoutError> {
         if !self.mirror.join("HEAD").exists() {
@@ -103,17 +118,20 @@ impl Checkout {
             // A clone interrupted by a crash leaves a partial directory behind.
             let _ = std::fs::remove_dir_all(&self.mirror);
             let mirror = self.mirror.to_string_lossy().into_owned();
-            git(
-                &self.root,
-                &["clone", "--mirror", "--quiet", &self.clone_url, &mirror],
-            )?;
+            Git::discover(&self.root).run(&[
+                "clone",
+                "--mirror",
+                "--quiet",
+                &self.clone_url,
+                &mirror,
+            ])?;
         }
         if shas.iter().any(|sha| !self.has_commit(sha)) {
-            git(&self.mirror, &["fetch", "--quiet", "--prune", "origin"])?;
+            self.git().run(&["fetch", "--quiet", "--prune", "origin"])?;
         }
         for sha in shas.iter().filter(|sha| !self.has_commit(sha)) {
             // Not on any branch (e.g. a force-pushed PR head): ask for the sha itself.
-            let _ = git(&self.mirror, &["fetch", "--quiet", "origin", sha]);
+            let _ = self.git().run(&["fetch", "--quiet", "origin", sha]);
             if !self.has_commit(sha) {
                 return Err(CheckoutError::MissingCommit {
                     repository: self.clone_url.clone(),
@@ -124,24 +142,38 @@ impl Checkout {
         Ok(())
     }
 
-    /// The worktree of `side`, moved to `sha` (detached), created on first use; the forced
-    /// checkout also undoes an earlier job's [`Overlay`].
-    pub fn worktree(&self, side: Side, sha: &str) -> Result<PathBuf, CheckoutError> {
-        let path = self.root.join(side.as_str());
-        if path.join(".git").exists() {
-            git(&path, &["checkout", "--quiet", "--detach", "--force", sha])?;
-        } else {
-            // A worktree directory deleted by hand leaves a stale registration behind.
-            git(&self.mirror, &["worktree", "prune"])?;
-            let path_str = path.to_string_lossy().into_owned();
-            git(
-                &self.mirror,
-                &[
-                    "worktree", "add", "--quiet", "--detach", "--force", &path_str, sha,
-                ],
-            )?;
+    fn tree_path(&self, side: Side) -> PathBuf {
+        self.root.join(side.as_str())
+    }
+
+    fn index_path(&self, side: Side) -> PathBuf {
+        self.root.join(format!("{}.index", side.as_str()))
+    }
+
+    /// A fresh tree of `side` at `sha`, with `overlay`'s files from head: whatever the old
+    /// tree held is deleted first, unread.
+    fn fresh_tree(
+        &self,
+        side: Side,
+        sha: &str,
+        overlay: Option<&Overlay>,
+    ) -> Result<PathBuf, CheckoutError> {
+        let tree = self.tree_path(side);
+        let index = self.index_path(side);
+        remove_tree(&tree)?;
+        remove_file(&index)?;
+        std::fs::create_dir_all(&tree).map_err(|source| CheckoutError::Spawn {
+            program: format!("mkdir {}", tree.display()),
+            source,
+        })?;
+        let git = self.git().work_tree(&tree, &index);
+        git.run(&["read-tree", "--reset", "-u", sha])?;
+        if let Some(o) = overlay.filter(|o| !o.files.is_empty()) {
+            o.files
+                .apply(&git, o.head_sha)
+                .map_err(CheckoutError::HeadBenchmarks)?;
         }
-        Ok(path)
+        Ok(tree)
     }
 
     /// What the base side at `base_sha` takes from `head_sha` under `globs`.
@@ -151,32 +183,57 @@ impl Checkout {
         head_sha: &str,
         globs: &PathGlobs,
     ) -> Result<HeadBenchmarks, CheckoutError> {
-        HeadBenchmarks::plan(&self.mirror, base_sha, head_sha, globs)
+        HeadBenchmarks::plan(&self.git(), base_sha, head_sha, globs)
             .map_err(CheckoutError::HeadBenchmarks)
     }
 
-    /// [`Checkout::worktree`], then head's benchmark files put in when `overlay` says so.
-    pub fn worktree_with(
-        &self,
-        side: Side,
-        sha: &str,
-        overlay: Option<&Overlay>,
-    ) -> Result<PathBuf, CheckoutError> {
-        let dir = self.worktree(side, sha)?;
-        if let Some(o) = overlay.filter(|o| !o.files.is_empty()) {
-            o.files
-                .apply(&dir, o.head_sha)
-                .map_err(CheckoutError::HeadBenchmarks)?;
-        }
-        Ok(dir)
-    }
-
     fn has_commit(&self, sha: &str) -> bool {
-        git(
-            &self.mirror,
-            &["cat-file", "-e", &format!("{sha}^{{commit}}")],
-        )
-        .is_ok()
+        self.git()
+            .run(&["cat-file", "-e", &format!("{sha}^{{commit}}")])
+            .is_ok()
+    }
+}
+
+/// Deletes `path` and all below it, never following a link out of it; a tree whose code took
+/// away its own permissions (a directory at mode 000) is opened up first.
+fn remove_tree(path: &Path) -> Result<(), CheckoutError> {
+    let failed = |source| CheckoutError::Spawn {
+        program: format!("rm -r {}", path.display()),
+        source,
+    };
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            open_up(path);
+            match std::fs::remove_dir_all(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(failed(e)),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Gives the owner full rights on every directory below `dir` (links are not followed).
+fn open_up(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    if !is_dir {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        open_up(&entry.path());
+    }
+}
+
+fn remove_file(path: &Path) -> Result<(), CheckoutError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CheckoutError::Spawn {
+            program: format!("rm {}", path.display()),
+            source: e,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -187,10 +244,11 @@ pub struct Overlay<'a> {
     pub head_sha: &'a str,
 }
 
-/// What a side's worktree was last built as, kept beside it (outside the worktree, so code run
-/// there cannot forge it): the commit and a digest of the build command, environment and
-/// isolation. It is removed before the worktree moves or builds, and written only after the
-/// build succeeded, so a matching stamp means that build is in place.
+/// What a side's tree was last built as, kept beside it (outside the tree, so code run there
+/// cannot forge it): the commit (with head's files, if any) and a digest of the build command,
+/// environment and isolation. It is removed before the tree is laid afresh, and written only
+/// after the build succeeded, so a matching stamp means that build is in place, and the only
+/// code that ever ran in the tree is the code about to run there again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildStamp {
     contents: String,
@@ -224,38 +282,23 @@ impl Checkout {
         std::fs::read_to_string(self.stamp_path(side)).is_ok_and(|s| s == stamp.contents)
     }
 
-    /// Forgets `side`'s last build, before its worktree moves or a build starts.
+    /// Forgets `side`'s last build, before its tree is laid afresh or a build starts.
     pub fn clear_stamp(&self, side: Side) -> Result<(), CheckoutError> {
-        let path = self.stamp_path(side);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CheckoutError::Spawn {
-                program: format!("rm {}", path.display()),
-                source: e,
-            }),
-            _ => Ok(()),
-        }
+        remove_file(&self.stamp_path(side))
     }
 
-    /// Removes both worktrees and their build stamps, so a tree stopped at the disk limit
-    /// leaves nothing of what it wrote; the next job checks both sides out afresh.
+    /// Removes both trees, their indexes and build stamps, so a tree stopped at the disk limit
+    /// leaves nothing of what it wrote; the next job lays both sides out afresh.
     pub fn discard_worktrees(&self) -> Result<(), CheckoutError> {
         for side in [Side::Base, Side::Head] {
             self.clear_stamp(side)?;
-            let path = self.root.join(side.as_str());
-            match std::fs::remove_dir_all(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(CheckoutError::Spawn {
-                        program: format!("rm -r {}", path.display()),
-                        source: e,
-                    });
-                }
-                _ => {}
-            }
+            remove_tree(&self.tree_path(side))?;
+            remove_file(&self.index_path(side))?;
         }
-        git(&self.mirror, &["worktree", "prune"]).map(drop)
+        Ok(())
     }
 
-    /// Records that `side`'s worktree now holds `stamp`'s build.
+    /// Records that `side`'s tree now holds `stamp`'s build.
     pub fn record_stamp(&self, side: Side, stamp: &BuildStamp) -> Result<(), CheckoutError> {
         let path = self.stamp_path(side);
         std::fs::write(&path, &stamp.contents).map_err(|source| CheckoutError::Spawn {
@@ -264,15 +307,16 @@ impl Checkout {
         })
     }
 
-    /// `side`'s worktree at `sha` (with `overlay`'s files), built with `command` unless the
-    /// last build there was the same ([`BuildStamp`]). Returns the build time, `None` when the
-    /// build was reused.
+    /// `side`'s tree at `sha` (with `overlay`'s files), built with `command` (none: the files
+    /// alone). The tree is kept from an earlier job only when that job built exactly this
+    /// ([`BuildStamp`]); otherwise it is laid afresh. Returns the build time, `None` when
+    /// nothing was built here.
     pub fn built_worktree(
         &self,
         side: Side,
         sha: &str,
         overlay: Option<&Overlay>,
-        command: &str,
+        command: Option<&str>,
         env: &ScrubbedEnv,
         confine: Confine<'_>,
     ) -> Result<(PathBuf, Option<Duration>), CheckoutError> {
@@ -285,26 +329,28 @@ impl Checkout {
             Some(o) if !o.files.is_empty() => format!("{sha}\n{}", o.files.key()),
             _ => sha.to_owned(),
         };
-        let stamp = BuildStamp::new(&tree, command, env, sandbox);
-        // A worktree deleted by hand is made again, without its build.
-        let exists = self.root.join(side.as_str()).join(".git").exists();
-        if exists && self.is_built(side, &stamp) {
-            return Ok((self.worktree_with(side, sha, overlay)?, None));
+        let stamp = BuildStamp::new(&tree, command.unwrap_or(""), env, sandbox);
+        // A tree deleted by hand is laid out again, and built again.
+        if self.tree_path(side).is_dir() && self.is_built(side, &stamp) {
+            return Ok((self.tree_path(side), None));
         }
         self.clear_stamp(side)?;
-        let dir = self.worktree_with(side, sha, overlay)?;
-        // What `artifacts` names is compared after the build: earlier builds' outputs go first.
-        let removed = benchgate_harness::artifacts::remove_before_build(&dir, &self.artifacts)?;
-        if removed > 0 {
-            tracing::debug!(
-                side = side.as_str(),
-                removed,
-                "earlier build outputs removed"
-            );
-        }
-        let took = build(&dir, side, command, env, sandbox, containment)?;
+        let dir = self.fresh_tree(side, sha, overlay)?;
+        let took = match command {
+            Some(command) => {
+                // What `artifacts` names is compared after the build: a tracked file of that
+                // name is not the build's output.
+                let removed =
+                    benchgate_harness::artifacts::remove_before_build(&dir, &self.artifacts)?;
+                if removed > 0 {
+                    tracing::debug!(side = side.as_str(), removed, "tracked outputs removed");
+                }
+                Some(build(&dir, side, command, env, sandbox, containment)?)
+            }
+            None => None,
+        };
         self.record_stamp(side, &stamp)?;
-        Ok((dir, Some(took)))
+        Ok((dir, took))
     }
 }
 
@@ -351,81 +397,57 @@ pub fn build(
         }
     }
     let start = Instant::now();
-    let child = cmd.spawn().map_err(spawn_err)?;
-    let (output, disk_stop) = guarded_output(child, guard.as_ref()).map_err(spawn_err)?;
+    let mut child = cmd.spawn().map_err(spawn_err)?;
+    let ((status, disk_stop), stdout, stderr) =
+        tails_while(&mut child, BUILD_TAIL, |c| guarded_wait(c, guard.as_ref()))
+            .map_err(spawn_err)?;
     let elapsed = start.elapsed();
     // A shell reports a child killed by a signal as 128 + its number.
-    let signal = output
-        .status
+    let signal = status
         .signal()
-        .or_else(|| output.status.code().filter(|c| *c > 128).map(|c| c - 128));
+        .or_else(|| status.code().filter(|c| *c > 128).map(|c| c - 128));
     let ended = entered.and_then(|e| e.end(signal));
     let contained = disk_stop.or(ended);
-    if output.status.success() && contained.is_none() {
+    if status.success() && contained.is_none() {
         return Ok(elapsed);
     }
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
     Err(CheckoutError::BuildFailed {
         side: side.as_str(),
         command: command.to_owned(),
         status: match contained {
-            Some(why) => format!("{}: {why}", output.status),
-            None => output.status.to_string(),
+            Some(why) => format!("{status}: {why}"),
+            None => status.to_string(),
         },
-        tail: tail_lines(&text, 40),
+        tail: failure_tail(&stdout, &stderr, 40),
     })
 }
 
-/// `child`'s output, as `Command::output` reads it, while `guard` checks its disk every
-/// [`benchgate_harness::disk::EVERY`]; at a breach its process group is killed and the reason
-/// comes back with the output.
-fn guarded_output(
-    mut child: std::process::Child,
+/// Waits for `child` while `guard` checks its disk every [`benchgate_harness::disk::EVERY`]; at
+/// a breach its process group is killed and the reason comes back with its status.
+fn guarded_wait(
+    child: &mut std::process::Child,
     guard: Option<&benchgate_harness::disk::DiskGuard>,
-) -> std::io::Result<(std::process::Output, Option<String>)> {
-    use std::io::Read;
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let read_all = |pipe: Option<&mut dyn Read>| {
-        let mut buf = Vec::new();
-        if let Some(pipe) = pipe {
-            let _ = pipe.read_to_end(&mut buf);
-        }
-        buf
+) -> std::io::Result<(std::process::ExitStatus, Option<String>)> {
+    let Some(guard) = guard else {
+        return Ok((child.wait()?, None));
     };
-    std::thread::scope(|scope| {
-        let stdout = scope.spawn(|| read_all(out.as_mut().map(|p| p as &mut dyn Read)));
-        let stderr = scope.spawn(|| read_all(err.as_mut().map(|p| p as &mut dyn Read)));
-        let mut disk_stop = None;
-        let mut checked = Instant::now();
-        let status = loop {
-            let Some(guard) = guard.filter(|_| disk_stop.is_none()) else {
-                break child.wait()?;
-            };
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            if checked.elapsed() >= benchgate_harness::disk::EVERY {
-                checked = Instant::now();
-                if let Some(reason) = guard.breach() {
-                    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-                        let _ =
-                            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                    }
-                    disk_stop = Some(reason);
+    let mut checked = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((status, None));
+        }
+        if checked.elapsed() >= benchgate_harness::disk::EVERY {
+            checked = Instant::now();
+            if let Some(reason) = guard.breach() {
+                if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
                 }
+                return Ok((child.wait()?, Some(reason)));
             }
-            // Short naps, so a build's end is seen at once; the disk is read every EVERY.
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let output = std::process::Output {
-            status,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        };
-        Ok((output, disk_stop))
-    })
+        }
+        // Short naps, so a build's end is seen at once; the disk is read every EVERY.
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The last `n` lines of `text`.
@@ -459,27 +481,6 @@ fn dir_name(clone_url: &str) -> String {
     format!("{readable}-{hash:016x}")
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, CheckoutError> {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        // Never block on a credential prompt: the agent runs unattended.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| CheckoutError::Spawn {
-            program: "git".into(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(CheckoutError::Git {
-            args: args.join(" "),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,7 +502,7 @@ mod tests {
     const COMMIT: &str = "git -c user.name=t -c user.email=t@t commit -qam";
 
     #[test]
-    fn worktrees_follow_the_shas_and_keep_ignored_build_output() {
+    fn a_new_commit_gets_a_fresh_tree_with_nothing_an_earlier_build_left() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path().join("repo");
         std::fs::create_dir(&repo).unwrap();
@@ -512,35 +513,39 @@ mod tests {
             ),
         );
         let one = sh(&repo, "git rev-parse HEAD");
-        sh(&repo, &format!("echo 2 > n && {COMMIT} two"));
-        let two = sh(&repo, "git rev-parse HEAD");
 
         let work = tmp.path().join("work");
         let checkout = Checkout::new(&work, repo.to_str().unwrap());
-        checkout.fetch(&[&one, &two]).unwrap();
-        let base = checkout.worktree(Side::Base, &one).unwrap();
+        checkout.fetch(&[&one]).unwrap();
         let env = ScrubbedEnv::from_parent(&[]).unwrap();
-        build(
-            &base,
-            Side::Base,
-            "mkdir -p target && cp n target/built",
-            &env,
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(std::fs::read_to_string(base.join("n")).unwrap(), "1\n");
+        // A build that leaves output, a `.git` of its own and a directory it locked itself out of.
+        let cmd = "mkdir -p target/locked && cp n target/built && mkdir .git && \
+                   echo 'ref: refs/heads/x' > .git/HEAD && chmod 000 target/locked";
+        let (base, took) = checkout
+            .built_worktree(Side::Base, &one, None, Some(cmd), &env, Confine::default())
+            .unwrap();
+        assert!(took.is_some());
+        assert!(base.join("target/built").exists());
 
-        // A later commit of the source repository is fetched into the cached mirror.
+        // A later commit of the source repository is fetched into the cached mirror, and laid
+        // out in a tree of its own files only.
         sh(&repo, &format!("echo 3 > n && {COMMIT} three"));
         let three = sh(&repo, "git rev-parse HEAD");
         checkout.fetch(&[&three]).unwrap();
-        let again = checkout.worktree(Side::Base, &three).unwrap();
+        let (again, _) = checkout
+            .built_worktree(Side::Base, &three, None, None, &env, Confine::default())
+            .unwrap();
         assert_eq!(again, base);
         assert_eq!(std::fs::read_to_string(base.join("n")).unwrap(), "3\n");
-        assert!(
-            base.join("target/built").exists(),
-            "ignored build output is kept"
+        let mut left: Vec<_> = std::fs::read_dir(&base)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [".gitignore", "n"],
+            "the earlier build's files are gone"
         );
     }
 
@@ -563,7 +568,14 @@ mod tests {
         let cmd = "echo x >> built.log";
         let build = |sha: &str, command: &str, env: &ScrubbedEnv| {
             let (_, took) = checkout
-                .built_worktree(Side::Base, sha, None, command, env, Confine::default())
+                .built_worktree(
+                    Side::Base,
+                    sha,
+                    None,
+                    Some(command),
+                    env,
+                    Confine::default(),
+                )
                 .unwrap();
             took.is_some()
         };
@@ -579,7 +591,14 @@ mod tests {
         assert!(!build(&one, cmd, &other_env));
         // The head side keeps its own stamp.
         let (_, head) = checkout
-            .built_worktree(Side::Head, &one, None, cmd, &other_env, Confine::default())
+            .built_worktree(
+                Side::Head,
+                &one,
+                None,
+                Some(cmd),
+                &other_env,
+                Confine::default(),
+            )
             .unwrap();
         assert!(head.is_some());
         std::fs::remove_dir_all(
@@ -645,7 +664,7 @@ mod tests {
                     Side::Base,
                     &base,
                     Some(&overlay),
-                    cmd,
+                    Some(cmd),
                     &env,
                     Confine::default(),
                 )
@@ -666,7 +685,7 @@ mod tests {
         );
         // Without the overlay the base is itself again, and built again.
         let (dir, took) = checkout
-            .built_worktree(Side::Base, &base, None, cmd, &env, Confine::default())
+            .built_worktree(Side::Base, &base, None, Some(cmd), &env, Confine::default())
             .unwrap();
         assert!(took.is_some());
         assert_eq!(

@@ -10,6 +10,35 @@ use benchgate_harness::sandbox::{Sandbox, SandboxError};
 /// packaged agent keeps its settings and token (deploy/).
 const DEFAULT_HIDDEN: [&str; 1] = ["/etc/benchgate"];
 
+/// Where tools keep credentials under the agent's home: keys, git and registry tokens,
+/// passwords. PR code runs as the agent's user, so each is hidden whether or not it exists now.
+const HOME_CREDENTIALS: [&str; 11] = [
+    ".ssh",
+    ".git-credentials",
+    ".gitconfig",
+    ".config/git",
+    ".netrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".docker",
+    ".pgpass",
+    ".aws",
+    ".config/gh",
+];
+
+/// The agent's own secrets that PR code must not read, besides the work dir: its token file
+/// and the credentials under `home`.
+pub fn agent_secrets(token_file: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let home_files = home
+        .into_iter()
+        .flat_map(|h| HOME_CREDENTIALS.iter().map(move |c| h.join(c)));
+    token_file
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(home_files)
+        .collect()
+}
+
 /// `--sandbox`: how builds and benchmark runs are isolated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum SandboxMode {
@@ -35,8 +64,10 @@ pub struct SandboxArgs {
     )]
     pub mode: SandboxMode,
 
-    /// More paths PR code must not read (comma-separated), besides the work dir,
-    /// /etc/benchgate and $CREDENTIALS_DIRECTORY, e.g. a token file kept elsewhere.
+    /// More paths PR code must not read (comma-separated), besides those always hidden: the
+    /// work dir, /etc/benchgate, $CREDENTIALS_DIRECTORY, the --token-file, and credentials
+    /// under $HOME (.ssh, .git-credentials, .gitconfig, .config/git, .netrc, .cargo/credentials,
+    /// .docker, .pgpass, .aws, .config/gh).
     #[arg(
         long = "sandbox-hide",
         env = "BENCHGATE_SANDBOX_HIDE",
@@ -65,7 +96,12 @@ pub struct SandboxRequired {
 }
 
 /// Decides the sandbox of every job: `Some` runs PR code in bubblewrap, `None` unsandboxed.
-pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, SandboxRequired> {
+/// `secrets` ([`agent_secrets`]) are hidden besides the work dir and the operator's paths.
+pub fn resolve(
+    args: &SandboxArgs,
+    work_dir: &Path,
+    secrets: &[PathBuf],
+) -> Result<Option<Sandbox>, SandboxRequired> {
     if args.mode == SandboxMode::None {
         tracing::warn!(
             "--sandbox none: PR builds and runs can read the agent's files and write the other side's worktree"
@@ -73,7 +109,7 @@ pub fn resolve(args: &SandboxArgs, work_dir: &Path) -> Result<Option<Sandbox>, S
         return Ok(None);
     }
     let probed = Sandbox::from_path()
-        .map(|s| policy(s, args, work_dir))
+        .map(|s| policy(s, args, work_dir, secrets))
         .and_then(|s| {
             s.probe()?;
             Ok(s)
@@ -112,13 +148,15 @@ pub fn for_runs(sandbox: Option<&Sandbox>, network: bool) -> Option<Sandbox> {
 }
 
 /// The hiding rules: the work dir (clones, both worktrees), the packaged config directory,
-/// systemd's credentials directory and the operator's `--sandbox-hide` paths.
-fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path) -> Sandbox {
+/// systemd's credentials directory, the agent's `secrets` and the operator's `--sandbox-hide`
+/// paths.
+fn policy(sandbox: Sandbox, args: &SandboxArgs, work_dir: &Path, secrets: &[PathBuf]) -> Sandbox {
     let credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
     let mut sandbox = DEFAULT_HIDDEN
         .iter()
         .map(PathBuf::from)
         .chain(credentials)
+        .chain(secrets.iter().cloned())
         .chain(args.hide.iter().cloned())
         .chain(std::iter::once(work_dir.to_path_buf()))
         .fold(sandbox, Sandbox::hide);
@@ -148,12 +186,12 @@ mod tests {
         let cli = Cli::try_parse_from(["agent"]).unwrap();
         assert_eq!(cli.args.mode, SandboxMode::Auto);
         let cli = Cli::try_parse_from(["agent", "--sandbox", "none"]).unwrap();
-        assert_eq!(resolve(&cli.args, Path::new("/w")).unwrap(), None);
+        assert_eq!(resolve(&cli.args, Path::new("/w"), &[]).unwrap(), None);
         assert!(Cli::try_parse_from(["agent", "--sandbox", "maybe"]).is_err());
     }
 
     #[test]
-    fn the_policy_hides_the_work_dir_and_the_operators_paths() {
+    fn the_policy_hides_the_work_dir_the_agents_secrets_and_the_operators_paths() {
         let cli = Cli::try_parse_from([
             "agent",
             "--sandbox-hide",
@@ -161,8 +199,26 @@ mod tests {
             "--sandbox-no-network",
         ])
         .unwrap();
-        let sandbox = policy(Sandbox::new("/usr/bin/bwrap"), &cli.args, Path::new("/w"));
-        for path in ["/etc/benchgate", "/srv/secrets", "/opt/token", "/w"] {
+        let secrets = agent_secrets(
+            Some(Path::new("/run/agent.token")),
+            Some(Path::new("/home/b")),
+        );
+        let sandbox = policy(
+            Sandbox::new("/usr/bin/bwrap"),
+            &cli.args,
+            Path::new("/w"),
+            &secrets,
+        );
+        for path in [
+            "/etc/benchgate",
+            "/srv/secrets",
+            "/opt/token",
+            "/w",
+            "/run/agent.token",
+            "/home/b/.ssh",
+            "/home/b/.git-credentials",
+            "/home/b/.cargo/credentials.toml",
+        ] {
             assert!(
                 sandbox.hidden().contains(&PathBuf::from(path)),
                 "{path} not in {:?}",

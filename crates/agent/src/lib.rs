@@ -118,7 +118,13 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
         path: args.work_dir.clone(),
         source,
     })?;
-    let sandbox = isolation::resolve(&args.sandbox, &args.work_dir)?
+    let secrets = isolation::agent_secrets(
+        args.token_file.as_deref(),
+        std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .as_deref(),
+    );
+    let sandbox = isolation::resolve(&args.sandbox, &args.work_dir, &secrets)?
         .map(|s| s.with_tmp_size(args.limits.tmp.0));
     let containment = limits::resolve(&args.limits, fingerprint::current().memory_bytes);
     let client = Client::new(&args.server, token.expose())?;

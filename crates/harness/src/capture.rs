@@ -90,9 +90,61 @@ impl Capture {
     }
 }
 
+/// Reads `pipe` to its end into `capture` in chunks: memory stays at the capture's cap, whatever
+/// the stream's length. Read errors end the stream (a child that dies closes its pipe).
+pub fn drain(mut pipe: impl std::io::Read, mut capture: Capture) -> Captured {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => capture.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    capture.finish()
+}
+
+/// How much of each stream a build keeps: its last lines are what explains a failure.
+pub const BUILD_TAIL: usize = 64 << 10;
+
+/// `child`'s standard output and error read into tails of `cap` bytes each while `wait` waits
+/// for it (and may watch it); the agent's memory stays flat whatever the child prints.
+pub fn tails_while<T>(
+    child: &mut std::process::Child,
+    cap: usize,
+    wait: impl FnOnce(&mut std::process::Child) -> std::io::Result<T>,
+) -> std::io::Result<(T, Captured, Captured)> {
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    std::thread::scope(|scope| {
+        let out = scope.spawn(move || out.map(|p| drain(p, Capture::new(cap, Keep::Tail))));
+        let err = scope.spawn(move || err.map(|p| drain(p, Capture::new(cap, Keep::Tail))));
+        let waited = wait(child)?;
+        let joined = |h: std::thread::ScopedJoinHandle<'_, Option<Captured>>| {
+            h.join().ok().flatten().unwrap_or_default()
+        };
+        Ok((waited, joined(out), joined(err)))
+    })
+}
+
+/// The last `lines` lines of a failed child's output (standard output, then error), headed by
+/// how much it printed in all when that was more than was kept.
+pub fn failure_tail(stdout: &Captured, stderr: &Captured, lines: usize) -> String {
+    let text = stdout.text() + &stderr.text();
+    let all: Vec<&str> = text.lines().collect();
+    let tail = all[all.len().saturating_sub(lines)..].join("\n");
+    if stdout.truncated() || stderr.truncated() {
+        let printed = crate::disk::bytes(stdout.total + stderr.total);
+        format!("(it printed {printed}; the last {lines} lines)\n{tail}")
+    } else {
+        tail
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     fn captured(chunks: &[&[u8]], cap: usize, keep: Keep) -> Captured {
         let mut capture = Capture::new(cap, keep);
@@ -109,6 +161,25 @@ mod tests {
             (c.bytes.as_slice(), c.total, c.truncated()),
             (&b"abcd"[..], 8, true)
         );
+    }
+
+    #[test]
+    fn drain_reads_a_long_stream_into_the_cap_and_counts_it_all() {
+        let stream = std::io::repeat(b'x').take(3 << 20);
+        let c = drain(stream, Capture::new(1000, Keep::Tail));
+        assert_eq!((c.bytes.len(), c.total), (1000, 3 << 20));
+    }
+
+    #[test]
+    fn a_failure_tail_says_how_much_was_printed_when_it_was_cut() {
+        let out = captured(&[b"compiling\n"], 100, Keep::Tail);
+        let err = captured(&[&b"x".repeat(5000), b"\nerror: nope\n"], 100, Keep::Tail);
+        assert_eq!(
+            failure_tail(&out, &err, 1),
+            "(it printed 4.9 KiB; the last 1 lines)\nerror: nope"
+        );
+        let short = captured(&[b"error: nope\n"], 100, Keep::Tail);
+        assert_eq!(failure_tail(&out, &short, 40), "compiling\nerror: nope");
     }
 
     #[test]

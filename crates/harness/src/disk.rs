@@ -78,15 +78,19 @@ impl DiskGuard {
     }
 }
 
-/// `8.0 GiB`, `512 MiB`.
-pub(crate) fn bytes(n: u64) -> String {
+/// `8.0 GiB`, `512 MiB`; below a mebibyte `3.4 KiB` or `17 bytes`.
+pub fn bytes(n: u64) -> String {
     const GIB: f64 = (1u64 << 30) as f64;
     const MIB: f64 = (1u64 << 20) as f64;
-    let n = n as f64;
-    if n >= GIB {
-        format!("{:.1} GiB", n / GIB)
+    let x = n as f64;
+    if x >= GIB {
+        format!("{:.1} GiB", x / GIB)
+    } else if x >= MIB {
+        format!("{:.0} MiB", x / MIB)
+    } else if n >= 1024 {
+        format!("{:.1} KiB", x / 1024.0)
     } else {
-        format!("{:.0} MiB", n / MIB)
+        format!("{n} bytes")
     }
 }
 

@@ -12,6 +12,7 @@ pub mod env;
 pub mod evaluate;
 pub mod fingerprint;
 pub mod formats;
+pub mod git;
 pub mod limits;
 pub mod perf;
 pub mod plan;

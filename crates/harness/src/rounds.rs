@@ -280,9 +280,15 @@ impl RoundRunner {
             .any(|w| w.contains(BENCHMARKS_PLACEHOLDER))
     }
 
-    /// From the next round on, run only `names` (`None`: every benchmark).
-    pub fn run_only(&mut self, names: Option<&[String]>) {
-        self.filter = benchmarks_filter(names);
+    /// From the next round on, run only `names` (`None`: every benchmark). Returns the new
+    /// `{benchmarks}` filter when it differs from the last round's.
+    pub fn run_only(&mut self, names: Option<&[String]>) -> Option<&str> {
+        let filter = benchmarks_filter(names);
+        if filter == self.filter {
+            return None;
+        }
+        self.filter = filter;
+        Some(&self.filter)
     }
 
     /// Whether instruction counts are being collected (asked for and supported).

@@ -2,18 +2,18 @@
 //! a worktree to another commit leaves its ignored build output (`target/`) in place.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use benchgate_api::Side;
 use benchgate_api::paths::PathGlobs;
 
+use crate::git::Git;
+
 /// A git or build step that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WorktreeError {
-    #[error("cannot run git: {0}")]
-    GitMissing(std::io::Error),
-    #[error("`git {args}` failed: {stderr}")]
-    Git { args: String, stderr: String },
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
     #[error("{0:?} is not a revision of this repository")]
     UnknownRevision(String),
     #[error("cannot run the {side} build `{command}`: {source}")]
@@ -117,7 +117,6 @@ impl Repository {
         let listed = run_git(
             &self.toplevel,
             &["diff", "--name-only", "-z", "--no-renames", base, head],
-            &[],
         )?;
         Ok(listed
             .split('\0')
@@ -149,27 +148,30 @@ impl Repository {
 /// Runs `command` through `sh -c` in `dir` with the caller's environment (a build needs the
 /// toolchain's variables; only benchmark runs are scrubbed). Output is kept for the error only.
 pub fn build(dir: &Path, side: Side, command: &str) -> Result<(), WorktreeError> {
-    let output = Command::new("sh")
+    use crate::capture::{BUILD_TAIL, failure_tail, tails_while};
+    let spawn_err = |source| WorktreeError::BuildSpawn {
+        side: side.as_str(),
+        command: command.to_owned(),
+        source,
+    };
+    let mut child = Command::new("sh")
         .args(["-c", command])
         .current_dir(dir)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|source| WorktreeError::BuildSpawn {
-            side: side.as_str(),
-            command: command.to_owned(),
-            source,
-        })?;
-    if output.status.success() {
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_err)?;
+    let (status, stdout, stderr) =
+        tails_while(&mut child, BUILD_TAIL, |c| c.wait()).map_err(spawn_err)?;
+    if status.success() {
         return Ok(());
     }
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<&str> = text.lines().collect();
     Err(WorktreeError::BuildFailed {
         side: side.as_str(),
         command: command.to_owned(),
-        status: output.status,
-        tail: lines[lines.len().saturating_sub(20)..].join("\n"),
+        status,
+        tail: failure_tail(&stdout, &stderr, 20),
     })
 }
 
@@ -187,10 +189,10 @@ pub struct HeadBenchmarks {
 }
 
 impl HeadBenchmarks {
-    /// What the base side at `base_sha` must take from `head_sha` for `globs`; `git_dir` is
-    /// any directory of a repository holding both commits.
+    /// What the base side at `base_sha` must take from `head_sha` for `globs`, read from `git`,
+    /// a repository holding both commits.
     pub fn plan(
-        git_dir: &Path,
+        git: &Git,
         base_sha: &str,
         head_sha: &str,
         globs: &PathGlobs,
@@ -198,8 +200,8 @@ impl HeadBenchmarks {
         if globs.patterns().is_empty() {
             return Ok(Self::default());
         }
-        let base = matching_files(git_dir, base_sha, globs)?;
-        let head = matching_files(git_dir, head_sha, globs)?;
+        let base = matching_files(git, base_sha, globs)?;
+        let head = matching_files(git, head_sha, globs)?;
         let from_head: Vec<(String, String)> = head
             .iter()
             .filter(|(path, id)| base.get(*path) != Some(id))
@@ -239,19 +241,21 @@ impl HeadBenchmarks {
         key
     }
 
-    /// Puts head's files into the base worktree `dir` and removes the ones head deleted.
-    pub fn apply(&self, dir: &Path, head_sha: &str) -> Result<(), WorktreeError> {
+    /// Puts head's files into the base tree `tree` and removes the ones head deleted, through
+    /// `tree`'s git (whose work tree and index it names).
+    pub fn apply(&self, tree: &Git, head_sha: &str) -> Result<(), WorktreeError> {
+        let git = tree.clone().literal_pathspecs();
         let taken: Vec<&str> = self.from_head.iter().map(|(p, _)| p.as_str()).collect();
         for chunk in taken.chunks(200) {
             let mut args = vec!["checkout", "--quiet", head_sha, "--"];
             args.extend_from_slice(chunk);
-            git_literal(dir, &args)?;
+            git.run(&args)?;
         }
         let removed: Vec<&str> = self.removed.iter().map(String::as_str).collect();
         for chunk in removed.chunks(200) {
             let mut args = vec!["rm", "--quiet", "--"];
             args.extend_from_slice(chunk);
-            git_literal(dir, &args)?;
+            git.run(&args)?;
         }
         Ok(())
     }
@@ -275,12 +279,12 @@ impl HeadBenchmarks {
 
 /// The files of commit `sha` that match `globs`: path to "mode blob-id".
 fn matching_files(
-    dir: &Path,
+    git: &Git,
     sha: &str,
     globs: &PathGlobs,
 ) -> Result<std::collections::BTreeMap<String, String>, WorktreeError> {
     // Untrimmed: a path may end in a space.
-    let listing = run_git(dir, &["ls-tree", "-r", "-z", "--full-tree", sha], &[])?;
+    let listing = git.output(&["ls-tree", "-r", "-z", "--full-tree", sha])?;
     Ok(listing
         .split('\0')
         .filter_map(|entry| {
@@ -294,34 +298,12 @@ fn matching_files(
         .collect())
 }
 
-/// `git` with pathspecs taken literally: a file named `*.rs` is that file.
-fn git_literal(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
-    run_git(dir, args, &[("GIT_LITERAL_PATHSPECS", "1")])
-}
-
 fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
-    run_git(dir, args, &[]).map(|out| out.trim().to_owned())
+    Ok(Git::discover(dir).run(args)?)
 }
 
-fn run_git(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String, WorktreeError> {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new("git")
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(WorktreeError::GitMissing)?;
-    if !status.success() {
-        return Err(WorktreeError::Git {
-            args: args.join(" "),
-            stderr: String::from_utf8_lossy(&stderr).trim().to_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
+fn run_git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    Ok(Git::discover(dir).output(args)?)
 }
 
 #[cfg(test)]
@@ -366,7 +348,7 @@ mod tests {
         );
         let head = sh(repo, "git rev-parse HEAD");
         let globs = PathGlobs::try_from(vec!["benches/**".to_owned()]).unwrap();
-        let taken = HeadBenchmarks::plan(repo, &base, &head, &globs).unwrap();
+        let taken = HeadBenchmarks::plan(&Git::discover(repo), &base, &head, &globs).unwrap();
         let paths: Vec<&str> = taken.from_head.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             paths,
@@ -378,7 +360,7 @@ mod tests {
 
         let repository = Repository::discover(repo).unwrap();
         let dir = repository.checkout(Side::Base, &base).unwrap();
-        taken.apply(&dir, &head).unwrap();
+        taken.apply(&Git::discover(&dir), &head).unwrap();
         let read = |p: &str| std::fs::read_to_string(dir.join(p)).ok();
         assert_eq!(read("benches/a.rs").as_deref(), Some("2\n"));
         assert_eq!(read("benches/n*w.rs").as_deref(), Some("new\n"));
@@ -396,9 +378,10 @@ mod tests {
         assert_eq!(read("benches/gone.rs").as_deref(), Some("old\n"));
         assert_eq!(sh(&dir, "git status --porcelain"), "");
 
-        let none = HeadBenchmarks::plan(repo, &base, &head, &PathGlobs::default()).unwrap();
+        let none = HeadBenchmarks::plan(&Git::discover(repo), &base, &head, &PathGlobs::default())
+            .unwrap();
         assert!(none.is_empty() && none.key().is_empty());
-        let same = HeadBenchmarks::plan(repo, &head, &head, &globs).unwrap();
+        let same = HeadBenchmarks::plan(&Git::discover(repo), &head, &head, &globs).unwrap();
         assert!(same.is_empty(), "{same:?}");
     }
 }

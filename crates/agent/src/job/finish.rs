@@ -19,14 +19,13 @@ pub(crate) fn work_dir_full(work_dir: &std::path::Path) -> bool {
         || benchgate_harness::disk::nearly_full(work_dir)
 }
 
-/// A failure as the server should take it: "No space left on device" while the agent's own work
-/// dir is full, or a stop with the worktree's disk nearly full, is this machine's fault, not the
-/// code's, so the attempt is given back to be run again (until the job's attempts run out). A
-/// run that fills its private `/tmp` or reaches the disk limit fails.
+/// A failure as the server should take it, decided from what the agent measured itself, never
+/// from what the failing code printed: when the work dir's disk is full (or as full as the disk
+/// guard stops a tree at) after the failure, the machine is at fault and the attempt is given
+/// back to be run again (until the job's attempts run out); anything else fails the job. A run
+/// that fills its private `/tmp` or reaches the disk limit (its tree is then discarded) fails.
 pub(super) fn failure_outcome(reason: String, log_tail: String, work_dir_full: bool) -> JobOutcome {
-    let says = |what: &str| reason.contains(what) || log_tail.contains(what);
-    let full = benchgate_api::agent::DISK_FULL;
-    if (work_dir_full && says(full)) || says(benchgate_harness::disk::DISK_NEARLY_FULL) {
+    if work_dir_full {
         JobOutcome::Interrupted { reason, log_tail }
     } else {
         JobOutcome::Failed { reason, log_tail }
@@ -143,34 +142,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_full_disk_interrupts_the_attempt_and_anything_else_fails_the_job() {
-        let (reason, tail) = (
-            "build failed (exit status 1)".to_owned(),
-            "fatal: cannot write: No space left on device".to_owned(),
-        );
+    fn only_the_agents_own_probe_of_the_disk_makes_a_failure_the_machines() {
+        let tail = "fatal: cannot write: No space left on device".to_owned();
+        let reason = "build failed (exit status 1)".to_owned();
         let full = failure_outcome(reason.clone(), tail.clone(), true);
         assert!(matches!(full, JobOutcome::Interrupted { .. }), "{full:?}");
         // The run filled its own /tmp; the work dir has room: the code's fault.
         let own = failure_outcome(reason.clone(), tail, false);
         assert!(matches!(own, JobOutcome::Failed { .. }), "{own:?}");
-        let broken = failure_outcome(reason, "error[E0425]".into(), true);
-        assert!(matches!(broken, JobOutcome::Failed { .. }), "{broken:?}");
-        // The disk guard's words decide, whatever the work dir has now.
-        let nearly = format!(
-            "run 3 of head: {} (1.0 GiB kept free; 20 MiB taken while it ran)",
-            benchgate_harness::disk::DISK_NEARLY_FULL
-        );
-        let nearly = failure_outcome(nearly, String::new(), false);
-        assert!(
-            matches!(nearly, JobOutcome::Interrupted { .. }),
-            "{nearly:?}"
-        );
-        let limit = format!(
-            "build of head: {} (33 GiB taken)",
-            benchgate_harness::disk::DISK_STOP
-        );
-        let limit = failure_outcome(limit, String::new(), false);
-        assert!(matches!(limit, JobOutcome::Failed { .. }), "{limit:?}");
+        // Code that prints the disk guard's words, or the kernel's, is not believed.
+        for words in [
+            benchgate_harness::disk::DISK_NEARLY_FULL,
+            benchgate_api::agent::DISK_FULL,
+        ] {
+            let said = format!("run 3 of head: {words} (1.0 GiB kept free)");
+            let forged = failure_outcome(said.clone(), said, false);
+            assert!(matches!(forged, JobOutcome::Failed { .. }), "{forged:?}");
+        }
         assert!(!work_dir_full(std::path::Path::new("/")));
     }
 }

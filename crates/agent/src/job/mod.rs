@@ -229,7 +229,9 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         if claim.stop_when_decided && runner.can_narrow() {
             // Only what the gate still waits on; decided rows keep their interval. Jobs that
             // run their planned rounds (main's history, merge groups) keep every benchmark.
-            runner.run_only(signals.undecided().as_deref());
+            if let Some(filter) = runner.run_only(signals.undecided().as_deref()) {
+                tracing::info!(round = k, benchmarks = %filter, "the rounds from here run only the undecided benchmarks");
+            }
         }
         let running = tokio::task::spawn_blocking(move || {
             let round = runner.run_round();

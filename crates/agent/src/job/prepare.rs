@@ -81,16 +81,6 @@ pub(super) fn prepare(
         .build
         .as_deref()
         .filter(|c| !c.trim().is_empty());
-    let Some(command) = command else {
-        for side in [Side::Base, Side::Head] {
-            repo.clear_stamp(side)?;
-        }
-        return Ok(Prepared {
-            base: repo.worktree_with(Side::Base, &claim.base_sha, Some(&overlay))?,
-            head: repo.worktree(Side::Head, &claim.head_sha)?,
-            build_times: None,
-        });
-    };
     let (base, b) = repo.built_worktree(
         Side::Base,
         &claim.base_sha,

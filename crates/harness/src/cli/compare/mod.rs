@@ -177,7 +177,12 @@ pub fn compare(
                 base_note = Some(note);
                 shas[0] = point.merge_base;
             }
-            let taken = HeadBenchmarks::plan(&repo.toplevel, &shas[0], &shas[1], &bench_from_head)?;
+            let taken = HeadBenchmarks::plan(
+                &crate::git::Git::discover(&repo.toplevel),
+                &shas[0],
+                &shas[1],
+                &bench_from_head,
+            )?;
             let mut dirs = Vec::new();
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
                 display.phase(&format!(
@@ -191,7 +196,7 @@ pub fn compare(
                         "base takes head's benchmark files: {}",
                         taken.summary()
                     ));
-                    taken.apply(&dir, &shas[1])?;
+                    taken.apply(&crate::git::Git::discover(&dir), &shas[1])?;
                 }
                 if let Some(build) = &build {
                     display.phase(&format!(
