@@ -19,6 +19,7 @@ mod demo;
 mod faults;
 mod github_e2e;
 mod github_setup;
+mod hostile_pr;
 mod house;
 mod logs;
 mod module_map;
