@@ -7,8 +7,8 @@
 //! PR's comparison ended with the verdict its modelled change gives, one comment per PR, no
 //! write GitHub would refuse, and each process's memory.
 //!
-//! One of the six PRs is hostile: its heads, in turn, hog memory, fork without end and leave a
-//! daemon. The agents run PR code as shipped (`--sandbox auto`, memory and process limits), so
+//! One of the six PRs is hostile: its heads, in turn, hog memory, fork without end, leave a
+//! daemon, leave a `.git` with a hook in their tree and leave a poisoned cache for the next PR. The agents run PR code as shipped (`--sandbox auto`, memory and process limits), so
 //! each of its comparisons must fail with the limit named while the other PRs' verdicts stay
 //! right, and none of its processes may outlive the soak.
 //!
@@ -47,9 +47,17 @@ const BASE_ITERATIONS: f64 = 2_000_000.0;
 const LIMIT_MEMORY: &str = "256MiB";
 const LIMIT_PROCESSES: &str = "128";
 
+/// Where the hostile PR's git hook would leave its mark, run by an agent outside the sandbox.
+fn hooked_mark(marker: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("benchgate-soak-hooked.{marker}"))
+}
+
 /// The hostile PR's heads, one per push in turn: (name, `attack.sh`, what the job's error says).
-/// Each attack's processes carry a marker unique to this soak, so survivors can be found.
-fn attacks(marker: &str) -> [(&'static str, String, &'static str); 3] {
+/// Each attack's processes carry a marker unique to this soak, so survivors can be found. The
+/// last two leave something in their tree for whatever runs there next, then fail: a `.git` with
+/// a hook (run by an agent that checks out in that tree, outside the sandbox) and a poisoned
+/// `cache/` that the next PR's runs would read (as a build reads `target/`).
+fn attacks(marker: &str) -> [(&'static str, String, &'static str); 5] {
     [
         (
             "memory hog",
@@ -65,6 +73,23 @@ fn attacks(marker: &str) -> [(&'static str, String, &'static str); 3] {
             "daemon",
             format!("setsid sleep 301.{marker} < /dev/null > /dev/null 2>&1 &"),
             "left 1 process(es) running after it ended",
+        ),
+        (
+            "git hook",
+            format!(
+                "rm -rf .git && mkdir -p .git/hooks .git/objects/info .git/refs/heads && \
+                 echo 'ref: refs/heads/main' > .git/HEAD && \
+                 echo \"$PWD/../mirror.git/objects\" > .git/objects/info/alternates && \
+                 printf '#!/bin/sh\\ntouch {}\\n' > .git/hooks/post-checkout && \
+                 chmod +x .git/hooks/post-checkout; exit 43",
+                hooked_mark(marker).display()
+            ),
+            "(exit code 43",
+        ),
+        (
+            "cache poison",
+            "mkdir -p cache && echo 1000 > cache/iterations; exit 44".to_owned(),
+            "(exit code 44",
         ),
     ]
 }
@@ -152,7 +177,8 @@ fn soak_project(dir: &Path, marker: &str) -> (PathBuf, String, Vec<Pr>) {
 fn soak_config() -> String {
     format!(
         "[benchmark]\nrun = \"if [ -f attack.sh ]; then sh attack.sh || exit $?; fi; \
-         exec {BIN} spin --iterations $(cat iterations) --modelled-spread 0.01\"\n\
+         exec {BIN} spin --iterations $(cat cache/iterations 2>/dev/null || cat iterations) \
+         --modelled-spread 0.01\"\n\
          format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
          [[benchmark.rule]]\nmatch = \"*\"\nmetric = \"time\"\n\n\
          [gate]\nfail_on = \"regression\"\nmin_effect = \"5%\"\n"
@@ -772,6 +798,10 @@ async fn soak_with_faults() {
         survivors.is_empty(),
         "the hostile PR's processes outlived their runs: {}",
         String::from_utf8_lossy(&survivors)
+    );
+    assert!(
+        !hooked_mark(&marker).exists(),
+        "the hostile PR's git hook ran outside the sandbox"
     );
     assert!(
         extra_comments.is_empty(),
