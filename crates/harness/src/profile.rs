@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use benchgate_profile::{Folded, Limits, ProfileError, collapse_perf_script};
+use benchgate_profile::{Folded, Limits, ProfileError, collapse_perf_script_from};
 
 use crate::command::BenchCommand;
 use crate::process::{Exit, RunError, run_process};
@@ -202,14 +202,15 @@ pub fn profile_side(
                 stderr_tail: run.stderr.tail_lines(20),
             });
         }
-        let script = perf_script(&data.path).map_err(|reason| ProfileRunError::ScriptFailed {
-            command: display.clone(),
-            reason,
-        })?;
-        let stacks = collapse_perf_script(&script).map_err(|source| ProfileRunError::Collapse {
-            command: display.clone(),
-            source,
-        })?;
+        let stacks = perf_stacks(&data.path)
+            .map_err(|reason| ProfileRunError::ScriptFailed {
+                command: display.clone(),
+                reason,
+            })?
+            .map_err(|source| ProfileRunError::Collapse {
+                command: display.clone(),
+                source,
+            })?;
         folded.merge(&stacks);
     }
     let capped = folded.capped(limits);
@@ -344,22 +345,29 @@ fn callgrind_files(dir: &Path, since: std::time::SystemTime) -> Vec<PathBuf> {
     out
 }
 
-/// `perf script`'s text of the recording at `data`, or perf's last error line.
-fn perf_script(data: &Path) -> Result<String, String> {
-    let output = Command::new("perf")
+/// The stacks of the recording at `data`, collapsed from `perf script` as it prints them (its
+/// text holds the PR's symbol names, so it is never held whole), or perf's last error line.
+fn perf_stacks(data: &Path) -> Result<Result<Folded, ProfileError>, String> {
+    use crate::capture::{Capture, Keep, drain};
+    let mut child = Command::new("perf")
         .args(["script", "-F", PERF_SCRIPT_FIELDS, "-i"])
         .arg(data)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run perf: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{}: {}",
-            output.status,
-            last_line(&String::from_utf8_lossy(&output.stderr))
-        ));
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (stacks, stderr) = std::thread::scope(|scope| {
+        let err = scope.spawn(|| stderr.map(|p| drain(p, Capture::new(16 << 10, Keep::Tail))));
+        let stacks = stdout.map(|p| collapse_perf_script_from(std::io::BufReader::new(p)));
+        (stacks, err.join().ok().flatten().unwrap_or_default())
+    });
+    let status = child.wait().map_err(|e| format!("waiting for perf: {e}"))?;
+    if !status.success() {
+        return Err(format!("{status}: {}", last_line(&stderr.text())));
     }
-    String::from_utf8(output.stdout).map_err(|e| format!("its output is not UTF-8: {e}"))
+    stacks.ok_or_else(|| "perf script gave no output".to_owned())
 }
 
 fn last_line(text: &str) -> String {

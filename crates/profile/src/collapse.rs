@@ -14,12 +14,18 @@ use crate::folded::Folded;
 /// counted (inferno's rule: samples of two events do not add up). Every sample counts one,
 /// whatever its period, so counts are shares of samples.
 pub fn collapse_perf_script(script: &str) -> Result<Folded, ProfileError> {
+    collapse_perf_script_from(script.as_bytes())
+}
+
+/// [`collapse_perf_script`] reading the text as it arrives (`perf script`'s pipe): memory
+/// follows the distinct stacks, not the length of the script.
+pub fn collapse_perf_script_from(script: impl std::io::BufRead) -> Result<Folded, ProfileError> {
     let mut options = Options::default();
     options.include_addrs = true;
     options.nthreads = 1;
     let mut out = Vec::new();
     Folder::from(options)
-        .collapse(script.as_bytes(), &mut out)
+        .collapse(script, &mut out)
         .map_err(ProfileError::Collapse)?;
     let text = String::from_utf8(out).map_err(|e| {
         ProfileError::Collapse(std::io::Error::new(std::io::ErrorKind::InvalidData, e))

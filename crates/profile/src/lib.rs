@@ -14,7 +14,9 @@ mod svg;
 pub use callgrind::collapse_callgrind;
 pub use cap::{Capped, DEEPER_FRAMES, Limits, OTHER_STACKS};
 pub use changes::{FunctionChange, changes};
-pub use collapse::{collapse_perf_script, lacks_symbols, unresolved_share};
+pub use collapse::{
+    collapse_perf_script, collapse_perf_script_from, lacks_symbols, unresolved_share,
+};
 pub use error::ProfileError;
 pub use folded::Folded;
 pub use svg::differential_svg;
