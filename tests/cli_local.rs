@@ -266,6 +266,48 @@ fn analyze_reads_directories_of_runs_and_prints_stable_json() {
     );
 }
 
+/// Twenty quiet base runs and one head run 8% slower: the head's spread is unknown, so the row
+/// claims nothing and says what would answer it (exit 3); assuming equal spreads says slower.
+#[test]
+fn analyze_with_one_head_run_claims_nothing_unless_equal_spreads_are_assumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<String> = (0..20)
+        .map(|i| format!("{:.1}", 100.0 + f64::from(i % 5) * 0.3))
+        .collect();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    let base = raw_runs(dir.path(), "base", &values);
+    let head = raw_runs(dir.path(), "head", &["108.0"]);
+    let out = benchgate(&["analyze", "--json", "--format", "raw", &base, &head]);
+    assert_eq!(out.status.code(), Some(3), "no answer exits 3");
+    let row = &json(&out)["benchmarks"][0];
+    assert_eq!(row["runs"], serde_json::json!([20, 1]), "{row}");
+    assert_eq!(
+        row["interval_pct"],
+        serde_json::json!([null, null]),
+        "{row}"
+    );
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("one run on the head: its spread is unknown; run it at least once more"),
+        "{row}"
+    );
+    let text = benchgate(&["analyze", "--format", "raw", &base, &head]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("one run on the head"), "{stdout}");
+
+    let assumed = benchgate(&[
+        "analyze",
+        "--json",
+        "--format",
+        "raw",
+        "--assume-equal-spread",
+        &base,
+        &head,
+    ]);
+    assert_eq!(assumed.status.code(), Some(1), "the pooled interval claims");
+    assert_eq!(json(&assumed)["benchmarks"][0]["verdict"], "slower");
+}
+
 #[test]
 fn analyze_names_file_and_line_of_a_bad_value() {
     let dir = tempfile::tempdir().unwrap();

@@ -59,6 +59,9 @@ pub struct Policy {
     /// n* planned per benchmark from an A/A floor, as the service plans a comparison; a
     /// benchmark without one uses `n_star`.
     pub planned: std::collections::BTreeMap<String, u64>,
+    /// Recordings with one run on a side: judge them with the other side's spread
+    /// ([`benchgate_stats::AnalysisOptions::assume_equal_spread`]); off, they have no interval.
+    pub assume_equal_spread: bool,
 }
 
 /// The engine's analysis of one series, kept beside the results for the margin note.
@@ -247,6 +250,7 @@ fn options(
         order,
         direction,
         tolerance: policy.tolerance,
+        assume_equal_spread: policy.assume_equal_spread,
         ..AnalysisOptions::default()
     }
 }

@@ -129,6 +129,7 @@ fn row(shape: Shape, base: &Runs, head: &Runs) -> BenchmarkResult {
         tolerance: None,
         rules: Vec::new(),
         planned: Default::default(),
+        assume_equal_spread: false,
     };
     let eval = evaluate_runs(
         &runs,

@@ -23,6 +23,7 @@ fn policy() -> Policy {
         tolerance: None,
         rules: Vec::new(),
         planned: Default::default(),
+        assume_equal_spread: false,
     }
 }
 

@@ -46,6 +46,10 @@ pub struct AnalysisOptions {
     /// The gate's tolerance as a fraction (0.05 = 5%): an interval whose worse-side bound is
     /// below `ln(1 + T)` is "not slower than +T%". `None`: no such decision.
     pub tolerance: Option<f64>,
+    /// Two recordings with one run on a side ([`crate::analyze_runs`]): judge it with the other
+    /// side's spread, assuming both are equally spread. Off: such a row has no interval
+    /// ([`crate::StatsError::SpreadUnknown`]), since a noisier single run would make false claims.
+    pub assume_equal_spread: bool,
 }
 
 impl Default for AnalysisOptions {
@@ -58,6 +62,7 @@ impl Default for AnalysisOptions {
             order: RoundOrder::Abba,
             direction: Direction::LowerIsBetter,
             tolerance: None,
+            assume_equal_spread: false,
         }
     }
 }

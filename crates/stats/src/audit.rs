@@ -70,6 +70,15 @@ pub fn clopper_pearson(hits: u64, trials: u64, alpha: f64) -> (f64, f64) {
     (lower, upper)
 }
 
+/// The error level each row of a canary with `rows` scored rows is judged at: its rows are one
+/// family (Bonferroni), so an A/A canary claims a change anywhere at most `alpha` of the time
+/// whatever the suite's size, and the runner flag ([`crate::flag`]) is fed per-canary outcomes
+/// whose rate on a healthy runner is at most the `alpha` it tests. (The PR gate's e-BH is at
+/// least as powerful, so a planted canary's rounds are an upper bound on a PR's.)
+pub fn canary_row_alpha(alpha: f64, rows: usize) -> f64 {
+    alpha / rows.max(1) as f64
+}
+
 /// What a canary's rounds said to someone who looks after every round and stops at the first
 /// decision (the anytime-valid interval allows exactly that).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -52,6 +52,23 @@ pub enum StatsError {
     OrderLength { rounds: usize, flags: usize },
     #[error("one run per side: an interval needs several runs of each")]
     OneRunPerSide { base: usize, head: usize },
+    /// Two recordings with one run on a side: that side's spread is unknown, and an interval
+    /// from the other side's alone would assume the two are equally spread.
+    #[error(
+        "one run on the {side}: its spread is unknown; {}",
+        match more_if_equal {
+            Some(k) => format!(
+                "run it at least once more (if it is as spread as the other side, ~{k} more run{} of each would settle it)",
+                if *k == 1 { "" } else { "s" }
+            ),
+            None => "run it at least once more".to_owned(),
+        }
+    )]
+    SpreadUnknown {
+        side: SampleSide,
+        /// More runs of each side that would settle the row were both sides equally spread.
+        more_if_equal: Option<u64>,
+    },
     #[error("{n} pairs is more than the {limit} the Walsh-average diagnostics handle")]
     TooManyPairs { n: usize, limit: usize },
 }

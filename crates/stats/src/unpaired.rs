@@ -6,7 +6,9 @@
 //! difference of the mean log run values, with the two-sample form of the mixture interval in
 //! Welch's form (each side's own spread, `se = √(s_b²/m + s_h²/n)`, Welch–Satterthwaite degrees
 //! of freedom), so a head that got noisier, or run counts that differ, do not narrow it. With
-//! one run on a side that side has no spread of its own and the pooled form is used. Drift
+//! one run on a side that side has no spread of its own: the row has no interval unless the
+//! caller assumes both sides equally spread (`assume_equal_spread`), and then the pooled form is
+//! used. Drift
 //! between the recordings is not cancelled; only interleaved rounds (`compare`, the service)
 //! cancel it.
 
@@ -44,6 +46,7 @@ fn pooled_sd(a: &LogSummary, b: &LogSummary) -> f64 {
 /// Analyses one benchmark and metric from the run values of two recordings: `base[i]` is the
 /// value of base run i, `head[j]` of head run j, in no particular order. Fewer than one run on
 /// a side, or one run on each, give [`StatsError::OneRunPerSide`]: no spread, so no interval.
+/// One run on a side gives [`StatsError::SpreadUnknown`] unless `opts.assume_equal_spread`.
 pub fn analyze_runs(
     base: &[f64],
     head: &[f64],
@@ -67,17 +70,27 @@ pub fn analyze_runs(
     let mean_log = h.mean - b.mean;
     let spread = Spread::of(&b, &h);
     let (m64, n64) = (m as u64, n as u64);
+    let rule = DecisionRule {
+        tolerance: opts.tolerance.map(f64::ln_1p),
+        ..DecisionRule::new(margin, opts.direction)
+    };
+    let cap = opts.rounds_cap;
+    if matches!(spread, Spread::Pooled(_)) && !opts.assume_equal_spread {
+        return Err(StatsError::SpreadUnknown {
+            side: if m == 1 {
+                SampleSide::Base
+            } else {
+                SampleSide::Head
+            },
+            more_if_equal: runs_needed(&boundary, mean_log, &spread, (m, n), &rule, cap),
+        });
+    }
     let interval = Interval::around(mean_log, spread.half_width(&boundary, m64, n64));
     let fixed_interval = Interval::around(
         mean_log,
         t_quantile(opts.alpha, spread.nu(m64, n64))? * spread.standard_error(m64, n64),
     );
-    let cap = opts.rounds_cap;
     let at_cap = spread.half_width(&boundary, m64 + cap, n64 + cap);
-    let rule = DecisionRule {
-        tolerance: opts.tolerance.map(f64::ln_1p),
-        ..DecisionRule::new(margin, opts.direction)
-    };
     let verdict = rule.decide(interval).unwrap_or_else(|| {
         if !rule.resolves(at_cap, mean_log) {
             return Verdict::BelowResolution;
@@ -231,6 +244,43 @@ mod tests {
 
     fn opts() -> AnalysisOptions {
         AnalysisOptions::default()
+    }
+
+    /// A/A: 20 quiet base runs and one head run from a noisier process. Pooling would borrow
+    /// the base's spread for the head and claim a change; by default there is no interval.
+    #[test]
+    fn one_run_on_a_side_has_no_interval_unless_equal_spreads_are_assumed() {
+        let base: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i % 5) * 0.2).collect();
+        let head = [104.0];
+        let e = analyze_runs(&base, &head, &opts(), None).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                StatsError::SpreadUnknown {
+                    side: SampleSide::Head,
+                    more_if_equal: Some(1)
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "one run on the head: its spread is unknown; run it at least once more (if it is as \
+             spread as the other side, ~1 more run of each would settle it)"
+        );
+        let head = [110.0];
+        let assumed = AnalysisOptions {
+            assume_equal_spread: true,
+            ..opts()
+        };
+        let a = analyze_runs(&base, &head, &assumed, None).unwrap();
+        assert_eq!(
+            a.verdict,
+            Verdict::Slower { practical: true },
+            "the claim pooling makes"
+        );
+        let e = analyze_runs(&head, &base, &opts(), None).unwrap_err();
+        assert!(e.to_string().starts_with("one run on the base"), "{e}");
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<AnalyzeOutcome, CliError> {
 /// always, its `min_effect` and `fail_on` unless a flag says otherwise (as `compare --config`).
 fn policy_of(args: &AnalyzeArgs, plan: Option<&ComparisonConfig>) -> (Policy, FailOn) {
     let mut policy = args.policy.policy();
+    policy.assume_equal_spread = args.assume_equal_spread;
     let mut fail_on = args.policy.fail_on();
     if let Some(config) = plan {
         if args.policy.min_effect.is_none() {

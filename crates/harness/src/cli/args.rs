@@ -228,6 +228,12 @@ pub struct AnalyzeArgs {
     /// session (the same code on both sides, recorded apart as the A/B ones), then the next …
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub aa: Vec<PathBuf>,
+    /// A side with a single run has no spread of its own, so by default its rows give no
+    /// interval (exit 3) and say how many more runs would settle them. With this flag they are
+    /// judged with the other side's spread: right only if both sides are equally noisy (a
+    /// single run from a noisier process then makes false claims).
+    #[arg(long)]
+    pub assume_equal_spread: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
     #[command(flatten)]
@@ -300,6 +306,7 @@ impl PolicyArgs {
                 .map_or(Some(benchgate_api::agent::DEFAULT_TOLERANCE), |t| t.0),
             rules: Vec::new(),
             planned: Default::default(),
+            assume_equal_spread: false,
         }
     }
 

@@ -189,6 +189,7 @@ mod tests {
             tolerance: None,
             rules: Vec::new(),
             planned: Default::default(),
+            assume_equal_spread: false,
         }
     }
 

@@ -109,7 +109,9 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
         per_benchmark: c.config.n_star.clone(),
         fallback: c.planned_rounds,
     };
-    let mut recorded = 0;
+    // The rows to score first: their count sets each row's level, so the canary's rows are
+    // judged as one family.
+    let mut rows = Vec::new();
     for series in store
         .comparison_samples(c.id)
         .await?
@@ -123,58 +125,63 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
             .map(|(b, m)| (b.as_str(), m.as_str()))
             .collect();
         let gated = benchgate_stats::gated_mask(&keys, &rules);
-        for (((benchmark, metric), pairs), gated) in paired.iter().zip(gated) {
-            if !gated || (has_zero_spread(&pairs.base) && has_zero_spread(&pairs.head)) {
-                continue;
+        for ((key, pairs), gated) in paired.into_iter().zip(gated) {
+            if gated && !(has_zero_spread(&pairs.base) && has_zero_spread(&pairs.head)) {
+                rows.push((key, pairs, times.clone()));
             }
-            let head = planted_head(spec, &pairs.head, pairs.direction);
-            let opts = AnalysisOptions {
-                alpha: ALPHA,
-                n_star: plan.n_star(benchmark),
-                min_effect: rules
-                    .min_effect(benchmark)
-                    .unwrap_or(c.config.gate.min_effect),
-                rounds_cap: ROUNDS_CAP,
-                order: RoundOrder::BaseFirst(pairs.base_first.clone()),
-                direction: pairs.direction,
-                // Canaries score claims of a change; the gate's tolerance decides no claim.
-                tolerance: None,
-            };
-            let floor = floors.get(&(benchmark.clone(), metric.clone()));
-            let first = match decision(&pairs.base, &head, &opts, floor) {
-                Ok(first) => first,
-                Err(e) => {
-                    tracing::warn!(comparison = %c.id, %benchmark, %metric, error = %e, "canary row not scored");
-                    continue;
-                }
-            };
-            let minutes = times
-                .first()
-                .zip(times.get(first.rounds.saturating_sub(1)))
-                .map(|(start, at)| (*at - *start).num_milliseconds() as f64 / 60_000.0);
-            store
-                .record_canary_result(&CanaryResult {
-                    comparison_id: c.id,
-                    runner_id,
-                    benchmark: benchmark.clone(),
-                    metric: metric.clone(),
-                    planted_pct: spec.planted_pct,
-                    verdict: first.verdict.kind(),
-                    rounds: i64::try_from(first.rounds).unwrap_or(i64::MAX),
-                    minutes,
-                    forecast: first.forecast.map(|(at, n)| {
-                        (
-                            i64::try_from(at).unwrap_or(i64::MAX),
-                            i64::try_from(n).unwrap_or(i64::MAX),
-                        )
-                    }),
-                    recorded_at: Utc::now(),
-                })
-                .await?;
-            recorded += 1;
         }
     }
-    tracing::info!(comparison = %c.id, runner = %runner_id, rows = recorded, planted = ?spec.planted_pct, "canary scored");
+    let alpha = benchgate_stats::audit::canary_row_alpha(ALPHA, rows.len());
+    let mut recorded = 0;
+    for ((benchmark, metric), pairs, times) in &rows {
+        let head = planted_head(spec, &pairs.head, pairs.direction);
+        let opts = AnalysisOptions {
+            alpha,
+            n_star: plan.n_star(benchmark),
+            min_effect: rules
+                .min_effect(benchmark)
+                .unwrap_or(c.config.gate.min_effect),
+            rounds_cap: ROUNDS_CAP,
+            order: RoundOrder::BaseFirst(pairs.base_first.clone()),
+            direction: pairs.direction,
+            // Canaries score claims of a change; the gate's tolerance decides no claim.
+            tolerance: None,
+            assume_equal_spread: false,
+        };
+        let floor = floors.get(&(benchmark.clone(), metric.clone()));
+        let first = match decision(&pairs.base, &head, &opts, floor) {
+            Ok(first) => first,
+            Err(e) => {
+                tracing::warn!(comparison = %c.id, %benchmark, %metric, error = %e, "canary row not scored");
+                continue;
+            }
+        };
+        let minutes = times
+            .first()
+            .zip(times.get(first.rounds.saturating_sub(1)))
+            .map(|(start, at)| (*at - *start).num_milliseconds() as f64 / 60_000.0);
+        store
+            .record_canary_result(&CanaryResult {
+                comparison_id: c.id,
+                runner_id,
+                benchmark: benchmark.clone(),
+                metric: metric.clone(),
+                planted_pct: spec.planted_pct,
+                verdict: first.verdict.kind(),
+                rounds: i64::try_from(first.rounds).unwrap_or(i64::MAX),
+                minutes,
+                forecast: first.forecast.map(|(at, n)| {
+                    (
+                        i64::try_from(at).unwrap_or(i64::MAX),
+                        i64::try_from(n).unwrap_or(i64::MAX),
+                    )
+                }),
+                recorded_at: Utc::now(),
+            })
+            .await?;
+        recorded += 1;
+    }
+    tracing::info!(comparison = %c.id, runner = %runner_id, rows = recorded, row_alpha = alpha, planted = ?spec.planted_pct, "canary scored");
     Ok(recorded)
 }
 

@@ -193,6 +193,8 @@ async fn analyze_pairs(
         order: RoundOrder::Abba,
         direction: Direction::LowerIsBetter,
         tolerance: stored.config.gate.tolerance,
+        // Interleaved rounds are pairs: every side has its runs.
+        assume_equal_spread: false,
     };
     let reading = std::time::Instant::now();
     let read_samples = kept.refresh(store, id).await?;
