@@ -23,3 +23,4 @@ mod house;
 mod logs;
 mod module_map;
 mod serve;
+mod webhook_strangers;
