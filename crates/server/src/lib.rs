@@ -31,7 +31,7 @@ use benchgate_store::Store;
 use tokio::net::TcpListener;
 
 pub use config::{GitHubConfig, ServerConfig};
-pub use flags::{GitHubArgs, LogFormat, ServeArgs};
+pub use flags::{GitHubArgs, LogFormat, ServeArgs, refuse_secrets_on_command_line};
 pub use http::error::ApiError;
 pub use http::router;
 
