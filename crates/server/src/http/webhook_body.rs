@@ -175,7 +175,7 @@ impl WebhookIntake {
                     .map_err(|_| {
                         tracing::warn!(
                             bytes = needed,
-                            "webhook memory budget spent; 503 so GitHub redelivers"
+                            "webhook memory budget spent; 503 with Retry-After"
                         );
                         BodyRefusal::OverBudget
                     })?;
