@@ -65,8 +65,8 @@ psql -q "$pg/postgres" -c "CREATE DATABASE $db" >/dev/null
 "$bin" migrate --database-url "$db_url" >"$work/migrate.log" 2>&1
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BENCHGATE_LOG_FORMAT=json RUST_LOG=${RUST_LOG:-info} "$bin" serve --listen "127.0.0.1:$port" \
-    --database-url "$db_url" --webhook-secret "$secret" >"$work/server.log" 2>&1 &
+BENCHGATE_LOG_FORMAT=json RUST_LOG=${RUST_LOG:-info} BENCHGATE_WEBHOOK_SECRET="$secret" \
+    "$bin" serve --listen "127.0.0.1:$port" --database-url "$db_url" >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
@@ -115,8 +115,8 @@ if [ "${STATEMENTS:-0}" = 1 ]; then
     if [ -r "$log" ]; then
         psql -q "$db_url" -c "ALTER DATABASE $db SET log_statement = 'all'"
         kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
-        BENCHGATE_LOG_FORMAT=json "$bin" serve --listen "127.0.0.1:$port" --database-url "$db_url" \
-            --webhook-secret "$secret" >>"$work/server.log" 2>&1 &
+        BENCHGATE_LOG_FORMAT=json BENCHGATE_WEBHOOK_SECRET="$secret" "$bin" serve \
+            --listen "127.0.0.1:$port" --database-url "$db_url" >>"$work/server.log" 2>&1 &
         server_pid=$!
         until curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do sleep 0.1; done
         for one in one-a one-b; do # the second sees the rows the first wrote

@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the server: webhooks, agent API, dashboard. Applies migrations first.
-    Serve(benchgate_server::ServeArgs),
+    Serve(Box<benchgate_server::ServeArgs>),
     /// Apply database migrations and exit.
     Migrate(MigrateArgs),
     // The argument structs' own doc comments give `compare --help` and `analyze --help` their
@@ -77,6 +77,12 @@ struct MigrateArgs {
 fn main() -> ExitCode {
     let matches = empty_env_is_unset(Cli::command()).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(("serve", serve)) = matches.subcommand()
+        && let Err(e) = benchgate_server::refuse_secrets_on_command_line(serve)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     // Local measurement commands are synchronous: no runtime, no threads beside the benchmark.
     let cli = match cli.command {
         Command::Compare(args) => {
@@ -122,7 +128,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
             init_tracing(args.log_format);
-            let server = benchgate_server::start(args, benchgate_server::shutdown_signal()).await?;
+            let server =
+                benchgate_server::start(*args, benchgate_server::shutdown_signal()).await?;
             server.wait().await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -228,8 +228,8 @@ async fn a_hung_database_gives_503s_inside_githubs_timeout_and_recovers() {
     eprintln!("after a database restart the first deliveries were answered {answers:?}");
 }
 
-/// Large bodies in flight share a memory budget: while one delivery is still being received,
-/// another that would pass the budget gets 503 with Retry-After (GitHub redelivers), and once
+/// Large bodies in flight share a memory budget, charged as their bytes arrive: while one
+/// delivery is still being received, another that would pass the budget gets 503 with Retry-After (GitHub redelivers), and once
 /// the first is answered the budget is free again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
@@ -252,8 +252,8 @@ async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
     );
     slow.write_all(head.as_bytes()).await.unwrap();
     slow.write_all(&vec![b' '; size / 2]).await.unwrap();
-    // The server reserves a body's share of the budget before it reads the body, so once it
-    // has read all that was sent (more than its header buffer holds) the first holds its share.
+    // The server charges the budget for the bytes it has read, so once it has read all that
+    // was sent the first holds its half body's share.
     let client = slow.local_addr().unwrap();
     let what = "the server to read the first delivery's half body";
     wait_until(what, Duration::from_secs(30), async || {
@@ -304,7 +304,7 @@ async fn large_deliveries_past_the_memory_budget_get_503_with_retry_after() {
 /// Bytes the local TCP connection `client` sent to `server` that the server process has not
 /// read yet: what the client has not had acknowledged plus the server's receive queue, as
 /// /proc/net/tcp shows both ends.
-fn unread_bytes(client: SocketAddr, server: SocketAddr) -> u64 {
+pub(crate) fn unread_bytes(client: SocketAddr, server: SocketAddr) -> u64 {
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
     let port = |address: &str| u16::from_str_radix(address.rsplit(':').next().unwrap(), 16);
     let mut unread = 0;

@@ -6,6 +6,7 @@
 mod bisect;
 mod branch_point;
 mod claims;
+mod command_replies;
 mod early_answer;
 mod merge_queue;
 mod profile;

@@ -397,7 +397,7 @@ async fn flags_win_over_the_stored_app() {
     let (status, page) = get(&server, "/github/setup", Some(ADMIN)).await;
     assert_eq!(status, 200);
     assert!(
-        page.contains("--webhook-secret"),
+        page.contains("BENCHGATE_WEBHOOK_SECRET"),
         "the page says the flag wins: {page}"
     );
     assert!(

@@ -24,3 +24,4 @@ mod house;
 mod logs;
 mod module_map;
 mod serve;
+mod webhook_strangers;

@@ -122,6 +122,73 @@ fn a_malformed_webhook_secret_list_refuses_to_start_and_names_no_secret() {
     assert!(!dir.path().join("b.db").exists(), "nothing was created");
 }
 
+/// A secret given as a flag's value is readable by every local user in /proc/PID/cmdline: the
+/// server refuses to start, names the variable and the file flag to use, and never the value.
+#[test]
+fn a_secret_on_the_command_line_refuses_to_start_and_says_what_to_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["--webhook-secret", "s3cret-on-argv"])
+        .env(
+            "BENCHGATE_DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("b.db").display()),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that accepted the flag would run until stopped: give it a minute to exit.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = server.kill();
+            let _ = server.wait();
+            panic!("the server started with a secret on its command line");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("--webhook-secret on the command line is refused"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("BENCHGATE_WEBHOOK_SECRET"), "{stderr}");
+    assert!(stderr.contains("--webhook-secret-file PATH"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    assert!(!dir.path().join("b.db").exists(), "nothing was created");
+}
+
+/// The same secret from a file (`--webhook-secret-file`) verifies deliveries.
+#[tokio::test]
+async fn a_webhook_secret_from_a_file_verifies_deliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("webhook-secret");
+    std::fs::write(&file, "file-secret\n").unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let server = spawn_server(
+        &url,
+        &[("BENCHGATE_WEBHOOK_SECRET_FILE", file.to_str().unwrap())],
+    );
+    let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#.to_vec();
+    let signature = benchgate_github::signature::sign_with(b"file-secret", &body);
+    let answer = http()
+        .post(server.url("/webhooks/github"))
+        .header("X-GitHub-Event", "ping")
+        .header("X-GitHub-Delivery", "from-file")
+        .header("X-Hub-Signature-256", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 202);
+}
+
 #[test]
 fn unknown_flags_get_the_usage_message() {
     let out = Command::new(BIN)

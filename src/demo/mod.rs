@@ -248,19 +248,20 @@ fn serve_args(
         #[command(flatten)]
         args: benchgate_server::ServeArgs,
     }
-    Serve::parse_from([
+    let mut serve = Serve::parse_from([
         "serve".to_string(),
         "--listen".into(),
         args.listen.to_string(),
         "--database-url".into(),
         format!("sqlite://{}", dir.join("benchgate.db").display()),
-        "--admin-token".into(),
-        admin_token.into(),
         // The demo shows one comparison; a canary on its idle runner would only be noise.
         "--canary-every".into(),
         "off".into(),
     ])
-    .args
+    .args;
+    // Set in memory: a secret is never a flag's value (`benchgate serve` refuses that).
+    serve.admin_token = Some(admin_token.to_owned());
+    serve
 }
 
 /// Writes the runner token where only this user can read it, as an operator would for

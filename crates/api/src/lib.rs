@@ -5,6 +5,7 @@ pub mod agent;
 pub mod context;
 pub mod fingerprint;
 pub mod format;
+pub mod markdown;
 pub mod metric;
 pub mod paths;
 pub mod results;

@@ -16,6 +16,7 @@ mod report;
 mod sentences;
 mod tables;
 
+use benchgate_api::markdown::code;
 use serde::{Deserialize, Serialize};
 
 pub use answer::{Answer, Measured, answer};
@@ -138,15 +139,16 @@ fn explicit_line(i: usize, line: &str) -> Option<Result<Claim, String>> {
     let (Some(name), Some(size)) = (words.next(), words.next()) else {
         return Some(Err(format!(
             "`/benchgate claim` needs a benchmark and a change, e.g. `/benchgate claim parse \
-             -20%` or `/benchgate claim parse 2x faster`; got `{}`",
-            line.trim()
+             -20%` or `/benchgate claim parse 2x faster`; got {}",
+            code(line.trim())
         )));
     };
     let rest: Vec<&str> = words.collect();
     let Some(change) = sentences::explicit_change(size, &rest) else {
         return Some(Err(format!(
-            "`/benchgate claim {name} {size}`: the change reads as a signed percent of time \
-             (`-20%`, `+5%`) or a factor (`2x faster`, `1.5x slower`)"
+            "{}: the change reads as a signed percent of time (`-20%`, `+5%`) or a factor \
+             (`2x faster`, `1.5x slower`)",
+            code(&format!("/benchgate claim {name} {size}"))
         )));
     };
     Some(Ok(Claim {

@@ -7,6 +7,8 @@
 
 use std::ops::RangeInclusive;
 
+use benchgate_api::markdown::code;
+
 /// The number of rounds `/rebench N` may ask for.
 pub const REBENCH_ROUNDS: RangeInclusive<u32> = 1..=200;
 
@@ -63,7 +65,9 @@ pub const REASON_CHARS: usize = 300;
 pub enum CommandError {
     /// Two or more commands in one comment.
     #[error(
-        "one command per comment, please: found `{first}` on line {first_line} and `{second}` on line {line}"
+        "one command per comment, please: found {} on line {first_line} and {} on line {line}",
+        code(.first),
+        code(.second)
     )]
     MoreThanOne {
         /// The first command's word.
@@ -77,7 +81,8 @@ pub enum CommandError {
     },
     /// `/rebench N` with N outside [`REBENCH_ROUNDS`].
     #[error(
-        "line {line}: `/rebench {value}`: the number of rounds must be between {min} and {max}"
+        "line {line}: {}: the number of rounds must be between {min} and {max}",
+        code(&format!("/rebench {}", .value))
     )]
     RoundsOutOfRange {
         /// The number as written.
@@ -90,7 +95,7 @@ pub enum CommandError {
         line: usize,
     },
     /// An argument the command does not take.
-    #[error("line {line}: `{command}` does not take `{argument}`; valid: {valid}")]
+    #[error("line {line}: {} does not take {}; valid: {valid}", code(.command), code(.argument))]
     UnknownArgument {
         /// `/rebench` or `/benchgate`.
         command: &'static str,

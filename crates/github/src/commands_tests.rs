@@ -96,6 +96,34 @@ fn comments_that_are_refused_with_a_reason() {
     }
 }
 
+/// The commenter's text in a reply is one code span that nothing in it can end: a backtick
+/// would otherwise leave the mention and the link after it live in a comment the App signs.
+#[test]
+fn the_text_a_reply_quotes_cannot_leave_its_code_span() {
+    let table: &[(&str, &str)] = &[
+        (
+            "/rebench 1 x` @evil [click](http://phish.example) `",
+            "`` 1 x` @evil [click](http://phish.example) ` ``",
+        ),
+        ("/benchgate x`@evil`", "`` x`@evil` ``"),
+        (
+            "/benchgate ```` [x](http://phish)",
+            "````` ```` [x](http://phish) `````",
+        ),
+        (
+            "/benchgate claim `x` @evil",
+            "``/benchgate claim `x` @evil``",
+        ),
+    ];
+    for (body, quoted) in table {
+        let err = parse_command(body).expect_err(body).to_string();
+        assert!(
+            err.contains(quoted),
+            "body {body:?}: {err:?} lacks {quoted:?}"
+        );
+    }
+}
+
 #[test]
 fn the_error_for_a_second_command_wins_over_nothing() {
     // A wrong command after a valid one is still reported (not silently run as the first).

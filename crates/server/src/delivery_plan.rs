@@ -281,21 +281,19 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
             _ => Plan::new("ignored"),
         };
     }
+    // A mistaken command is answered only once the commenter is known to be allowed to run
+    // commands: a stranger must not make the App post a reply about their text.
     let guarded = match parse_command(&e.body) {
         Ok(None) => return Plan::new("no_command"),
-        Ok(Some(Command::Bisect)) => {
-            let body = format!(
-                "@{} `/benchgate bisect` works in a regression issue benchgate opened for the \
-                 default branch; on a pull request, `/benchgate profile` shows where the time \
-                 went.",
-                e.commenter
-            );
-            return Plan::new("command_error").with_task(reply(body));
-        }
-        Err(error) => {
-            let body = format!("@{} {error}\n\nValid commands:\n\n{USAGE}", e.commenter);
-            return Plan::new("command_error").with_task(reply(body));
-        }
+        Ok(Some(Command::Bisect)) => GuardedCommand::Malformed {
+            reply: "`/benchgate bisect` works in a regression issue benchgate opened for the \
+                    default branch; on a pull request, `/benchgate profile` shows where the \
+                    time went."
+                .into(),
+        },
+        Err(error) => GuardedCommand::Malformed {
+            reply: format!("{error}\n\nValid commands:\n\n{USAGE}"),
+        },
         Ok(Some(Command::Help)) => {
             return Plan::new("help").with_task(reply(format!("benchgate commands:\n\n{USAGE}")));
         }
@@ -306,7 +304,11 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         Ok(Some(Command::RebenchAa)) => GuardedCommand::RebenchAa,
         Ok(Some(Command::Claim { line })) => GuardedCommand::Claim { line },
     };
-    Plan::new("command").with_task(HandleCommand {
+    let outcome = match guarded {
+        GuardedCommand::Malformed { .. } => "command_error",
+        _ => "command",
+    };
+    Plan::new(outcome).with_task(HandleCommand {
         repo,
         pr: e.pr_number,
         comment_id: e.comment_id,
@@ -417,6 +419,18 @@ mod tests {
     fn help_and_a_mistyped_command_read_as_pinned() {
         let comment = |body: &str| comment_event(body, true);
         let reply = |plan: Plan| match &plan.effects[..] {
+            // A mistaken command's reply is posted once the commenter may run commands.
+            [DeliveryEffect::Outbox(m)] if m.kind == "command.handle" => {
+                let task: HandleCommand = serde_json::from_value(m.payload.clone()).unwrap();
+                let GuardedCommand::Malformed { reply } = &task.command else {
+                    panic!("{task:?}")
+                };
+                let comment = task.reply(reply.clone());
+                format!(
+                    "outcome: {}\nlabel: {}\n{}",
+                    plan.outcome, comment.label, comment.body
+                )
+            }
             [DeliveryEffect::Outbox(m)] => format!(
                 "outcome: {}\nlabel: {}\n{}",
                 plan.outcome,

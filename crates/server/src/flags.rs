@@ -57,8 +57,15 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_REQUEST_TIMEOUT", default_value_t = 60)]
     pub request_timeout_secs: u64,
 
-    /// Admin API token (`POST /api/v1/comparisons`); the admin API answers 401 without one.
-    #[arg(long, env = "BENCHGATE_ADMIN_TOKEN", hide_env_values = true)]
+    /// File holding the admin API token (`POST /api/v1/comparisons`, `/github/setup`); the
+    /// admin API answers 401 without one. Or set BENCHGATE_ADMIN_TOKEN to the token itself;
+    /// `--admin-token TOKEN` is refused, since every local user can read a process's arguments.
+    #[arg(long, env = "BENCHGATE_ADMIN_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with = "admin_token")]
+    pub admin_token_file: Option<SecretFromFile>,
+
+    /// The admin token from BENCHGATE_ADMIN_TOKEN; on the command line it is refused.
+    #[arg(long, env = "BENCHGATE_ADMIN_TOKEN", hide = true)]
     pub admin_token: Option<String>,
 
     /// Seconds a job's lease lasts without a heartbeat before the reaper requeues the job.
@@ -77,9 +84,15 @@ pub struct ServeArgs {
     #[arg(long, env = "BENCHGATE_CLAIM_WAIT", default_value_t = 25)]
     pub claim_wait_secs: u64,
 
-    /// Token the dashboard and its read API require (bearer, `?token=` or cookie); unset, they
-    /// are public and read-only.
-    #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide_env_values = true)]
+    /// File holding the token the dashboard and its read API require (bearer, `?token=` or
+    /// cookie); unset, they are public and read-only. Or set BENCHGATE_DASHBOARD_TOKEN;
+    /// `--dashboard-token TOKEN` is refused, since every local user can read a process's arguments.
+    #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with = "dashboard_token")]
+    pub dashboard_token_file: Option<SecretFromFile>,
+
+    /// The dashboard token from BENCHGATE_DASHBOARD_TOKEN; on the command line it is refused.
+    #[arg(long, env = "BENCHGATE_DASHBOARD_TOKEN", hide = true)]
     pub dashboard_token: Option<String>,
 
     /// Profiled runs per side after a PR comparison ends slower (perf on the runner; never
@@ -129,12 +142,15 @@ fn planted_pct(text: &str) -> Result<f64, String> {
 /// With neither, `/webhooks/github` answers 401 and the outbox keeps every GitHub write.
 #[derive(Clone, clap::Args)]
 pub struct GitHubArgs {
-    /// Webhook secret(s), comma-separated; any of them verifies a delivery (for rotation).
-    #[arg(
-        long = "webhook-secret",
-        env = "BENCHGATE_WEBHOOK_SECRET",
-        hide_env_values = true
-    )]
+    /// File holding the webhook secret(s), comma-separated; any of them verifies a delivery
+    /// (for rotation). Or set BENCHGATE_WEBHOOK_SECRET to the list itself; `--webhook-secret`
+    /// is refused, since every local user can read a process's arguments.
+    #[arg(long, env = "BENCHGATE_WEBHOOK_SECRET_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with = "webhook_secret")]
+    pub webhook_secret_file: Option<SecretFromFile>,
+
+    /// The webhook secrets from BENCHGATE_WEBHOOK_SECRET; on the command line they are refused.
+    #[arg(long = "webhook-secret", env = "BENCHGATE_WEBHOOK_SECRET", hide = true)]
     pub webhook_secret: Option<String>,
 
     /// GitHub App id (with --github-private-key-file).
@@ -153,12 +169,19 @@ pub struct GitHubArgs {
     )]
     pub github_private_key_file: Option<std::path::PathBuf>,
 
-    /// A single token (personal or fine-grained) instead of App authentication.
+    /// File holding a single GitHub token (personal or fine-grained) to use instead of App
+    /// authentication. Or set BENCHGATE_GITHUB_TOKEN to the token itself; `--github-token` is
+    /// refused, since every local user can read a process's arguments.
+    #[arg(long, env = "BENCHGATE_GITHUB_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with_all = ["github_token", "github_app_id"])]
+    pub github_token_file: Option<SecretFromFile>,
+
+    /// The GitHub token from BENCHGATE_GITHUB_TOKEN; on the command line it is refused.
     #[arg(
         long,
         env = "BENCHGATE_GITHUB_TOKEN",
         conflicts_with = "github_app_id",
-        hide_env_values = true
+        hide = true
     )]
     pub github_token: Option<String>,
 
@@ -188,6 +211,87 @@ pub struct GitHubArgs {
     pub outbox_backoff_ms: u64,
 }
 
+/// The flags whose value is a secret, each with the variable and the file flag to use instead:
+/// a process's arguments are readable by every local user (`/proc/PID/cmdline`, `ps`).
+const SECRET_FLAGS: [SecretFlag; 4] = [
+    SecretFlag::new("admin_token", "--admin-token", "BENCHGATE_ADMIN_TOKEN"),
+    SecretFlag::new(
+        "dashboard_token",
+        "--dashboard-token",
+        "BENCHGATE_DASHBOARD_TOKEN",
+    ),
+    SecretFlag::new(
+        "webhook_secret",
+        "--webhook-secret",
+        "BENCHGATE_WEBHOOK_SECRET",
+    ),
+    SecretFlag::new("github_token", "--github-token", "BENCHGATE_GITHUB_TOKEN"),
+];
+
+/// A flag of `benchgate serve` that takes a secret; its file flag is the flag with `-file`.
+#[derive(Debug, Clone, Copy)]
+struct SecretFlag {
+    /// clap's id of the argument (its field's name).
+    id: &'static str,
+    flag: &'static str,
+    env: &'static str,
+}
+
+impl SecretFlag {
+    const fn new(id: &'static str, flag: &'static str, env: &'static str) -> Self {
+        SecretFlag { id, flag, env }
+    }
+}
+
+/// A secret given as a flag's value on `benchgate serve`'s command line. The message names the
+/// flag, never the value.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{flag} on the command line is refused: every local user can read it in /proc/PID/cmdline \
+     and ps. Set {env} in the server's environment, or put it in a file readable only by the \
+     server's user and pass {flag}-file PATH (or {env}_FILE=PATH). If it was on a shared \
+     machine's command line, consider it seen and replace it"
+)]
+pub struct SecretOnCommandLine {
+    flag: &'static str,
+    env: &'static str,
+}
+
+/// Refuses `serve`'s matches when a secret was given as a flag's value rather than by its
+/// variable or file (clap parses both into one argument; only the source tells them apart).
+pub fn refuse_secrets_on_command_line(serve: &clap::ArgMatches) -> Result<(), SecretOnCommandLine> {
+    match SECRET_FLAGS
+        .iter()
+        .find(|s| serve.value_source(s.id) == Some(clap::parser::ValueSource::CommandLine))
+    {
+        Some(s) => Err(SecretOnCommandLine {
+            flag: s.flag,
+            env: s.env,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A secret read from the file a `--*-file` flag names: its text, trimmed (editors add a
+/// newline). Shown as `***`.
+#[derive(Clone)]
+pub struct SecretFromFile(String);
+
+impl std::fmt::Debug for SecretFromFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+fn secret_file(path: &str) -> Result<SecretFromFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let secret = text.trim();
+    if secret.is_empty() {
+        return Err(format!("{path} is empty"));
+    }
+    Ok(SecretFromFile(secret.to_owned()))
+}
+
 impl From<ServeArgs> for ServerConfig {
     fn from(a: ServeArgs) -> Self {
         ServerConfig {
@@ -197,12 +301,12 @@ impl From<ServeArgs> for ServerConfig {
             body_limit: a.body_limit,
             webhook_memory_mib: a.webhook_memory_mib,
             request_timeout: Duration::from_secs(a.request_timeout_secs),
-            admin_token: a.admin_token,
+            admin_token: a.admin_token_file.map(|f| f.0).or(a.admin_token),
             lease: Duration::from_secs(a.lease_secs),
             max_attempts: a.max_attempts,
             calibration_interval: a.calibration_interval,
             claim_wait: Duration::from_secs(a.claim_wait_secs),
-            dashboard_token: a.dashboard_token,
+            dashboard_token: a.dashboard_token_file.map(|f| f.0).or(a.dashboard_token),
             profile_runs: a.profile_runs,
             bisect_max_rounds: a.bisect_max_rounds,
             canary_every: a.canary_every,
@@ -218,10 +322,10 @@ impl From<GitHubArgs> for GitHubConfig {
     fn from(a: GitHubArgs) -> Self {
         let web_url = web_url(a.github_web_url.as_deref(), &a.github_api_url);
         GitHubConfig {
-            webhook_secret: a.webhook_secret,
+            webhook_secret: a.webhook_secret_file.map(|f| f.0).or(a.webhook_secret),
             // clap requires the id and the key file together.
             app: a.github_app_id.zip(a.github_private_key_file),
-            token: a.github_token,
+            token: a.github_token_file.map(|f| f.0).or(a.github_token),
             api_url: a.github_api_url,
             web_url,
             public_url: a.public_url,
@@ -270,5 +374,67 @@ mod tests {
             "http://fake:1",
         ];
         assert_eq!(web_url(&given), "https://web.example");
+    }
+
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: crate::ServeArgs,
+    }
+
+    /// Each secret's flag, variable and file flag are the ones clap parses: the refusal names
+    /// what exists.
+    #[test]
+    fn every_secret_flag_has_its_variable_and_a_file_flag() {
+        use clap::CommandFactory as _;
+        let command = Serve::command();
+        let arg = |id: &str| {
+            command
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .unwrap_or_else(|| panic!("no argument {id}"))
+        };
+        for secret in super::SECRET_FLAGS {
+            let value = arg(secret.id);
+            assert_eq!(format!("--{}", value.get_long().unwrap()), secret.flag);
+            assert_eq!(value.get_env().unwrap(), secret.env);
+            let file = arg(&format!("{}_file", secret.id));
+            let file_flag = format!("--{}", file.get_long().unwrap());
+            assert_eq!(file_flag, format!("{}-file", secret.flag));
+            assert_eq!(file.get_env().unwrap(), &*format!("{}_FILE", secret.env));
+        }
+    }
+
+    #[test]
+    fn a_secret_on_the_command_line_is_refused_by_name_without_its_value() {
+        use clap::CommandFactory as _;
+        let matches = |argv: &[&str]| {
+            let argv = std::iter::once("serve").chain(argv.iter().copied());
+            Serve::command().try_get_matches_from(argv).unwrap()
+        };
+        let refused = super::refuse_secrets_on_command_line(&matches(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--github-token",
+            "ghp_s3cret",
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.starts_with("--github-token on the command line is refused"),
+            "{refused}"
+        );
+        assert!(refused.contains("BENCHGATE_GITHUB_TOKEN"), "{refused}");
+        assert!(refused.contains("--github-token-file PATH"), "{refused}");
+        assert!(!refused.contains("s3cret"), "{refused}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("secret");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        let from_file = matches(&["--webhook-secret-file", file.to_str().unwrap()]);
+        super::refuse_secrets_on_command_line(&from_file).unwrap();
+        use clap::FromArgMatches as _;
+        let config = crate::ServerConfig::from(Serve::from_arg_matches(&from_file).unwrap().args);
+        assert_eq!(config.github.webhook_secret.as_deref(), Some("s3cret"));
     }
 }

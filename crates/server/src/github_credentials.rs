@@ -46,7 +46,7 @@ struct Cached {
 /// The webhook secrets and App credentials in force; one per process, shared by every handler.
 pub struct GitHubCredentials {
     store: Arc<dyn Store>,
-    /// `--webhook-secret`: when set, the stored secret is never used.
+    /// `BENCHGATE_WEBHOOK_SECRET` (or its file): when set, the stored secret is never used.
     flag_secrets: Option<WebhookSecrets>,
     cached: Mutex<Cached>,
     /// Held while the row is read, so concurrent deliveries share one query (and a flood of
@@ -66,7 +66,7 @@ impl GitHubCredentials {
         }
     }
 
-    /// Whether `--webhook-secret` is set (then the stored secret is ignored).
+    /// Whether `BENCHGATE_WEBHOOK_SECRET` (or its file) is set (then the stored secret is ignored).
     pub fn has_flag_secret(&self) -> bool {
         self.flag_secrets.is_some()
     }

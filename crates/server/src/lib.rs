@@ -31,7 +31,7 @@ use benchgate_store::Store;
 use tokio::net::TcpListener;
 
 pub use config::{GitHubConfig, ServerConfig};
-pub use flags::{GitHubArgs, LogFormat, ServeArgs};
+pub use flags::{GitHubArgs, LogFormat, ServeArgs, refuse_secrets_on_command_line};
 pub use http::error::ApiError;
 pub use http::router;
 
@@ -61,9 +61,9 @@ pub struct AppState {
     /// The webhook secrets and App credentials in force: the flags', else those stored by
     /// `/github/setup`. [`start`] refuses a malformed secret list.
     pub github_credentials: Arc<github_credentials::GitHubCredentials>,
-    /// KiB of webhook bodies this process may hold at once (a memory budget of this process,
-    /// not shared state: each replica guards its own memory).
-    pub webhook_budget: Arc<tokio::sync::Semaphore>,
+    /// The memory budget, deadline and slots webhook bodies share while unverified (limits of
+    /// this process, not shared state: each replica guards its own memory).
+    pub webhook_intake: http::webhook_body::WebhookIntake,
 }
 
 impl std::ops::Deref for AppState {
@@ -83,9 +83,7 @@ impl AppState {
                 store.clone(),
                 config.github.webhook_secrets().ok().flatten(),
             )),
-            webhook_budget: Arc::new(tokio::sync::Semaphore::new(
-                config.webhook_memory_mib as usize * 1024,
-            )),
+            webhook_intake: http::webhook_body::WebhookIntake::new(config.webhook_memory_mib),
             shutdown: tokio_util::sync::CancellationToken::new(),
             domain: Domain {
                 store,

@@ -11,6 +11,7 @@ pub mod github_setup;
 mod health;
 mod metrics;
 mod profile;
+pub mod webhook_body;
 mod webhooks;
 
 use std::time::Duration;
@@ -37,7 +38,7 @@ pub fn router(state: crate::AppState) -> axum::Router {
         .merge(dashboard::routes(state.clone()))
         .merge(metrics::routes())
         .merge(github_setup::routes())
-        .merge(webhooks::routes(state.clone()));
+        .merge(webhooks::routes());
     layered(routes.with_state(state), body_limit, timeout)
 }
 

@@ -4,9 +4,9 @@
 
 use axum::Json;
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use benchgate_github::events::EVENT_HEADER;
 use benchgate_github::signature::SIGNATURE_HEADER;
@@ -19,51 +19,10 @@ use crate::{ApiError, AppState, delivery_plan};
 /// The header carrying the delivery's GUID.
 pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
 
-/// GitHub caps payloads at 25 MB; larger bodies are answered 413 without being read.
-pub const WEBHOOK_BODY_LIMIT: usize = 25 * 1024 * 1024;
-
-/// The webhook route, behind the memory budget for bodies in flight.
-pub fn routes(state: AppState) -> Router<AppState> {
-    Router::new()
-        .route("/webhooks/github", post(receive))
-        .layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT))
-        .route_layer(axum::middleware::from_fn_with_state(state, within_budget))
-}
-
-/// Reserves the body's size (its Content-Length, or the largest body GitHub sends when it is
-/// not given) from the budget before the body is read; 503 with Retry-After when it is spent.
-async fn within_budget(
-    State(app): State<AppState>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let bytes = req
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        .unwrap_or(WEBHOOK_BODY_LIMIT)
-        .min(WEBHOOK_BODY_LIMIT);
-    let kib = u32::try_from(bytes / 1024 + 1).unwrap_or(u32::MAX);
-    match app.webhook_budget.clone().try_acquire_many_owned(kib) {
-        Ok(_held_until_answered) => next.run(req).await,
-        Err(_) => {
-            tracing::warn!(
-                bytes,
-                "webhook memory budget spent; 503 so GitHub redelivers"
-            );
-            app.metrics.webhook("over_budget", None);
-            let mut resp = ApiError::Unavailable(
-                "too many large deliveries at once; redeliver shortly".into(),
-            )
-            .into_response();
-            resp.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("5"),
-            );
-            resp
-        }
-    }
+/// The webhook route. Its body is read by [`super::webhook_body::WebhookIntake`], within the
+/// limits strangers share.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/webhooks/github", post(receive))
 }
 
 /// How long a delivery may wait for the database before it gets a 503: well inside GitHub's
@@ -71,13 +30,17 @@ async fn within_budget(
 pub const DATABASE_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Answers a delivery, counting it by outcome and timing it for `/metrics`.
-async fn receive(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+async fn receive(State(app): State<AppState>, request: Request) -> Response {
     let started = std::time::Instant::now();
-    let answer = handle(&app, &headers, &body).await;
+    let (parts, body) = request.into_parts();
+    let body = match app.webhook_intake.receive(&parts.headers, body).await {
+        Ok(body) => body,
+        Err(refusal) => {
+            app.metrics.webhook(refusal.outcome(), None);
+            return refusal.into_response();
+        }
+    };
+    let answer = handle(&app, &parts.headers, &body.bytes).await;
     let outcome = match &answer {
         Ok((_, outcome)) => *outcome,
         Err(ApiError::Unauthorized) => "unauthorized",
@@ -86,7 +49,7 @@ async fn receive(
         Err(_) => "error",
     };
     app.metrics.webhook(outcome, Some(started.elapsed()));
-    answer.map(|(response, _)| response)
+    answer.map(|(response, _)| response).into_response()
 }
 
 /// The answer to a delivery and what the server made of it.

@@ -135,7 +135,7 @@ fn ready(p: &ProfileSummary) -> Vec<String> {
             "| {} | {} | {} |",
             words::percentage_points(f.self_pp),
             words::percentage_points(f.total_pp),
-            format::code(&f.function)
+            format::code_cell(&f.function)
         ));
     }
     if p.lacks_symbols {

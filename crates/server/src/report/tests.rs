@@ -142,8 +142,22 @@ fn mentions_and_code_fences_in_names_stay_inert() {
         .lines()
         .find(|l| l.starts_with("| ") && l.contains("img"))
         .unwrap();
-    assert!(row.contains("```` x```<img src=x> @octocat ````"), "{row}");
-    assert!(body.contains("``` benches/``a``.rs ```"), "{body}");
+    assert!(row.contains("````x```<img src=x> @octocat````"), "{row}");
+    assert!(body.contains("```benches/``a``.rs```"), "{body}");
+}
+
+/// A C++ symbol such as `operator|` stays in its cell of the profile's table.
+#[test]
+fn a_pipe_in_a_profiled_function_name_does_not_split_its_cell() {
+    let mut input = super::fixtures::profiled();
+    let Some(super::ProfileView::Ready(summary)) = &mut input.profile else {
+        unreachable!("the fixture is profiled")
+    };
+    summary.functions[0].function = "operator|(Flags, Flags)".to_owned();
+    let body = render_comment(&input);
+    let row = body.lines().find(|l| l.contains("operator")).unwrap();
+    let unescaped = row.replace("\\|", "");
+    assert_eq!(unescaped.matches('|').count(), 4, "{row}");
 }
 
 #[test]

@@ -162,10 +162,10 @@ fn overridden_by_flags(app: &AppState) -> Vec<&'static str> {
     let github = &app.config.github;
     let mut overridden = Vec::new();
     if github.has_credentials() {
-        overridden.push("the App id and key (--github-app-id / --github-token)");
+        overridden.push("the App id and key (BENCHGATE_GITHUB_APP_ID / BENCHGATE_GITHUB_TOKEN)");
     }
     if app.github_credentials.has_flag_secret() {
-        overridden.push("the webhook secret (--webhook-secret)");
+        overridden.push("the webhook secret (BENCHGATE_WEBHOOK_SECRET)");
     }
     overridden
 }

@@ -80,6 +80,7 @@ pub async fn run(
         | GuardedCommand::RebenchAa
         | GuardedCommand::Bisect
         | GuardedCommand::Claim { .. }
+        | GuardedCommand::Malformed { .. }
         | GuardedCommand::Profile { .. } => {
             unreachable!("only accept and unaccept come here")
         }

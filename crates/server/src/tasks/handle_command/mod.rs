@@ -29,6 +29,10 @@ pub enum GuardedCommand {
     Bisect,
     /// `/benchgate claim BENCHMARK CHANGE` (the line as parsed).
     Claim { line: String },
+    /// A command benchgate could not read (or one that does not work here): `reply` says why.
+    /// Only someone allowed to run commands gets it; a stranger gets no answer, so nobody can
+    /// make the App post a reply about their text.
+    Malformed { reply: String },
 }
 
 /// Check the commenter may run `command`, then react 👀 and enqueue the jobs, or reply why not.
@@ -53,12 +57,23 @@ impl OutboxTask for HandleCommand {
         None
     }
 
-    /// Carries out an allowed command; a denied one gets a reply that says why.
+    /// Carries out an allowed command; a denied one gets a reply that says why, and a mistaken
+    /// one is answered only to someone allowed to run commands.
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, pr = self.pr, commenter = %self.commenter))]
     async fn run(self, cx: &Context, row: OutboxId) -> Result<(), TaskError> {
         let t = self;
         let reply = |body: String| t.reply(body);
-        if let Err(why) = permitted(cx, &t).await? {
+        let allowed = permitted(cx, &t).await?;
+        if let GuardedCommand::Malformed { reply: why } = &t.command {
+            if allowed.is_err() {
+                tracing::info!(
+                    "a mistaken command from someone who may not run commands; no reply"
+                );
+                return Ok(());
+            }
+            return cx.enqueue(reply(why.clone())).await;
+        }
+        if let Err(why) = allowed {
             tracing::info!(why = %why, "command denied");
             return cx.enqueue(reply(why)).await;
         }
@@ -137,6 +152,7 @@ impl OutboxTask for HandleCommand {
             | GuardedCommand::Unaccept
             | GuardedCommand::Profile { .. }
             | GuardedCommand::Claim { .. }
+            | GuardedCommand::Malformed { .. }
             | GuardedCommand::Bisect => {
                 unreachable!("handled above")
             }
@@ -160,7 +176,7 @@ const TRUSTED: [&str; 1] = ["OWNER"];
 
 impl HandleCommand {
     /// The reply to this command: one per command, however often the write is retried.
-    pub(super) fn reply(&self, body: String) -> MarkedComment {
+    pub(crate) fn reply(&self, body: String) -> MarkedComment {
         MarkedComment {
             repo: self.repo.clone(),
             pr: self.pr,

@@ -205,16 +205,15 @@ mod tests {
         let url = format!("sqlite://{}", dir.join("outbox.db").display());
         let store = benchgate_store::connect(&url).await.unwrap();
         store.migrate().await.unwrap();
-        let serve = Serve::try_parse_from([
+        let mut serve = Serve::try_parse_from([
             "serve",
             "--database-url",
             url.as_str(),
-            "--github-token",
-            "test-token",
             "--github-api-url",
             github.uri().as_str(),
         ])
         .unwrap();
+        serve.args.github.github_token = Some("test-token".into());
         let app = crate::AppState::new(serve.args, store.clone());
         let worker = Runner {
             store: store.clone(),
