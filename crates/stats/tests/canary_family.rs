@@ -111,7 +111,7 @@ fn judged_alone_rows_add_up_and_as_a_family_they_do_not() {
 
 /// The table of docs/statistics.md §8b: per canary and per row, alone and as a family.
 #[test]
-#[ignore = "regenerates docs/statistics.md §8b's table (about a minute in a debug build)"]
+#[ignore = "regenerates docs/statistics.md §8b's table (seconds; kept out of the default run)"]
 fn canary_rates_table() {
     eprintln!(
         "| rows | per canary, rows alone | per row, alone | per canary, as a family | per row, family |"

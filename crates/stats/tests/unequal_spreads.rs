@@ -89,3 +89,45 @@ fn welch_form_equals_the_pooled_one_for_equal_spreads_and_counts() {
     assert!(b.welch_half_width(sd, 3.0 * sd, m, 4).unwrap() > b.two_sample_half_width(sd, m, 4));
     assert_eq!(b.welch_half_width(sd, sd, 1, 5), None);
 }
+
+/// One run on a side: its spread is unknown. Borrowing the other side's (the pooled form, what
+/// `analyze` did silently before) claims far above alpha when the single run's side is noisier,
+/// so by default the row has no interval at all; `assume_equal_spread` asks for the pooled form.
+/// The rates are docs/statistics.md §1b's (`-- --nocapture` prints them).
+#[test]
+fn one_run_on_a_side_gets_no_interval_since_pooling_would_claim_above_alpha() {
+    let mut worst: f64 = 0.0;
+    for (m, ratio) in [(20, 2.0), (20, 4.0), (10, 3.0)] {
+        let mut rng = Normal(m as u64 * 100 + ratio as u64);
+        // As `analyze` tunes by default: to the recorded runs, mn/(m+n), at least 1.
+        let opts = AnalysisOptions {
+            n_star: ((m as f64) / (m as f64 + 1.0)).max(1.0),
+            ..AnalysisOptions::default()
+        };
+        let assumed = AnalysisOptions {
+            assume_equal_spread: true,
+            ..opts.clone()
+        };
+        let mut claims = 0;
+        for _ in 0..TRIALS {
+            let base: Vec<f64> = (0..m)
+                .map(|_| 100.0 * (BASE_SPREAD * rng.draw()).exp())
+                .collect();
+            let head = [100.0 * (ratio * BASE_SPREAD * rng.draw()).exp()];
+            let refused = analyze_runs(&base, &head, &opts, None).unwrap_err();
+            assert!(
+                refused.to_string().starts_with("one run on the head"),
+                "{refused}"
+            );
+            let a = analyze_runs(&base, &head, &assumed, None).unwrap();
+            claims += usize::from(!a.interval.contains(0.0));
+        }
+        let rate = claims as f64 / TRIALS as f64;
+        eprintln!(
+            "base {m} runs + 1 head run {ratio}x noisier: pooled anytime interval claims {:.1}%",
+            100.0 * rate
+        );
+        worst = worst.max(rate);
+    }
+    assert!(worst > 2.0 * ALPHA, "pooling one noisy run claims: {worst}");
+}
