@@ -119,6 +119,35 @@ async fn two_agents_complete_a_comparison_with_the_right_verdict_and_no_secret_l
 
 /// Two runners of one hardware class share one comparison's rounds: one verdict from both,
 /// stratified by runner, with every pair measured on one machine.
+/// An A/A comparison of one commit builds it once and runs both sides in that build.
+#[tokio::test]
+async fn an_a_a_of_one_commit_builds_it_once() {
+    let _turn = measuring_turn().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let server = spawn_server_at("127.0.0.1:0", &db, 30);
+    let repo = BenchRepo::create(dir.path());
+    let token = add_runner(&db, "solo");
+    let agent = AgentProcess::spawn("solo", &server, &token, dir.path(), &[]);
+    let mut req = repo.comparison(4, Vec::new());
+    req.head = req.base.clone();
+    let created = create_comparison(&server, &req).await;
+    let status = wait_finished(&server, created.id, FINISH, &[&agent]).await;
+    assert_eq!(status.state, "done", "{status:?}\n{}", agent.logs());
+    let (_, wall) = headline_wall_time(&status);
+    assert_eq!(wall.n, 4, "{wall:?}");
+    assert!(
+        agent.logged("one build for both sides (the same commit, built the same way)"),
+        "{}",
+        agent.logs()
+    );
+    let series = comparison_samples(&db, created.id).await;
+    assert!(
+        series[0].samples.iter().all(|s| s.metric != "build_time"),
+        "one build has no build time to compare"
+    );
+}
+
 #[tokio::test]
 async fn two_runners_of_one_hardware_class_reach_one_verdict_together() {
     let _turn = measuring_turn().await;

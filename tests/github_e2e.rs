@@ -1123,8 +1123,8 @@ async fn two_suites_on_two_labels_make_a_comparison_comment_and_check_each() {
     );
     let work = s.dir.path().join("agent");
     // Each tree is laid afresh for each new build and kept while builds are reused: the head's
-    // by the first job, by the runner's first A/A session (base on both sides) and by the next
-    // job; the last two jobs and the re-run found their build in place.
+    // by the first job; the runner's first A/A session (base on both sides) runs both sides in
+    // base's build, and the later jobs and the re-run found their builds in place.
     assert_eq!(built_lines(&work, "base"), 1, "base was built once");
     assert_eq!(
         built_lines(&work, "head"),

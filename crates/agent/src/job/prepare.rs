@@ -92,6 +92,20 @@ pub(super) fn prepare(
             limits: containment,
         },
     )?;
+    if claim.base_sha == claim.head_sha && files.is_empty() && build_env[0] == build_env[1] {
+        // An A/A of one commit built one way (no layout salt, no side's own environment): both
+        // sides run the same build, so it is built once and both run in its tree.
+        tracing::info!(
+            base_ms = b.map(|b| b.as_millis() as u64),
+            isolation = isolation_name(sandbox),
+            "one build for both sides (the same commit, built the same way)"
+        );
+        return Ok(Prepared {
+            head: base.clone(),
+            base,
+            build_times: None,
+        });
+    }
     let (head, h) = repo.built_worktree(
         Side::Head,
         &claim.head_sha,
