@@ -10,6 +10,8 @@
 mod answer;
 // Real PR bodies (tests/bodies/), in the unit-test binary: one test binary per crate.
 #[cfg(test)]
+mod body_figures;
+#[cfg(test)]
 mod body_tests;
 mod names;
 mod report;
