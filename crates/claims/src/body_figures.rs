@@ -215,9 +215,10 @@ pub(crate) struct Figures {
     pub bodies_without_claims: usize,
 }
 
-pub(crate) fn figures(verbose: bool) -> Figures {
+/// The figures over the bodies `which` keeps (by file name).
+pub(crate) fn figures(verbose: bool, which: impl Fn(&str) -> bool) -> Figures {
     let mut f = Figures::default();
-    for (file, expected) in careful_reader() {
+    for (file, expected) in careful_reader().into_iter().filter(|(f, _)| which(f)) {
         let found: Vec<Claim> = read(&body(file));
         f.bodies += 1;
         if expected.is_empty() {
@@ -265,22 +266,65 @@ pub(crate) fn figures(verbose: bool) -> Figures {
     f
 }
 
+impl std::fmt::Display for Figures {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let recall = self.expected_found as f64 / self.expected as f64;
+        let precision = self.found_right as f64 / self.found as f64;
+        write!(
+            out,
+            "{} bodies ({} claim nothing): recall {}/{} = {recall:.2}, precision {}/{} = \
+             {precision:.2}, wrong signs {}, claims on bodies that make none {}",
+            self.bodies,
+            self.bodies_without_claims,
+            self.expected_found,
+            self.expected,
+            self.found_right,
+            self.found,
+            self.wrong_sign,
+            self.on_bodies_without_claims
+        )
+    }
+}
+
+/// The figures docs/configuration.md quotes ("The PR's own claims").
 #[test]
 fn figures_on_real_bodies() {
-    let f = figures(true);
-    let recall = f.expected_found as f64 / f.expected as f64;
-    let precision = f.found_right as f64 / f.found as f64;
-    println!(
-        "{} bodies ({} claim nothing): recall {}/{} = {recall:.2}, precision {}/{} = \
-         {precision:.2}, wrong signs {}, claims on bodies that make none {}",
-        f.bodies,
-        f.bodies_without_claims,
-        f.expected_found,
-        f.expected,
-        f.found_right,
-        f.found,
-        f.wrong_sign,
-        f.on_bodies_without_claims
-    );
+    let all = figures(true, |_| true);
+    let new = figures(false, |f| CAREFUL_READER.iter().any(|(n, _)| *n == f));
+    println!("all real bodies: {all}");
+    println!("bodies added with issue 57: {new}");
     assert_eq!(CAREFUL_READER.len(), 27, "the bodies added with issue 57");
+    assert!(
+        all.expected_found * 10 >= all.expected * 9,
+        "recall below 0.9: {all}"
+    );
+    assert!(
+        all.found_right * 10 >= all.found * 9,
+        "precision below 0.9: {all}"
+    );
+    assert_eq!(
+        (all.wrong_sign, all.on_bodies_without_claims),
+        (0, 0),
+        "{all}"
+    );
+}
+
+/// Bodies whose comparisons are listed as not read, with what they compare.
+#[test]
+fn comparisons_in_real_bodies_are_listed() {
+    for (file, words) in [
+        (
+            "cpp_cupslab_guess-calculator-framework_5.md",
+            "compares this change with my previous pull request",
+        ),
+        (
+            "rust_stepancheg_rust-protobuf_193.md",
+            "compares c69b1373 with edfc86ac",
+        ),
+    ] {
+        let reading = crate::read_all(&body(file));
+        let listed: Vec<String> = reading.not_read.iter().map(|n| n.words()).collect();
+        assert_eq!(listed, [words], "{file}");
+        assert!(reading.claims.is_empty(), "{file}");
+    }
 }

@@ -351,8 +351,12 @@ fn dump() {
     files.sort();
     for f in files {
         println!("== {f}");
-        for c in read(&body(&f)) {
+        let reading = crate::read_all(&body(&f));
+        for c in reading.claims {
             println!("   {}   | {}", row(&c), c.quote);
+        }
+        for n in reading.not_read {
+            println!("   not read ({})   | {}", n.words(), n.quote);
         }
     }
 }

@@ -21,6 +21,8 @@ fn source_name(source: Source) -> &'static str {
         Source::Criterion => "criterion",
         Source::Hyperfine => "hyperfine",
         Source::GoogleBenchmark => "compare.py",
+        Source::Benchcmp => "cargo benchcmp",
+        Source::Critcmp => "critcmp",
         Source::Table => "table",
         Source::BeforeAfter => "before/after",
         Source::Sentence => "sentence",
