@@ -4,7 +4,7 @@
 
 use crate::{Claim, read};
 
-fn body(file: &str) -> String {
+pub(crate) fn body(file: &str) -> String {
     let path = format!("{}/tests/bodies/{file}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -36,7 +36,7 @@ fn row(c: &Claim) -> String {
 /// unmatched); prometheus test-infra 430 and slim-trees 9 introduce theirs as an example and
 /// are not read; koda-validate 5's "`Ok` and `Err` about 50% faster" names a type, which no
 /// suite series matches, so it is listed as unmatched, never guessed.
-const EXPECTED: &[(&str, &[&str])] = &[
+pub(crate) const EXPECTED: &[(&str, &[&str])] = &[
     // Google Benchmark's compare.py: one run a side unless the table shows `_mean` rows.
     (
         "cpp_aui-framework_aui_463.md",
@@ -275,7 +275,12 @@ fn real_pr_bodies_read_as_a_reader_would() {
             .filter(|f| f.ends_with(".md"))
             .collect();
     files.sort();
-    let listed: Vec<&str> = EXPECTED.iter().map(|(f, _)| *f).collect();
+    let mut listed: Vec<&str> = EXPECTED
+        .iter()
+        .map(|(f, _)| *f)
+        .chain(crate::body_figures::CAREFUL_READER.iter().map(|(f, _)| *f))
+        .collect();
+    listed.sort();
     assert_eq!(
         files, listed,
         "every body has its expected claims, and only those"
@@ -310,7 +315,12 @@ fn bodies_without_a_claim_give_none() {
 #[test]
 fn every_body_has_its_provenance() {
     let tsv = body("PROVENANCE.tsv");
-    for (file, _) in EXPECTED {
+    let files = EXPECTED.iter().map(|(f, _)| (*f, false)).chain(
+        crate::body_figures::CAREFUL_READER
+            .iter()
+            .map(|(f, _)| (*f, true)),
+    );
+    for (file, dated) in files {
         let line = tsv
             .lines()
             .find(|l| l.starts_with(&format!("{file}\t")))
@@ -321,6 +331,11 @@ fn every_body_has_its_provenance() {
             "{line}"
         );
         assert!(!cols[4].is_empty(), "{file}: a licence");
+        // Bodies added since issue 57 say when they were fetched.
+        assert!(
+            !dated || cols.get(6).is_some_and(|d| d.len() == 10),
+            "{file}: the date fetched"
+        );
     }
 }
 
@@ -336,8 +351,12 @@ fn dump() {
     files.sort();
     for f in files {
         println!("== {f}");
-        for c in read(&body(&f)) {
+        let reading = crate::read_all(&body(&f));
+        for c in reading.claims {
             println!("   {}   | {}", row(&c), c.quote);
+        }
+        for n in reading.not_read {
+            println!("   not read ({})   | {}", n.words(), n.quote);
         }
     }
 }

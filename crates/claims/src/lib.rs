@@ -8,11 +8,18 @@
 //! the line it came from, so a reader can hold the answer against the author's words.
 
 mod answer;
+mod comparisons;
 // Real PR bodies (tests/bodies/), in the unit-test binary: one test binary per crate.
 #[cfg(test)]
+mod body_figures;
+#[cfg(test)]
 mod body_tests;
+#[cfg(test)]
+mod forms_tests;
 mod names;
+mod prose;
 mod report;
+mod sentence_forms;
 mod sentences;
 mod tables;
 
@@ -20,6 +27,7 @@ use benchgate_api::markdown::code;
 use serde::{Deserialize, Serialize};
 
 pub use answer::{Answer, Measured, answer};
+pub use comparisons::NotRead;
 pub use names::{Match, match_name};
 pub use report::{answer_all, lines};
 
@@ -49,6 +57,10 @@ pub enum Source {
     Hyperfine,
     /// Google Benchmark's `tools/compare.py` table (Time column: relative change).
     GoogleBenchmark,
+    /// `cargo benchcmp`'s table (`diff %` column).
+    Benchcmp,
+    /// `critcmp`'s table of two baselines (time of each side).
+    Critcmp,
     /// A Markdown (or aligned) table with a change, delta or speed-up column.
     Table,
     /// A "before -> after" line of two values.
@@ -95,17 +107,51 @@ impl Claim {
 /// is not read rather than scanned slowly.
 pub const MAX_BODY_CHARS: usize = 262_144;
 
+/// What a body says: its claims in the order they appear, and the lines that look like claims
+/// but compare two things neither of which is this change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub claims: Vec<Claim>,
+    pub not_read: Vec<NotRead>,
+}
+
 /// Every claim in a pull request body, in the order they appear. Tables and sentences inside
 /// the same line are read once: a line that yields a table row is not read as a sentence.
 pub fn read(body: &str) -> Vec<Claim> {
+    read_all(body).claims
+}
+
+/// Struck-through text (`~~5-20% faster~~`) is withdrawn; a quoted line (`> …`) is someone
+/// else's words: neither is read.
+static STRUCK: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"~~[^~]*~~").expect("a valid pattern"));
+
+/// The claims of a body and what it compares without claiming ([`read`] keeps the claims).
+pub fn read_all(body: &str) -> Reading {
     let body = match body.char_indices().nth(MAX_BODY_CHARS) {
         Some((cut, _)) => &body[..cut],
         None => body,
     };
-    let lines: Vec<&str> = body.lines().collect();
-    let mut claims = tables::read(&lines);
-    let taken: std::collections::HashSet<usize> = claims.iter().map(|c| c.line).collect();
-    claims.extend(sentences::read(&lines, &taken));
+    let cleaned: Vec<String> = body
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with('>') {
+                String::new()
+            } else {
+                STRUCK.replace_all(l, "").into_owned()
+            }
+        })
+        .collect();
+    let lines: Vec<&str> = cleaned.iter().map(String::as_str).collect();
+    let (mut claims, mut not_read) = tables::read(&lines);
+    let taken: std::collections::HashSet<usize> = claims
+        .iter()
+        .map(|c| c.line)
+        .chain(not_read.iter().map(|n| n.line))
+        .collect();
+    let (prose, compared) = sentences::read(&lines, &taken);
+    claims.extend(prose);
+    not_read.extend(compared);
     // A description may state its claim as the command would; a malformed one is not read.
     claims.extend(
         lines
@@ -119,7 +165,8 @@ pub fn read(body: &str) -> Vec<Claim> {
         claim.machine.clone_from(&machine);
     }
     claims.sort_by_key(|c| c.line);
-    claims
+    not_read.sort_by_key(|n| n.line);
+    Reading { claims, not_read }
 }
 
 /// The claims of a `/benchgate claim BENCHMARK ±N%` (or `N× faster`) comment, one per line

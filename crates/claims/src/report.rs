@@ -2,6 +2,7 @@
 //! the claim's own evidence had, as the comment, the check and `compare` print it.
 
 use benchgate_api::{BenchmarkResult, ClaimAnswer, Direction, VerdictKind};
+use benchgate_stats::words;
 
 use crate::{Answer, Claim, Match, Measured, Metric, Source, answer, match_name};
 
@@ -21,6 +22,8 @@ fn source_name(source: Source) -> &'static str {
         Source::Criterion => "criterion",
         Source::Hyperfine => "hyperfine",
         Source::GoogleBenchmark => "compare.py",
+        Source::Benchcmp => "cargo benchcmp",
+        Source::Critcmp => "critcmp",
         Source::Table => "table",
         Source::BeforeAfter => "before/after",
         Source::Sentence => "sentence",
@@ -142,7 +145,7 @@ fn counters_beside(
                     "against the claim"
                 };
                 let pct = if base != 0.0 {
-                    format!(", {:+.1}%", (head / base - 1.0) * 100.0)
+                    format!(", {}", words::percent((head / base - 1.0) * 100.0))
                 } else {
                     String::new()
                 };
@@ -165,9 +168,9 @@ pub fn lines(answers: &[ClaimAnswer]) -> Vec<String> {
         .map(|a| {
             let [lo, hi] = a.claimed_pct;
             let claimed = if (lo - hi).abs() < 0.05 {
-                format!("{lo:+.1}%")
+                words::percent(lo)
             } else {
-                format!("{lo:+.1}% to {hi:+.1}%")
+                format!("{} to {}", words::percent(lo), words::percent(hi))
             };
             let name = a
                 .benchmark
@@ -175,7 +178,7 @@ pub fn lines(answers: &[ClaimAnswer]) -> Vec<String> {
                 .or(a.claimed_benchmark.as_deref())
                 .unwrap_or("(no benchmark named)");
             let measured = match a.measured_pct {
-                Some([Some(l), Some(h)]) => format!(", measured [{l:+.1}%, {h:+.1}%]"),
+                Some(m @ [Some(_), Some(_)]) => format!(", measured {}", words::interval(m)),
                 _ => String::new(),
             };
             let notes = std::iter::once(a.source.clone())
@@ -260,7 +263,7 @@ mod tests {
         let shown = lines(&answered);
         assert_eq!(
             shown[0],
-            "BenchmarkParse-8 -20.0% claimed: confirmed, measured [-24.0%, -18.0%] (benchstat; \
+            "BenchmarkParse-8 -20% claimed: confirmed, measured [-24%, -18%] (benchstat; \
              10 runs per side; the author measured on AMD EPYC 7B13)"
         );
     }
@@ -278,7 +281,7 @@ mod tests {
         let time = row("decode", "time", [-33.0, -27.0], VerdictKind::Faster);
         assert_eq!(
             notes(&[time.clone(), exact("allocs_per_op", 4.0, 1.0)]),
-            ["allocs_per_op 4 → 1 (exact, -75.0%): moved with the claim"]
+            ["allocs_per_op 4 → 1 (exact, -75%): moved with the claim"]
         );
         assert_eq!(
             notes(&[time.clone(), exact("allocs_per_op", 4.0, 4.0)]),
@@ -286,7 +289,7 @@ mod tests {
         );
         assert_eq!(
             notes(&[time.clone(), exact("bytes_per_op", 512.0, 640.0)]),
-            ["bytes_per_op 512 → 640 (exact, +25.0%): moved against the claim"]
+            ["bytes_per_op 512 → 640 (exact, +25%): moved against the claim"]
         );
         // A counter of another benchmark, or one with spread, says nothing here.
         let mut other = exact("allocs_per_op", 4.0, 1.0);

@@ -12,18 +12,15 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::comparisons::{self, NotRead, Reading};
+use crate::prose::{self, SIZE_THEN_WORD, Way};
+use crate::sentence_forms::{fractions, from_to, overlaps, verb_by};
 use crate::{Claim, Metric, Source, factor_to_time_pct};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern")
 }
 
-/// "[-]N[-M] (%|x) [up to two words] faster|slower|…".
-static SIZE_THEN_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)(?:^|[\s(~≈])([+\-−])?(\d+(?:\.\d+)?)(?:\s*(?:-|–|to)\s*(\d+(?:\.\d+)?))?\s*(%|x\b|×)\s+(?:[a-z]+\s+){0,2}?(faster|quicker|slower|speed[- ]?ups?|improvements?|less time|time reduction|reduction in (?:run ?)?time|regression)\b",
-    )
-});
 /// "speeds up X by N[-M](%|x)".
 static SPEED_UP_BY: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -58,9 +55,12 @@ pub(crate) fn body_machine(lines: &[&str]) -> Option<String> {
         .find_map(|l| MACHINE.captures(l).map(|c| c[1].trim().to_owned()))
 }
 
-pub(crate) fn read(lines: &[&str], taken: &HashSet<usize>) -> Vec<Claim> {
+/// The claims of the body's prose, and the sentences that compare rather than claim.
+pub(crate) fn read(lines: &[&str], taken: &HashSet<usize>) -> (Vec<Claim>, Vec<NotRead>) {
     let body_machine = body_machine(lines);
+    let removed = comparisons::removed_things(lines);
     let mut out = Vec::new();
+    let mut not_read = Vec::new();
     let mut in_code = false;
     for (i, line) in lines.iter().enumerate() {
         if FENCE.is_match(line) {
@@ -76,7 +76,20 @@ pub(crate) fn read(lines: &[&str], taken: &HashSet<usize>) -> Vec<Claim> {
             continue;
         }
         for sentence in split_sentences(line) {
-            for claim in sentence_claims(sentence) {
+            let mut claims = sentence_claims(sentence);
+            match comparisons::reading(sentence, &removed) {
+                Reading::Change => {}
+                Reading::OldWaySubject => claims.iter_mut().for_each(turn),
+                Reading::Compares(compares) => {
+                    not_read.push(NotRead {
+                        line: i + 1,
+                        quote: sentence.trim().to_owned(),
+                        compares,
+                    });
+                    continue;
+                }
+            }
+            for claim in claims {
                 let machine = MACHINE
                     .captures(sentence)
                     .map(|c| c[1].trim().to_owned())
@@ -90,16 +103,33 @@ pub(crate) fn read(lines: &[&str], taken: &HashSet<usize>) -> Vec<Claim> {
             }
         }
     }
-    out
+    (out, not_read)
 }
 
-/// A line cut at sentence ends (". ", "; "), keeping dots inside numbers and names.
+/// A change stated of the old way ("X is 20% slower than Y", X removed): the same ratio seen
+/// from the new way.
+fn turn(claim: &mut Claim) {
+    let one = |p: f64| (100.0 / (100.0 + p) - 1.0) * 100.0;
+    let [a, b] = claim.change_pct.map(one);
+    claim.change_pct = [a.min(b), a.max(b)];
+}
+
+/// Abbreviations whose dot ends no sentence ("by approx. 15%").
+const ABBREVIATIONS: [&str; 6] = ["approx", "e.g", "i.e", "vs", "ca", "cf"];
+
+/// A line cut at sentence ends (". ", "; "), keeping dots inside numbers, names and
+/// abbreviations.
 fn split_sentences(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let bytes = line.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
+        let abbreviation = b == b'.' && {
+            let word = line[..i].rsplit(' ').next().unwrap_or("").to_lowercase();
+            ABBREVIATIONS.contains(&word.as_str())
+        };
         if (b == b'.' || b == b';' || b == b'!' || b == b'?')
+            && !abbreviation
             && bytes.get(i + 1).is_none_or(|n| *n == b' ')
         {
             out.push(&line[start..=i]);
@@ -120,8 +150,9 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
     for form in [&*SPEED_UP_BY, &*IMPROVES_BY, &*WORD_THEN_SIZE] {
         for c in form.captures_iter(sentence) {
             let whole = c.get(0).expect("match");
-            let m = c.name("m").map(|m| m.as_str());
-            let Some(pct) = size(&c["n"], m, &c["unit"], Word::Faster, None) else {
+            let Some(pct) = prose::size_of(&c)
+                .and_then(|size| prose::change(Metric::Time, Way::Better, size, false))
+            else {
                 continue;
             };
             spans.push((whole.start(), whole.end()));
@@ -132,15 +163,13 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
             ));
         }
     }
+    verb_by(sentence, &mut spans, &mut out);
     // Where the clause of the next claim starts: "`a` is 30% faster, `b` 2x faster".
     let mut clause = 0;
     for c in SIZE_THEN_WORD.captures_iter(sentence) {
         let whole = c.get(0).expect("match");
         let from = std::mem::replace(&mut clause, whole.end());
-        if spans
-            .iter()
-            .any(|(s, e)| whole.start() < *e && *s < whole.end())
-        {
+        if overlaps(&spans, whole.start(), whole.end()) {
             continue;
         }
         // "in 1.0 we were ~10x slower": a past state, not this change.
@@ -151,19 +180,56 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
         {
             continue;
         }
-        let word = Word::of(&c[5]);
-        let sign = c.get(1).map(|m| m.as_str());
-        let Some(pct) = size(&c[2], c.get(3).map(|m| m.as_str()), &c[4], word, sign) else {
+        let word = &c["word"];
+        let Some(mut way) = Way::of(word) else {
             continue;
         };
+        // An explicit "+N% time" is more time whatever the word after it; "-N%" less.
+        match c.name("sign").map(|m| m.as_str()) {
+            Some("+") => way = Way::More,
+            Some(_) => way = Way::Less,
+            None => {}
+        }
+        let (mid, after) = (&c["mid"], c["after"].trim_start());
+        let of_object = ["in ", "of ", "on "]
+            .iter()
+            .any(|p| after.to_lowercase().starts_with(p));
+        let speed = word.to_lowercase();
+        let metric = if ["faster", "quicker", "slower"].contains(&speed.as_str()) {
+            Some(Metric::Time)
+        } else {
+            prose::metric_named(mid, sentence)
+                .or_else(|| {
+                    of_object
+                        .then(|| prose::metric_named(after, sentence))
+                        .flatten()
+                })
+                .or_else(|| matches!(way, Way::Better | Way::Worse).then_some(Metric::Time))
+        };
+        let Some(metric) = metric else {
+            continue;
+        };
+        let Some(size) = prose::size_of(&c) else {
+            continue;
+        };
+        let speed_word = prose::speed_word(mid) || (of_object && prose::speed_word(after));
+        let Some(pct) = prose::change(metric, way, size, speed_word) else {
+            continue;
+        };
+        spans.push((whole.start(), whole.end()));
         let name =
             name_in(&sentence[from..whole.start()]).or_else(|| name_in(&sentence[whole.end()..]));
-        out.push(claim(name, pct));
+        out.push(Claim {
+            metric,
+            ..claim(name, pct)
+        });
     }
+    fractions(sentence, &mut spans, &mut out);
+    from_to(sentence, &mut spans, &mut out);
     out
 }
 
-fn claim(benchmark: Option<String>, pct: [f64; 2]) -> Claim {
+pub(crate) fn claim(benchmark: Option<String>, pct: [f64; 2]) -> Claim {
     Claim {
         benchmark,
         metric: Metric::Time,
@@ -176,58 +242,14 @@ fn claim(benchmark: Option<String>, pct: [f64; 2]) -> Claim {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Word {
-    Faster,
-    Slower,
-}
-
-impl Word {
-    fn of(word: &str) -> Self {
-        let w = word.to_lowercase();
-        if w.starts_with("slower") || w.starts_with("regression") {
-            Word::Slower
-        } else {
-            Word::Faster
-        }
-    }
-}
-
-/// The claimed percent change of time, `[low, high]` by size, for "N[-M] unit word".
-fn size(n: &str, m: Option<&str>, unit: &str, word: Word, sign: Option<&str>) -> Option<[f64; 2]> {
-    let n: f64 = n.parse().ok()?;
-    let m: f64 = m.and_then(|m| m.parse().ok()).unwrap_or(n);
-    if !(n > 0.0 && m >= n) {
-        return None;
-    }
-    // An explicit "+N% time" is more time whatever the word after it; "-N%" less.
-    let word = match sign {
-        Some("+") => Word::Slower,
-        Some(_) => Word::Faster,
-        None => word,
-    };
-    let one = |x: f64| -> Option<f64> {
-        match (unit, word) {
-            ("%", Word::Slower) => Some(x),
-            ("%", Word::Faster) if x < 100.0 => Some(-x),
-            ("%", Word::Faster) => Some(factor_to_time_pct(1.0 + x / 100.0, true)),
-            (_, Word::Faster) if x > 1.0 => Some(factor_to_time_pct(x, true)),
-            (_, Word::Slower) if x > 1.0 => Some(factor_to_time_pct(x, false)),
-            _ => None,
-        }
-    };
-    let (a, b) = (one(n)?, one(m)?);
-    Some([a.min(b), a.max(b)])
-}
-
 /// A backticked name inside `text`, the object of "speeds up `unique` by".
-fn name_in(text: &str) -> Option<String> {
+pub(crate) fn name_in(text: &str) -> Option<String> {
     BACKTICKED.captures(text).map(|c| c[1].to_owned())
 }
 
 /// The first backticked name before byte `at` in the sentence, its subject: "`describe` (with
 /// default `percentiles`) becomes 25% faster".
-fn name_before(sentence: &str, at: usize) -> Option<String> {
+pub(crate) fn name_before(sentence: &str, at: usize) -> Option<String> {
     name_in(&sentence[..at])
 }
 

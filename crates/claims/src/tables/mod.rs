@@ -3,12 +3,14 @@
 //! `compare.py`), Markdown tables with a change column, lists of "`name`: −26% time", and
 //! "before -> after" values.
 
+mod columns;
 mod tools;
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::comparisons::{NotRead, introduced_comparison};
 use crate::{Claim, Metric, Source, factor_to_time_pct, metric_of_unit};
 
 fn re(pattern: &str) -> Regex {
@@ -42,7 +44,11 @@ struct Reader<'a> {
     /// Per line, whether it belongs to output introduced as an example ("Example results:",
     /// "a table like"): a tool's sample output, not a claim about this change.
     example: Vec<bool>,
+    /// Per line, the sentence that introduced its block as a comparison of two other things
+    /// ("to compare the work between A and B"), and what it compares.
+    comparison: Vec<Option<(usize, [String; 2])>>,
     claims: Vec<Claim>,
+    not_read: Vec<NotRead>,
 }
 
 /// Words that introduce sample output rather than results of this change.
@@ -89,12 +95,16 @@ fn example_lines(lines: &[&str]) -> Vec<bool> {
     out
 }
 
-pub(crate) fn read(lines: &[&str]) -> Vec<Claim> {
+/// The claims of the body's tables and tool output, and the blocks introduced as a comparison
+/// of two other things (listed once, at the sentence that introduces them).
+pub(crate) fn read(lines: &[&str]) -> (Vec<Claim>, Vec<NotRead>) {
     let mut r = Reader {
         lines,
         machine: None,
         example: example_lines(lines),
+        comparison: introduced_comparison(lines),
         claims: Vec::new(),
+        not_read: Vec::new(),
     };
     let mut i = 0;
     while i < lines.len() {
@@ -105,6 +115,10 @@ pub(crate) fn read(lines: &[&str]) -> Vec<Claim> {
         i = if let Some(next) = r.old_benchstat(i) {
             next
         } else if let Some(next) = r.new_benchstat(i) {
+            next
+        } else if let Some(next) = r.benchcmp(i) {
+            next
+        } else if let Some(next) = r.critcmp(i) {
             next
         } else if let Some(next) = r.google_benchmark(i) {
             next
@@ -120,7 +134,7 @@ pub(crate) fn read(lines: &[&str]) -> Vec<Claim> {
     r.criterion();
     r.hyperfine();
     r.before_after();
-    r.claims
+    (r.claims, r.not_read)
 }
 
 /// A cell or name without Markdown emphasis or code marks.
@@ -158,6 +172,16 @@ impl Reader<'_> {
         if pct[0] == 0.0 && pct[1] == 0.0 || self.example[line] {
             return;
         }
+        if let Some((intro, compares)) = &self.comparison[line] {
+            if !self.not_read.iter().any(|n| n.line == intro + 1) {
+                self.not_read.push(NotRead {
+                    line: intro + 1,
+                    quote: self.lines[*intro].trim().to_owned(),
+                    compares: compares.clone(),
+                });
+            }
+            return;
+        }
         self.claims.push(Claim {
             benchmark,
             metric,
@@ -181,7 +205,12 @@ impl Reader<'_> {
         row: impl Fn(&str) -> Option<(String, f64, Option<u32>)>,
     ) -> usize {
         let mut j = i + 1;
-        while j < self.lines.len() && !self.lines[j].trim().is_empty() {
+        // A block ends at a blank line or where the next section's header starts (benchstat
+        // pastes `alloc/op` and `allocs/op` sections without a blank line between).
+        while j < self.lines.len()
+            && !self.lines[j].trim().is_empty()
+            && !tools::starts_section(self.lines[j])
+        {
             if let Some((name, pct, runs)) = row(self.lines[j]) {
                 self.push(j, Some(name), metric, [pct, pct], runs, source);
             }
@@ -215,7 +244,10 @@ impl Reader<'_> {
             ]
             .iter()
             .any(|w| n == w || n.starts_with('δ') || n.starts_with(w))
-        })?;
+        });
+        let Some(change) = change else {
+            return self.two_columns(i, &header);
+        };
         let slowdown = names[change].starts_with("slowdown");
         // A speed-up or slowdown column speaks of time, whatever units the other cells hold.
         let of_time = slowdown || names[change].starts_with("speed");

@@ -1,5 +1,6 @@
 //! The tools' own output: benchstat (both layouts), criterion's change lines, hyperfine's
-//! summary, pytest-benchmark's compare table and Google Benchmark's `compare.py` table.
+//! summary, pytest-benchmark's compare table, Google Benchmark's `compare.py` table,
+//! `cargo benchcmp` and `critcmp`.
 
 use std::sync::LazyLock;
 
@@ -17,6 +18,23 @@ static OLD_ROW: LazyLock<Regex> = LazyLock::new(|| {
 static NEW_ROW: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^\s*(\S+)\s+.*?\s([+-]\d+(?:\.\d+)?)%\s+\(p=[\d.]+\s+n=(\d+)(?:\+(\d+))?\)\s*$")
 });
+static BENCHCMP_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\s*name\s+\S+\s+ns/iter\s+\S+\s+ns/iter\s+diff ns/iter\s+diff %(?:\s+speedup)?\s*$")
+});
+static BENCHCMP_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\s*(\S+)\s+.*?\s-?[\d,]+\s+([+-]?\d+(?:\.\d+)?)%(?:\s+x\s*[\d.]+)?\s*$")
+});
+static CRITCMP_HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*group\s+(\S+)\s+(\S+)\s*$"));
+static CRITCMP_CELL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\d+(?:\.\d+)?\s+(\d+(?:\.\d+)?)±\S*?(ns|µs|μs|us|ms|s)\b"));
+static HTML_TAG: LazyLock<Regex> = LazyLock::new(|| re(r"<[^>]*>"));
+
+/// Whether a line starts a tool's next section: a benchstat header of either layout.
+pub(super) fn starts_section(line: &str) -> bool {
+    OLD_BENCHSTAT.is_match(line)
+        || (line.contains('│') && !line.chars().any(|c| c.is_ascii_digit()))
+}
+
 static CRITERION_TIME: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(\S.*?)?\s*time:\s+\[[^\]]*\]\s*$"));
 static CRITERION_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
@@ -77,6 +95,61 @@ impl Reader<'_> {
             let v = number(&row[2])?;
             Some((row[1].to_owned(), v, runs_of(row.get(3), row.get(4))))
         }))
+    }
+
+    /// `cargo benchcmp`: `name  A ns/iter  B ns/iter  diff ns/iter  diff %  [speedup]`, rows
+    /// `name  4,534,211  1,742,419  -2,791,792  -61.57%  x 2.60`: the first file is the base.
+    pub(super) fn benchcmp(&mut self, i: usize) -> Option<usize> {
+        BENCHCMP_HEADER.captures(self.lines[i])?;
+        Some(self.rows_after(i, Metric::Time, Source::Benchcmp, |line| {
+            let row = BENCHCMP_ROW.captures(line)?;
+            Some((row[1].to_owned(), number(&row[2])?, None))
+        }))
+    }
+
+    /// `critcmp A B`: a `group` header naming two baselines, a rule, and per row each side's
+    /// ratio and `time±err`. Which baseline is the base is read from its name (main, before,
+    /// new, pr…); a pair whose names do not say is a comparison, not this PR's claim.
+    pub(super) fn critcmp(&mut self, i: usize) -> Option<usize> {
+        let header_line = HTML_TAG.replace_all(self.lines[i], "");
+        let header = CRITCMP_HEADER.captures(&header_line)?;
+        let rule = self.lines.get(i + 1)?.trim();
+        if !rule.starts_with("-----") {
+            return None;
+        }
+        let (a, b) = (header[1].to_owned(), header[2].to_owned());
+        let head_second = match (side_of(&a), side_of(&b)) {
+            (Some(Side::Base), _) | (_, Some(Side::Head)) => true,
+            (Some(Side::Head), _) | (_, Some(Side::Base)) => false,
+            _ => {
+                self.not_read.push(super::NotRead {
+                    line: i + 1,
+                    quote: self.lines[i].trim().to_owned(),
+                    compares: [a, b],
+                });
+                return Some(i + 2);
+            }
+        };
+        Some(
+            self.rows_after(i + 1, Metric::Time, Source::Critcmp, |line| {
+                let line = HTML_TAG.replace_all(line, "");
+                let first = CRITCMP_CELL.find(&line)?;
+                let name = line[..first.start()].trim().to_owned();
+                let cells: Vec<f64> = CRITCMP_CELL
+                    .captures_iter(&line)
+                    .filter_map(|c| Some(number(&c[1])? * unit_ns(&c[2])))
+                    .collect();
+                let [first, second] = cells[..] else {
+                    return None;
+                };
+                let (base, head) = if head_second {
+                    (first, second)
+                } else {
+                    (second, first)
+                };
+                (base > 0.0).then(|| (name, (head / base - 1.0) * 100.0, None))
+            }),
+        )
     }
 
     /// Google Benchmark's `tools/compare.py` table, up to a blank line: the Time column is the
@@ -211,5 +284,15 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+}
+
+/// Nanoseconds in one of a time unit.
+fn unit_ns(unit: &str) -> f64 {
+    match unit {
+        "s" => 1e9,
+        "ms" => 1e6,
+        "µs" | "μs" | "us" => 1e3,
+        _ => 1.0,
     }
 }

@@ -57,3 +57,32 @@ pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer]) -> Vec<String> {
     }
     lines
 }
+
+/// The description's lines that compare rather than claim: "not read as a claim: compares
+/// `decode` with `serde_json` (line 4: “…”); if it is this PR's, restate it with
+/// `/benchgate claim BENCHMARK CHANGE`". The author's words are shown safely.
+pub fn not_read_lines(not_read: &[benchgate_claims::NotRead]) -> Vec<String> {
+    not_read
+        .iter()
+        .take(MAX_CLAIMS_SHOWN)
+        .map(|n| {
+            let [a, b] = &n.compares;
+            format!(
+                "not read as a claim: compares {} with {} (line {}: {}); if it is this PR's, \
+                 restate it with `/benchgate claim BENCHMARK CHANGE`",
+                format::code(a.trim_matches('`')),
+                format::code(b.trim_matches('`')),
+                n.line,
+                format::code(&shortened(&n.quote, 120)),
+            )
+        })
+        .collect()
+}
+
+/// At most `max` characters of `text`, an ellipsis marking the cut.
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

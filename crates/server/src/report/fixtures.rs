@@ -132,6 +132,7 @@ pub(crate) fn example() -> CommentInput {
         acceptance: None,
         profile: None,
         claims: Vec::new(),
+        claims_not_read: Vec::new(),
         now,
     }
 }
@@ -382,8 +383,11 @@ pub(crate) fn claims_required() -> CommentInput {
     let body = "Faster parsing.\n\n```\ncpu: Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz\n\
                 name         old time/op  new time/op  delta\n\
                 parse/large  1.20ms ± 1%  0.96ms ± 2%  -20.00%  (p=0.000 n=5+5)\n```\n\n\
-                And `render` is 3% faster.\n";
-    input.claims = benchgate_claims::answer_all(&benchgate_claims::read(body), &input.results);
+                And `render` is 3% faster. Our `parse` is 40% faster than `serde_json` \
+                on this input.\n";
+    let reading = benchgate_claims::read_all(body);
+    input.claims = benchgate_claims::answer_all(&reading.claims, &input.results);
+    input.claims_not_read = reading.not_read;
     input
 }
 

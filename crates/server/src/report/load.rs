@@ -166,6 +166,7 @@ pub async fn load(
         acceptance,
         profile,
         claims,
+        claims_not_read: benchgate_claims::read_all(&context.body).not_read,
         now: Utc::now(),
     };
     Ok(Some(LoadedReport {

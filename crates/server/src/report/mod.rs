@@ -19,7 +19,7 @@ use benchgate_store::model::ComparisonState;
 use chrono::{DateTime, Utc};
 
 pub use check::{CheckOutcome, check_outcome, pull_request_check_outcome};
-pub use claims::claim_lines;
+pub use claims::{claim_lines, not_read_lines};
 pub(crate) use load::pr_claims_answered;
 pub use load::{LoadedReport, load};
 pub use profile::{ProfileSummary, ProfileView, source as profile_source, view as profile_view};
@@ -98,6 +98,9 @@ pub struct CommentInput {
     pub profile: Option<ProfileView>,
     /// The PR description's performance claims, answered from `results`.
     pub claims: Vec<benchgate_api::ClaimAnswer>,
+    /// Lines of the description that look like claims but compare two other things: listed
+    /// so the author can restate one with `/benchgate claim`.
+    pub claims_not_read: Vec<benchgate_claims::NotRead>,
     /// Both sides built to byte-identical `artifacts`: no round ran, and none is needed.
     pub identical_build: Option<benchgate_api::agent::IdenticalBuild>,
     pub now: DateTime<Utc>,
@@ -162,7 +165,7 @@ struct CommentTemplate<'a> {
     head: String,
     failure: Option<String>,
     accepted: Option<String>,
-    /// The PR's claims, one line each, answered.
+    /// The PR's claims, one line each, answered, then the lines not read as claims.
     claims: Vec<String>,
     summary: String,
     rows: &'a [Row],
@@ -352,7 +355,10 @@ fn render_rows(
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: words::short_sha(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
-        claims: claim_lines(&input.claims),
+        claims: claim_lines(&input.claims)
+            .into_iter()
+            .chain(not_read_lines(&input.claims_not_read))
+            .collect(),
         failure: input.failure.as_deref().map(format::cell),
         summary: benchgate_stats::order::summary(&input.results)
             .map(|line| format::cell(&line))
