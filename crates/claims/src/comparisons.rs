@@ -133,7 +133,8 @@ pub(crate) fn reading(sentence: &str, removed: &[String]) -> Reading {
     }
     if let Some(c) = THAN.captures(sentence) {
         let obj = c["obj"].trim().trim_matches('`');
-        if is_old(obj) {
+        // "dropped by more than 50%": a size qualified, not a thing compared with.
+        if is_old(obj) || obj.starts_with(|ch: char| ch.is_ascii_digit() || ch == '~') {
             return Reading::Change;
         }
         let before = &sentence[..size.start()];

@@ -171,3 +171,29 @@ is_prime/is_prime<font color="#859900"><b>                     1.00    640.3±0.
     assert!(unnamed.claims.is_empty());
     assert_eq!(unnamed.not_read[0].words(), "compares fast with slow");
 }
+
+/// Reworded from real bodies (tests/bodies/): "more than N%" is a size, not a comparison;
+/// "memory allocation" is allocated bytes; a second verb after "and" says its own way.
+#[test]
+fn qualified_sizes_and_two_verbs() {
+    use Metric::*;
+    assert_eq!(
+        claims("- Heap usage dropped by more than 40%."),
+        one(Memory, -40.0)
+    );
+    assert_eq!(
+        claims("It cuts memory allocation by 70% and raises throughput by 10%."),
+        vec![
+            (None, Memory, [-70.0, -70.0]),
+            (None, Throughput, [10.0, 10.0])
+        ]
+    );
+}
+
+#[test]
+fn output_that_can_be_compared_later_is_an_example() {
+    let body = "Results can be compared with benchstat later.\n\n\
+                \tname    old time/op    new time/op    delta\n\
+                \tDecode    63.2ns ± 2%    14.0ns ± 0%   -77.85%  (p=0.008 n=5+5)\n";
+    assert!(read(body).is_empty());
+}

@@ -58,6 +58,7 @@ pub(crate) enum Size {
 }
 
 static ALLOC_WORDS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\balloc(?:ation|ated|s\b|ating)"));
+static MEMORY_ALLOC: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bmemory\s+alloc"));
 static BYTE_UNITS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\d\s*(?:[kmgt]i?b|bytes)\b"));
 static MEMORY_WORDS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:memory|ram|rss|heap|footprint|bytes|vmhwm|[kmg]ib?\s+of)\b"));
@@ -75,12 +76,15 @@ static SPEED_WORDS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:performance
 /// The metric a clause names, most specific first; `None` when it names none.
 pub(crate) fn metric_named(text: &str, sentence: &str) -> Option<Metric> {
     if ALLOC_WORDS.is_match(text) {
-        // "allocations reduced 75% (16 GB -> 4 GB)": allocated bytes are memory.
-        return Some(if BYTE_UNITS.is_match(sentence) {
-            Metric::Memory
-        } else {
-            Metric::Allocations
-        });
+        // "allocations reduced 75% (16 GB -> 4 GB)", "memory allocation": allocated bytes
+        // are memory.
+        return Some(
+            if BYTE_UNITS.is_match(sentence) || MEMORY_ALLOC.is_match(text) {
+                Metric::Memory
+            } else {
+                Metric::Allocations
+            },
+        );
     }
     if MEMORY_WORDS.is_match(text) {
         return Some(Metric::Memory);

@@ -48,7 +48,12 @@ pub(crate) fn verb_by(sentence: &str, spans: &mut Vec<(usize, usize)>, out: &mut
             ..claim(name.clone(), pct)
         });
         // "reduce allocated objects by ~60% and CPU time by 10%": the verb goes on.
-        if let Some(more) = AND_BY.captures(&sentence[whole.end()..]) {
+        // "… and increases throughput by 20%" has its own verb: read on its own.
+        let and_by = AND_BY.captures(&sentence[whole.end()..]).filter(|m| {
+            let first = m["obj"].split_whitespace().next().unwrap_or("");
+            Way::of(first).is_none()
+        });
+        if let Some(more) = and_by {
             let metric = prose::metric_named(&more["obj"], sentence).unwrap_or(metric);
             if let Some(size) = prose::size_of(&more)
                 && let Some(pct) = prose::change(metric, way, size, false)

@@ -52,8 +52,11 @@ struct Reader<'a> {
 }
 
 /// Words that introduce sample output rather than results of this change.
-const EXAMPLE_WORDS: [&str; 5] = [
+const EXAMPLE_WORDS: [&str; 7] = [
     "example",
+    // "They can be compared with benchstat later.": what a tool would show, not a result.
+    "can be compared",
+    "could be compared",
     "a table like",
     "output like",
     "looks like",
