@@ -136,7 +136,7 @@ async fn a_comparison_page_reads_in_the_report_order() {
     // The description's claims, answered above the rows.
     let claims = at("<h2 id=\"claims\">The PR's claims</h2>");
     at("<li>hash/fnv -4.0% claimed: confirmed, measured [-5.1%, -2.9%] (sentence)</li>");
-    at("<li>sort/large -10.0% claimed: opposite, measured [+7.4%, +10.6%] (sentence)</li>");
+    at("<li>sort/large -10% claimed: opposite, measured [+7.4%, +11%] (sentence)</li>");
     assert!(claims < summary, "claims come first:\n{page}");
     assert!(page[summary..].contains("; best: hash/fnv time"), "{page}");
     let row = |name: &str| at(&format!("\">{name}</a></td>"));

@@ -4,7 +4,7 @@
 //! read the same words again.
 
 use crate::prose::{self, AND_BY, ARROW, FROM_TO, HALVES, Size, TO_FRACTION, VERB_BY, Way};
-use crate::sentences::{claim, name_before, name_in};
+use crate::prose::{claim, name_before, name_in};
 use crate::{Claim, Metric};
 
 /// Whether `start..end` overlaps a span already read.

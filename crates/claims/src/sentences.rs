@@ -13,9 +13,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::comparisons::{self, NotRead, Reading};
-use crate::prose::{self, SIZE_THEN_WORD, Way};
+use crate::prose::{self, SIZE_THEN_WORD, Way, claim, name_before, name_in};
 use crate::sentence_forms::{fractions, from_to, overlaps, verb_by};
-use crate::{Claim, Metric, Source, factor_to_time_pct};
+use crate::{Claim, Metric, factor_to_time_pct};
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern")
@@ -39,7 +39,6 @@ static WORD_THEN_SIZE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:speed[- ]?up|improvement)\s+(?:is|of)\s+(?:about|around|roughly|almost|~)?\s*(?P<n>\d+(?:\.\d+)?)(?P<unit>%|x\b|×)",
     )
 });
-static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\s][^`]{0,80})`"));
 static MACHINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\b(?:on|using)\s+(?:an?\s+|my\s+)?((?:AMD|Intel|Apple|Ryzen|Xeon|EPYC|Graviton|aarch64|arm64|x86_64|x86-64|M[1-4]\b)[\w./+ -]{0,40}?)(?:\s+(?:we|it|this|I)\b|[,.;:)]|$)",
@@ -227,30 +226,6 @@ fn sentence_claims(sentence: &str) -> Vec<Claim> {
     fractions(sentence, &mut spans, &mut out);
     from_to(sentence, &mut spans, &mut out);
     out
-}
-
-pub(crate) fn claim(benchmark: Option<String>, pct: [f64; 2]) -> Claim {
-    Claim {
-        benchmark,
-        metric: Metric::Time,
-        change_pct: pct,
-        runs: None,
-        machine: None,
-        source: Source::Sentence,
-        line: 0,
-        quote: String::new(),
-    }
-}
-
-/// A backticked name inside `text`, the object of "speeds up `unique` by".
-pub(crate) fn name_in(text: &str) -> Option<String> {
-    BACKTICKED.captures(text).map(|c| c[1].to_owned())
-}
-
-/// The first backticked name before byte `at` in the sentence, its subject: "`describe` (with
-/// default `percentiles`) becomes 25% faster".
-pub(crate) fn name_before(sentence: &str, at: usize) -> Option<String> {
-    name_in(&sentence[..at])
 }
 
 /// The change of `/benchgate claim NAME SIZE [faster|slower]`: a signed percent of time
