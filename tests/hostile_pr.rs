@@ -392,7 +392,10 @@ async fn a_gibibyte_of_build_or_run_output_leaves_the_agents_memory_flat() {
     assert_eq!(status.state, "done", "{status:?}\n{}", range.agent.logs());
     assert_measured_three_times_the_work(&status);
     let peak = range.agent.peak_rss();
-    eprintln!("the agent's peak RSS after 3 GiB of output: {} MiB", peak >> 20);
+    eprintln!(
+        "the agent's peak RSS after 3 GiB of output: {} MiB",
+        peak >> 20
+    );
     assert!(
         peak < 64 << 20,
         "the agent's peak RSS was {} MiB",

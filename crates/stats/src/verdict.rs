@@ -122,16 +122,21 @@ impl DecisionRule {
         (!target.is_nan() && target > 0.0).then_some(target)
     }
 
-    /// Whether the half-width reached at the round cap would decide: it excludes zero at this
-    /// estimate when the estimate is beyond M/2, and otherwise it is at most M/2 (or T/2 with a
-    /// tolerance), which decides an interval wherever its centre lies in ±M/2 (±T/2): it then
-    /// excludes zero, fits inside ±M, or stays below T. So for a change smaller than that,
-    /// "below resolution" depends on the spread, M, T and the cap, never on where the estimate
-    /// happens to be: the same benchmark is not resolvable in one session and "needs ~69 more"
-    /// in the next because its estimate moved from M/2 to 0.
+    /// Whether the half-width reached at the round cap would decide the row whose estimate is
+    /// `mean`: it excludes zero at this estimate when the estimate is beyond M/2, and otherwise
+    /// it is at most M/2 (or T/2 with a tolerance), which decides an interval wherever its
+    /// centre lies in ±M/2 (±T/2): it then excludes zero, fits inside ±M, or stays below T. So
+    /// for a change smaller than that, "below resolution" depends on the spread, M, T and the
+    /// cap, not on where the estimate happens to be. With a tolerance the gate asks "not slower
+    /// than T?": an estimate whose distance to T the cap's half-width reaches is answerable
+    /// however far ±M is, and is never given up on.
     pub(crate) fn resolves(&self, half_width_at_cap: f64, mean: f64) -> bool {
+        let reach = (mean.abs() - self.layout).max(0.0);
         let half = self.margin.max(self.tolerance.unwrap_or(0.0)) / 2.0;
-        half_width_at_cap <= mean.abs().max(half)
+        let to_tolerance = self
+            .tolerance
+            .map_or(0.0, |t| t - mean * self.direction.worse_sign());
+        half_width_at_cap <= reach.max(half).max(to_tolerance)
     }
 }
 
@@ -211,8 +216,7 @@ pub fn verdict(
     if let Some(decided) = rule.decide(interval) {
         return decided;
     }
-    let reach = (mean.abs() - rule.layout).max(0.0);
-    if !rule.resolves(boundary.half_width(sd, cap.max(n_current)), reach) {
+    if !rule.resolves(boundary.half_width(sd, cap.max(n_current)), mean) {
         return Verdict::BelowResolution;
     }
     match rule
@@ -375,6 +379,43 @@ mod tests {
             verdict(iv(-0.01, 0.05), &b, at(0.0, 0.5), &rule(0.001, 0.0), 100),
             Verdict::BelowResolution
         );
+    }
+
+    /// With a 5% tolerance and M = 1%, a spread whose half-width at the cap is 5% cannot reach
+    /// ±M, but the gate's question is answerable for an estimate of −2% (its worse bound falls
+    /// under +5% well before the cap): that row needs rounds, it is not below resolution. At
+    /// +2% the distance to T is 3%, beyond the cap's reach: below resolution.
+    #[test]
+    fn below_resolution_only_when_the_gates_own_question_is_out_of_reach() {
+        let b = MixtureBoundary::tuned(0.05, 20.0).unwrap();
+        let cap = 60;
+        let sd = (1..5000)
+            .map(|k| f64::from(k) * 1e-4)
+            .find(|&sd| b.half_width(sd, cap) >= 0.05)
+            .unwrap();
+        let tolerant = DecisionRule {
+            tolerance: Some(0.05f64.ln_1p()),
+            ..rule(M, 0.0)
+        };
+        let at = |mean: f64| Progress { mean, sd, n: 8 };
+        let below = -0.02;
+        let v = verdict(iv(below - 0.2, below + 0.2), &b, at(below), &tolerant, cap);
+        let Verdict::NoResultYet { rounds_needed } = v else {
+            panic!("{v:?}")
+        };
+        assert!(8 + rounds_needed <= cap, "{rounds_needed}");
+        let above = 0.02;
+        let v = verdict(iv(above - 0.2, above + 0.2), &b, at(above), &tolerant, cap);
+        assert_eq!(v, Verdict::BelowResolution);
+        // Without the tolerance only ±M is asked: out of reach at either estimate.
+        let v = verdict(
+            iv(below - 0.2, below + 0.2),
+            &b,
+            at(below),
+            &rule(M, 0.0),
+            cap,
+        );
+        assert_eq!(v, Verdict::BelowResolution);
     }
 
     /// Inside ±M/2 the same spread is resolvable or not whatever the estimate: an estimate near
