@@ -171,20 +171,7 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sh(dir: &Path, script: &str) -> String {
-        let out = Command::new("sh")
-            .args(["-c", script])
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
+    use crate::worktree::tests::sh;
 
     /// A repository whose own hooks and fsmonitor leave a mark when git runs them.
     fn hooked_repo(dir: &Path) -> PathBuf {

@@ -307,10 +307,11 @@ fn run_git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn sh(dir: &Path, script: &str) -> String {
+    /// Runs `script` with `sh -c` in `dir` and returns its trimmed stdout; panics on failure.
+    pub(crate) fn sh(dir: &Path, script: &str) -> String {
         let out = Command::new("sh")
             .args(["-c", script])
             .current_dir(dir)
