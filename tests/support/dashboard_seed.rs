@@ -177,6 +177,8 @@ fn result(
         reason: None,
         runners: Vec::new(),
         runs: None,
+        modes: None,
+        guard_runs: None,
     }
 }
 

@@ -17,7 +17,10 @@ pub mod token;
 pub use fingerprint::MachineFingerprint;
 pub use format::Format;
 pub use metric::{Direction, FailOn};
-pub use results::{AnalysisReport, BenchmarkResult, ClaimAnswer, HodgesLehmannResult, VerdictKind};
+pub use results::{
+    AnalysisReport, BenchmarkResult, ClaimAnswer, HodgesLehmannResult, ModeShift, ModeSummary,
+    VerdictKind,
+};
 pub use rules::{AppliedRule, BenchmarkRule, RuleSet};
 pub use sample::{Measurement, Side};
 pub use token::RunnerToken;

@@ -109,6 +109,40 @@ pub struct BenchmarkResult {
     /// one hardware class; empty when the row is one runner's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runners: Vec<String>,
+    /// Runs of a side that ran in a slow mode (per process), when any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<ModeSummary>,
+    /// Runs of head the tail guard (`[gate] rare_slow_runs`) asks before the interval's pass
+    /// counts, when it holds one back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard_runs: Option<u64>,
+}
+
+/// Per-process modes in a row's runs: processes that ran in a slow mode (a bistable machine, a
+/// layout, a hash seed), counted per side (docs/statistics.md §4c).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeSummary {
+    /// Runs of each side classified.
+    pub runs: usize,
+    pub base_slow: usize,
+    pub head_slow: usize,
+    /// How much slower a slow run is than its side's typical run, in percent (median over both
+    /// sides' slow runs).
+    pub slow_pct: Option<f64>,
+    /// Both sides show the mode: the change and its interval are of the typical run, and the
+    /// mode's frequency is tested apart.
+    pub typical_run: bool,
+    /// The frequency test found the slow mode more (or less) frequent on head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shift: Option<ModeShift>,
+}
+
+/// Which way the slow mode's frequency moved on head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeShift {
+    MoreOnHead,
+    LessOnHead,
 }
 
 impl BenchmarkResult {
@@ -168,6 +202,8 @@ impl BenchmarkResult {
             rule: None,
             runners: Vec::new(),
             runs: None,
+            modes: None,
+            guard_runs: None,
         }
     }
 }

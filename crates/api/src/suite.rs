@@ -111,6 +111,12 @@ pub struct GateSpec {
     /// the gate waits for equivalence within ±M. Comparisons stored before it have none.
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The tail guard, as the smallest share of head's runs a slow mode may have and still be
+    /// seen before a pass (0.05: 1 run in 20): a pass waits for the runs that make such a mode
+    /// show with probability 1 − alpha (docs/statistics.md §4c). `None`: no guard; comparisons
+    /// stored before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rare_slow_runs: Option<f64>,
     /// What the PR description's performance claims do to the check.
     #[serde(default)]
     pub claims: ClaimsMode,
@@ -208,17 +214,77 @@ pub fn measure_text(secs: f64) -> String {
 /// The tolerance of `[gate]` when the file names none: 5%.
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
 
+/// `[gate] rare_slow_runs` when the file names none: a slow mode in 1 run of head in 20.
+pub const DEFAULT_RARE_SLOW_RUNS: f64 = 0.05;
+
+/// `"1 in 20"`, `"5%"` or `"off"` as a share of runs (`None` for off), at most 1 in 2: the one
+/// reading of `[gate] rare_slow_runs` and of `--rare-slow-runs`.
+pub fn parse_rare_slow_runs(s: &str) -> Result<Option<f64>, String> {
+    let text = s.trim();
+    if text == "off" {
+        return Ok(None);
+    }
+    let bad = || {
+        format!(
+            "expected the rarest slow mode a pass must have had the runs to see, such as \
+             \"1 in 20\" or \"5%\" (at most 1 in 2), or \"off\"; got {s:?}"
+        )
+    };
+    let share = match text.split_once(" in ") {
+        Some((one, n)) if one.trim() == "1" => 1.0 / n.trim().parse::<f64>().map_err(|_| bad())?,
+        Some(_) => return Err(bad()),
+        None => {
+            let pct = text.strip_suffix('%').ok_or_else(bad)?;
+            pct.trim().parse::<f64>().map_err(|_| bad())? / 100.0
+        }
+    };
+    if share.is_finite() && share > 0.0 && share <= 0.5 {
+        Ok(Some(share))
+    } else {
+        Err(bad())
+    }
+}
+
+/// Runs of head a pass needs at most under the tail guard for `share` at `alpha`, when the
+/// pass is close to its limit: `⌈ln α / ln(1 − share)⌉` (59 for 1 in 20 at 5%). A comparison
+/// that gates plans at least this many rounds, so a pass can be reached.
+pub fn guard_rounds(share: f64, alpha: f64) -> u32 {
+    if !(share > 0.0 && share < 1.0 && alpha > 0.0 && alpha < 1.0) {
+        return 0;
+    }
+    (alpha.ln() / (1.0 - share).ln())
+        .ceil()
+        .clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
 impl Default for GateSpec {
     fn default() -> Self {
         GateSpec {
             fail_on: crate::FailOn::default(),
             min_effect: default_min_effect(),
             tolerance: Some(DEFAULT_TOLERANCE),
+            rare_slow_runs: Some(DEFAULT_RARE_SLOW_RUNS),
             claims: ClaimsMode::Report,
             on_no_answer: NoAnswerConclusion::Neutral,
         }
     }
 }
+
+impl ComparisonConfig {
+    /// Rounds a pull request's comparison plans: the suite's `rounds`, or the tail guard's when
+    /// that is more, so a pass can be reached within them (the job still ends as soon as the
+    /// gate has its answer; a clear slowdown ends it early).
+    pub fn gate_rounds(&self) -> u32 {
+        let guard = self
+            .gate
+            .rare_slow_runs
+            .map_or(0, |share| guard_rounds(share, GATE_ALPHA));
+        self.benchmark.rounds.max(guard)
+    }
+}
+
+/// The error level a pull request's gate decides at.
+pub const GATE_ALPHA: f64 = 0.05;
 
 /// A comparison's (and job's) stored `config`: the parsed `.benchgate.toml` in wire form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -62,6 +62,9 @@ pub struct Policy {
     /// Recordings with one run on a side: judge them with the other side's spread
     /// ([`benchgate_stats::AnalysisOptions::assume_equal_spread`]); off, they have no interval.
     pub assume_equal_spread: bool,
+    /// The tail guard's share ([`benchgate_stats::AnalysisOptions::rare_slow_runs`]); `None`:
+    /// off.
+    pub rare_slow_runs: Option<f64>,
 }
 
 /// The engine's analysis of one series, kept beside the results for the margin note.
@@ -251,6 +254,7 @@ fn options(
         direction,
         tolerance: policy.tolerance,
         assume_equal_spread: policy.assume_equal_spread,
+        rare_slow_runs: policy.rare_slow_runs,
         ..AnalysisOptions::default()
     }
 }

@@ -130,6 +130,7 @@ fn row(shape: Shape, base: &Runs, head: &Runs) -> BenchmarkResult {
         rules: Vec::new(),
         planned: Default::default(),
         assume_equal_spread: false,
+        rare_slow_runs: None,
     };
     let eval = evaluate_runs(
         &runs,

@@ -24,6 +24,7 @@ fn policy() -> Policy {
         rules: Vec::new(),
         planned: Default::default(),
         assume_equal_spread: false,
+        rare_slow_runs: None,
     }
 }
 

@@ -43,6 +43,7 @@ fn config(schedule_hours: Option<u32>) -> StoredComparisonConfig {
                 fail_on: Default::default(),
                 min_effect: 0.05,
                 tolerance: None,
+                rare_slow_runs: None,
                 claims: Default::default(),
                 on_no_answer: Default::default(),
             },

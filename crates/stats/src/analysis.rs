@@ -1,14 +1,18 @@
 //! The one entry point the CLI and the server both call: base and head samples of one benchmark
 //! and metric in, every number the report shows out.
 
-use benchgate_api::{BenchmarkResult, Direction, HodgesLehmannResult};
+use benchgate_api::{BenchmarkResult, Direction, HodgesLehmannResult, ModeShift, ModeSummary};
 
 use crate::confidence_sequence::{ConfidenceSequence, MixtureBoundary};
 use crate::drift::{DriftReport, abba_base_first, drift_regression};
 use crate::error::{StatsError, check_alpha};
 use crate::fixed_interval::t_interval;
 use crate::floor::{NoiseFloor, practical_margin};
+use crate::floor_sequence::{FLOOR_ALPHA_SHARE, floor_sequence, spread_upper};
 use crate::interval::Interval;
+use crate::mode_gate;
+pub use crate::mode_gate::Basis;
+use crate::modes::{PairedModes, paired_modes};
 use crate::outliers::{Outlier, modified_z_outliers};
 use crate::paired::{
     geometric_mean, has_zero_spread, mean_sd, paired_log_ratios, percent_from_log,
@@ -50,6 +54,11 @@ pub struct AnalysisOptions {
     /// side's spread, assuming both are equally spread. Off: such a row has no interval
     /// ([`crate::StatsError::SpreadUnknown`]), since a noisier single run would make false claims.
     pub assume_equal_spread: bool,
+    /// The tail guard (`[gate] rare_slow_runs`): the smallest share of head's runs a slow mode
+    /// may have and still be seen before a pass (0.05: 1 run in 20). A pass waits for the runs
+    /// [`crate::modes::guard_runs`] asks. `None`: no guard (a head that adds rare slow runs can
+    /// pass before one shows).
+    pub rare_slow_runs: Option<f64>,
 }
 
 impl Default for AnalysisOptions {
@@ -63,6 +72,7 @@ impl Default for AnalysisOptions {
             direction: Direction::LowerIsBetter,
             tolerance: None,
             assume_equal_spread: false,
+            rare_slow_runs: None,
         }
     }
 }
@@ -129,6 +139,14 @@ pub struct BenchmarkAnalysis {
     pub drift: Option<DriftReport>,
     /// The mixture boundary used, for recomputing half-widths.
     pub boundary: MixtureBoundary,
+    /// Slow and typical runs of each side; `None` with too few pairs or an exact metric.
+    pub modes: Option<PairedModes>,
+    /// What the estimate, the interval and the verdict are of.
+    pub basis: Basis,
+    /// The slow mode's frequency changed (decided at alpha/2 beside the typical run's).
+    pub mode_shift: Option<ModeShift>,
+    /// Head runs the tail guard asks before the interval's pass counts, when it held one back.
+    pub guard_runs: Option<u64>,
 }
 
 pub(crate) fn check_options(opts: &AnalysisOptions) -> Result<(), StatsError> {
@@ -171,14 +189,56 @@ pub fn analyze_pairs(
             needed: 2,
         });
     }
-    let boundary = MixtureBoundary::tuned(opts.alpha, opts.n_star)?;
-    let sequence = ConfidenceSequence::from_log_ratios(boundary, 0.0, &d)?;
-    let summary = mean_sd(&d)?;
     let margin = practical_margin(opts.min_effect.ln_1p(), floor);
     let layout = crate::floor::layout_band(floor);
     let exact = has_zero_spread(base) && has_zero_spread(head);
+    let rule = DecisionRule {
+        margin,
+        layout,
+        tolerance: opts.tolerance.map(f64::ln_1p),
+        direction: opts.direction,
+    };
+    // Slow runs are told apart on the "worse" scale, so a throughput's slow mode is its low one.
+    let worse_log = |x: &[f64]| -> Vec<f64> {
+        let sign = opts.direction.worse_sign();
+        x.iter().map(|v| sign * v.ln()).collect()
+    };
+    let modes = (!exact)
+        .then(|| paired_modes(&worse_log(base), &worse_log(head)))
+        .flatten();
+    let shared = modes.as_ref().is_some_and(PairedModes::shared);
+    // A mode both sides show is the machine's or the benchmark's: the typical run is judged on
+    // the pairs in which both runs were typical, the mode's frequency apart, each at alpha/2.
+    let typical: Vec<usize> = match &modes {
+        Some(m) if shared => (0..n).filter(|&i| m.typical_pairs()[i]).collect(),
+        _ => (0..n).collect(),
+    };
+    let basis = if shared && typical.len() >= 2 {
+        Basis::TypicalRun
+    } else {
+        Basis::Mean
+    };
+    // The floor's known-spread sequence (large changes in two or three rounds) spends a share
+    // of alpha: half on the spread's bound, half on the sequence.
+    let floor_alpha = opts.alpha * FLOOR_ALPHA_SHARE;
+    let floor_spread = match (basis, exact) {
+        (Basis::Mean, false) => floor.and_then(|f| spread_upper(f, floor_alpha / 2.0)),
+        _ => None,
+    };
+    let (judged, level) = match basis {
+        Basis::TypicalRun => (typical.iter().map(|&i| d[i]).collect(), opts.alpha / 2.0),
+        Basis::Mean if floor_spread.is_some() => (d.clone(), opts.alpha - floor_alpha),
+        Basis::Mean => (d.clone(), opts.alpha),
+    };
+    let boundary = MixtureBoundary::tuned(level, opts.n_star)?;
+    let sequence = ConfidenceSequence::from_log_ratios(boundary, 0.0, &judged)?;
+    let summary = mean_sd(&judged)?;
+    let judged_n = judged.len();
 
     let mut contradicted = false;
+    let mut floor_e = None;
+    let mut mode_shift = None;
+    let mut guard = None;
     let (interval, fixed_interval, verdict) = if exact {
         // Deterministic metric: every pair says the same, so the change is known exactly.
         let point = Interval::point(summary.mean);
@@ -199,27 +259,51 @@ pub fn analyze_pairs(
         } else {
             running
         };
+        let tail_seen = basis == Basis::Mean && modes.as_ref().is_some_and(PairedModes::any);
+        let interval = match &modes {
+            Some(m) if tail_seen => {
+                let current = sequence.current_interval();
+                mode_gate::tail_interval(
+                    interval,
+                    current,
+                    &d,
+                    m,
+                    &rule,
+                    (opts.alpha, opts.n_star),
+                )?
+            }
+            _ => interval,
+        };
         let progress = Progress {
             mean: summary.mean,
             sd: summary.sd,
-            n: n as u64,
+            n: judged_n as u64,
         };
-        let rule = DecisionRule {
-            margin,
-            layout,
-            tolerance: opts.tolerance.map(f64::ln_1p),
-            direction: opts.direction,
-        };
-        let v = verdict(interval, &boundary, progress, &rule, opts.rounds_cap);
+        let mut v = verdict(interval, &boundary, progress, &rule, opts.rounds_cap);
+        let mut interval = interval;
+        if let Some((floor_interval, e)) =
+            floor_spread.and_then(|sd| floor_sequence(&d, sd, floor_alpha / 2.0))
+        {
+            floor_e = Some(e);
+            (v, interval) =
+                mode_gate::floor_claim(v, interval, floor_interval, summary.mean, &rule);
+        }
+        if let (Basis::TypicalRun, Some(m)) = (basis, &modes) {
+            (v, mode_shift) =
+                mode_gate::typical_run_verdict(v, m, interval, &rule, (n, judged_n), opts.alpha);
+        }
+        if let Some(share) = opts.rare_slow_runs {
+            (v, guard) = mode_gate::tail_guard(v, interval, &rule, share, opts.alpha, n);
+        }
         (
             interval,
-            t_interval(summary.mean, summary.sd, n, opts.alpha)?,
+            t_interval(summary.mean, summary.sd, judged_n, opts.alpha)?,
             v,
         )
     };
 
-    let hodges_lehmann = if n <= WALSH_LIMIT {
-        Some(hodges_lehmann(&d, opts.alpha)?)
+    let hodges_lehmann = if judged_n <= WALSH_LIMIT {
+        Some(hodges_lehmann(&judged, opts.alpha)?)
     } else {
         None
     };
@@ -234,12 +318,17 @@ pub fn analyze_pairs(
     } else {
         drift_regression(&d, &base_first, opts.alpha)?
     };
+    let pick = |x: &[f64]| -> Vec<f64> { typical.iter().map(|&i| x[i]).collect() };
+    let (base_center, head_center) = match basis {
+        Basis::TypicalRun => (geometric_mean(&pick(base))?, geometric_mean(&pick(head))?),
+        Basis::Mean => (geometric_mean(base)?, geometric_mean(head)?),
+    };
     Ok(BenchmarkAnalysis {
         n,
         runs: None,
         alpha: opts.alpha,
-        base_center: geometric_mean(base)?,
-        head_center: geometric_mean(head)?,
+        base_center,
+        head_center,
         mean_log: summary.mean,
         sd_log: summary.sd,
         change_pct: percent_from_log(summary.mean),
@@ -253,7 +342,16 @@ pub fn analyze_pairs(
         tolerance: opts.tolerance,
         floor: floor.copied(),
         verdict,
-        e_value: sequence.e_value(),
+        // Two tests at alpha/2 each: their mean is an e-value, at least 1/alpha when either is
+        // at least 2/alpha.
+        e_value: match (&modes, basis, floor_e) {
+            (Some(m), Basis::TypicalRun, _) => (sequence.e_value() + m.e_more_on_head()) / 2.0,
+            // Weighted as alpha is shared: significant at 1/alpha when either sequence is.
+            (_, _, Some(e)) => {
+                (1.0 - FLOOR_ALPHA_SHARE) * sequence.e_value() + FLOOR_ALPHA_SHARE * e
+            }
+            _ => sequence.e_value(),
+        },
         anytime_p_value: sequence.anytime_p_value(),
         sequence_crossed: sequence.crossed(),
         contradicted,
@@ -261,6 +359,10 @@ pub fn analyze_pairs(
         outliers: modified_z_outliers(&d),
         drift,
         boundary,
+        modes,
+        basis,
+        mode_shift,
+        guard_runs: guard,
     })
 }
 
@@ -344,13 +446,17 @@ pub(crate) fn exact_analysis(
         outliers: Vec::new(),
         drift: None,
         boundary,
+        modes: None,
+        basis: Basis::Mean,
+        mode_shift: None,
+        guard_runs: None,
     })
 }
 
 impl BenchmarkAnalysis {
     /// The wire form `benchgate analyze --json` prints; infinite bounds become `null`.
     pub fn to_result(&self, name: &str, metric: &str, unit: &str) -> BenchmarkResult {
-        BenchmarkResult {
+        let mut result = BenchmarkResult {
             rule: None,
             runners: Vec::new(),
             name: name.to_owned(),
@@ -381,9 +487,33 @@ impl BenchmarkAnalysis {
             gated: true,
             selected: true,
             hodges_lehmann: self.hodges_lehmann_result(),
-            warnings: self.warnings(),
+            warnings: Vec::new(),
             reason: None,
-        }
+            modes: self.mode_summary(),
+            guard_runs: self.guard_runs,
+        };
+        // The modes first: they say what the interval is of.
+        result.warnings = crate::mode_words::modes(&result)
+            .into_iter()
+            .chain(self.warnings())
+            .collect();
+        result
+    }
+
+    /// The slow runs of each side in wire form, when either side had one.
+    pub fn mode_summary(&self) -> Option<ModeSummary> {
+        let m = self.modes.as_ref().filter(|m| m.any())?;
+        Some(ModeSummary {
+            runs: m.base.slow.len(),
+            base_slow: m.base.slow_count(),
+            head_slow: m.head.slow_count(),
+            slow_pct: m
+                .excess
+                .map(percent_from_log)
+                .filter(|p| crate::storable(*p)),
+            typical_run: self.basis == Basis::TypicalRun,
+            shift: self.mode_shift,
+        })
     }
 
     /// The Hodges–Lehmann diagnostic in percent; `None` for an exact metric (nothing to

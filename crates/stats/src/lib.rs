@@ -16,8 +16,12 @@ pub mod error;
 pub mod fixed_interval;
 pub mod flag;
 pub mod floor;
+pub mod floor_sequence;
 pub mod gate;
 pub mod interval;
+pub mod mode_gate;
+pub mod mode_words;
+pub mod modes;
 pub mod multiplicity;
 pub mod order;
 pub mod outliers;
@@ -45,8 +49,10 @@ pub fn storable(x: f64) -> bool {
     x.is_finite() && x.abs() <= SATURATED
 }
 
-pub use analysis::{AnalysisOptions, BenchmarkAnalysis, RoundOrder, analyze_pairs};
-pub use benchgate_api::{AnalysisReport, BenchmarkResult, HodgesLehmannResult, VerdictKind};
+pub use analysis::{AnalysisOptions, Basis, BenchmarkAnalysis, RoundOrder, analyze_pairs};
+pub use benchgate_api::{
+    AnalysisReport, BenchmarkResult, HodgesLehmannResult, ModeShift, ModeSummary, VerdictKind,
+};
 pub use chain::{ChainPoint, ChainStep, chain, step_alpha};
 pub use confidence_sequence::{ConfidenceSequence, MixtureBoundary, mixture_u, plan_n_star};
 pub use drift::{Coefficient, DriftReport, abba_base_first, drift_regression};

@@ -251,6 +251,8 @@ mod tests {
             reason: None,
             runners: Vec::new(),
             runs: None,
+            modes: None,
+            guard_runs: None,
         }
     }
 

@@ -133,6 +133,10 @@ pub fn analyze_runs(
         outliers: Vec::new(),
         drift: None,
         boundary,
+        modes: None,
+        basis: crate::analysis::Basis::Mean,
+        mode_shift: None,
+        guard_runs: None,
     })
 }
 

@@ -82,6 +82,14 @@ impl DecisionRule {
         }
     }
 
+    /// The interval's bound on the worse side, on the worse scale (a throughput's `−lower`).
+    pub fn worse_upper(&self, interval: Interval) -> f64 {
+        match self.direction {
+            Direction::LowerIsBetter => interval.upper,
+            Direction::HigherIsBetter => -interval.lower,
+        }
+    }
+
     /// The decision the interval alone makes, or `None` when it straddles every boundary.
     /// Slower or faster when the whole interval lies beyond the layout band (beyond zero
     /// without one); equivalent inside ±M; otherwise not slower when its worse-side bound is

@@ -123,6 +123,31 @@ pub fn change(r: &BenchmarkResult) -> String {
 
 /// The verdict in words, for performance (a throughput drop is "slower").
 pub fn verdict(r: &BenchmarkResult) -> String {
+    let shift = r
+        .modes
+        .as_ref()
+        .and_then(|m| m.shift.map(|s| crate::mode_words::mode_shift(m, s)));
+    let typical = r.modes.as_ref().is_some_and(|m| m.typical_run);
+    let words = verdict_words(r);
+    match (r.verdict, shift) {
+        (VerdictKind::Slower | VerdictKind::Faster, Some(shift)) => format!("{words}: {shift}"),
+        (
+            VerdictKind::Slower
+            | VerdictKind::Faster
+            | VerdictKind::Equivalent
+            | VerdictKind::NotSlower,
+            None,
+        ) if typical => format!("{words}, in the typical run"),
+        (VerdictKind::NoResultYet, _) if r.guard_runs.is_some() => format!(
+            "{words}: a pass waits for {} runs of head, enough to see a slow mode that would \
+             undo it",
+            r.guard_runs.unwrap_or_default()
+        ),
+        _ => words,
+    }
+}
+
+fn verdict_words(r: &BenchmarkResult) -> String {
     let m = margin(r.margin_pct);
     // A row whose M holds the runner's layout floor says so: rebuilding alone moves it.
     let layout = if r.layout_pct.is_some() {

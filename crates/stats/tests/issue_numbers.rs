@@ -41,11 +41,15 @@ fn worked_example() {
     close(a.sd_log, 0.0326921323, 1e-9);
     close(percent_from_log(a.fixed_interval.lower), 1.149, 5e-4);
     close(percent_from_log(a.fixed_interval.upper), 5.992, 5e-4);
+    // The 113.0 run is a slow run of head's alone (+9.4% over head's typical run): the better
+    // bound is the running intersection's (earlier looks still bind), the worse one the typical
+    // run's plus what such slow runs can add (docs/statistics.md §4c), wider than this
+    // round's +8.149%.
     close(percent_from_log(a.interval.lower), 0.712, 5e-4);
-    close(percent_from_log(a.interval.upper), 4.404, 5e-4);
-    // The running intersection is narrower than the n = 10 interval alone: the wild last pair
-    // widened the latest interval, but earlier looks still bind.
-    assert!(a.interval.width() < a.current_interval.width());
+    close(percent_from_log(a.interval.upper), 10.669, 5e-4);
+    close(percent_from_log(a.current_interval.upper), 8.149, 5e-4);
+    let modes = a.modes.as_ref().unwrap();
+    assert_eq!((modes.base.slow_count(), modes.head.slow_count()), (0, 1));
     assert_eq!(a.verdict, Verdict::Slower { practical: false });
     assert!(a.e_value > 1.0);
     assert!(a.anytime_p_value <= 0.05);

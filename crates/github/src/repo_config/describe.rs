@@ -43,10 +43,12 @@ impl RepoConfig {
         );
         let _ = writeln!(
             out,
-            "gate: fail_on {}, min_effect {}, tolerance {}, claims {}, on_no_answer {}",
+            "gate: fail_on {}, min_effect {}, tolerance {}, rare_slow_runs {}, claims {}, \
+             on_no_answer {}",
             self.gate.fail_on,
             self.gate.min_effect,
             self.gate.tolerance,
+            self.gate.rare_slow_runs,
             self.gate.claims,
             self.gate.on_no_answer.as_str()
         );

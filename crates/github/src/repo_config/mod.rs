@@ -334,6 +334,10 @@ pub struct GateConfig {
     /// The slowdown the gate tolerates: a row passes once it is shown not slower than this.
     #[serde(default)]
     pub tolerance: values::Tolerance,
+    /// The tail guard: the rarest slow mode of head's runs a pass must have had the runs to
+    /// see (`"1 in 20"`, `"5%"`), or `"off"`.
+    #[serde(default)]
+    pub rare_slow_runs: values::RareSlowRuns,
     /// What the PR description's performance claims do: `report` them (the default) or
     /// `require` each to hold (one not reproduced or opposite fails the check).
     #[serde(default)]

@@ -38,6 +38,7 @@ impl RepoConfig {
                 fail_on: self.gate.fail_on,
                 min_effect: self.gate.min_effect.fraction(),
                 tolerance: self.gate.tolerance.fraction(),
+                rare_slow_runs: self.gate.rare_slow_runs.share(),
                 claims: self.gate.claims,
                 on_no_answer: self.gate.on_no_answer,
             },

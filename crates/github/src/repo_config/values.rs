@@ -95,6 +95,45 @@ impl fmt::Display for Tolerance {
     }
 }
 
+/// `[gate] rare_slow_runs`: the rarest slow mode of head's runs a pass must have had the runs
+/// to see, as `"1 in 20"` or a share `"5%"` (above 0%, at most 50%), or `"off"`; 1 in 20 when
+/// the file names none.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct RareSlowRuns(pub(super) Option<f64>);
+
+impl RareSlowRuns {
+    /// As a share of runs (`"1 in 20"` is 0.05); `None` for `"off"`.
+    pub fn share(self) -> Option<f64> {
+        self.0
+    }
+}
+
+impl Default for RareSlowRuns {
+    fn default() -> Self {
+        Self(Some(benchgate_api::agent::DEFAULT_RARE_SLOW_RUNS))
+    }
+}
+
+impl TryFrom<String> for RareSlowRuns {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        benchgate_api::agent::parse_rare_slow_runs(&s).map(Self)
+    }
+}
+
+impl fmt::Display for RareSlowRuns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(p) if (1.0 / p - (1.0 / p).round()).abs() < 1e-9 => {
+                write!(f, "1 in {}", (1.0 / p).round())
+            }
+            Some(p) => write!(f, "{}%", p * 100.0),
+            None => f.write_str("off"),
+        }
+    }
+}
+
 /// `[benchmark] budget`: the most time a job may measure, written `"10m"`, `"90s"`, `"1h"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]

@@ -103,6 +103,9 @@ fn policy_of(args: &AnalyzeArgs, plan: Option<&ComparisonConfig>) -> (Policy, Fa
         if args.policy.tolerance.is_none() {
             policy.tolerance = config.gate.tolerance;
         }
+        if args.policy.rare_slow_runs.is_none() {
+            policy.rare_slow_runs = config.gate.rare_slow_runs;
+        }
     }
     (policy, fail_on)
 }

@@ -271,6 +271,21 @@ pub struct PolicyArgs {
     /// to fit inside ±M [default: 5, or `[gate] tolerance` of --config].
     #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
     pub tolerance: Option<Tolerance>,
+    /// The tail guard: the rarest slow mode of head's runs a pass must have had the runs to
+    /// see, `1 in 20` or `5%`, or `off`. A pass ("not slower", "no change", "faster") waits
+    /// until a slow mode that common, big enough to undo it, would have shown (59 runs for a
+    /// pass near the tolerance; a large change needs few) [default: 1 in 20, or
+    /// `[gate] rare_slow_runs` of --config].
+    #[arg(long, value_name = "SHARE", value_parser = parse_rare_slow_runs)]
+    pub rare_slow_runs: Option<RareSlowRuns>,
+}
+
+/// `--rare-slow-runs`: a share of runs, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RareSlowRuns(pub Option<f64>);
+
+fn parse_rare_slow_runs(s: &str) -> Result<RareSlowRuns, String> {
+    benchgate_api::agent::parse_rare_slow_runs(s).map(RareSlowRuns)
 }
 
 /// `--tolerance`: a percentage above zero, or off.
@@ -307,6 +322,9 @@ impl PolicyArgs {
             rules: Vec::new(),
             planned: Default::default(),
             assume_equal_spread: false,
+            rare_slow_runs: self
+                .rare_slow_runs
+                .map_or(Some(benchgate_api::agent::DEFAULT_RARE_SLOW_RUNS), |r| r.0),
         }
     }
 

@@ -190,6 +190,7 @@ mod tests {
             rules: Vec::new(),
             planned: Default::default(),
             assume_equal_spread: false,
+            rare_slow_runs: None,
         }
     }
 

@@ -199,6 +199,8 @@ mod tests {
             reason: None,
             runners: Vec::new(),
             runs: None,
+            modes: None,
+            guard_runs: None,
         };
         let lines = notes(&[row("memory", false, 1), row("parse", true, 1)]);
         assert_eq!(

@@ -147,6 +147,8 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
             // Canaries score claims of a change; the gate's tolerance decides no claim.
             tolerance: None,
             assume_equal_spread: false,
+            // Canaries score claims; the guard holds back passes, which score nothing.
+            rare_slow_runs: None,
         };
         let floor = floors.get(&(benchmark.clone(), metric.clone()));
         let first = match decision(&pairs.base, &head, &opts, floor) {

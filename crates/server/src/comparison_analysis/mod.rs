@@ -27,7 +27,7 @@ pub use plan::{RoundPlan, plan_rounds};
 use crate::series_cache::{ComparisonPairs, Pairs, RunnerPairs, SeriesCache, SeriesMemos};
 
 /// Error level of every interval (the documented policy).
-pub const ALPHA: f64 = 0.05;
+pub const ALPHA: f64 = benchgate_api::agent::GATE_ALPHA;
 /// `n*` when no floor was known at creation.
 pub const DEFAULT_N_STAR: f64 = 20.0;
 /// Past this many rounds a runner cannot resolve the change.
@@ -195,6 +195,7 @@ async fn analyze_pairs(
         tolerance: stored.config.gate.tolerance,
         // Interleaved rounds are pairs: every side has its runs.
         assume_equal_spread: false,
+        rare_slow_runs: stored.config.gate.rare_slow_runs,
     };
     let reading = std::time::Instant::now();
     let read_samples = kept.refresh(store, id).await?;

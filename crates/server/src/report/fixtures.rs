@@ -44,6 +44,8 @@ pub(crate) fn result(
         reason: None,
         runners: Vec::new(),
         runs: None,
+        modes: None,
+        guard_runs: None,
     }
 }
 

@@ -66,12 +66,7 @@ impl OutboxTask for RerunCheck {
         }
         for comparison in active {
             let config = &comparison.config.config;
-            let job = cx.job(
-                config.benchmark.rounds,
-                Priority::NORMAL,
-                row,
-                comparison.id,
-            );
+            let job = cx.job(config.gate_rounds(), Priority::NORMAL, row, comparison.id);
             cx.store.add_rounds(comparison.id, &[job]).await?;
             tracing::info!(comparison = %comparison.id, "check re-requested; rounds added");
         }

@@ -191,7 +191,7 @@ async fn schedule_one(
         Vec::new()
     } else {
         vec![NewJob {
-            rounds: i64::from(config.benchmark.rounds),
+            rounds: i64::from(config.gate_rounds()),
             priority: Priority::NORMAL,
             max_attempts: cx.config.max_attempts,
             origin: None,

@@ -170,6 +170,8 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         reason: None,
         runners: Vec::new(),
         runs: None,
+        modes: None,
+        guard_runs: None,
     };
     use benchgate_api::VerdictKind::{NoResultYet, Slower};
     store

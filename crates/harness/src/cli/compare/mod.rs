@@ -86,6 +86,9 @@ pub fn compare(
         if args.policy.tolerance.is_none() {
             policy.tolerance = s.config.gate.tolerance;
         }
+        if args.policy.rare_slow_runs.is_none() {
+            policy.rare_slow_runs = s.config.gate.rare_slow_runs;
+        }
     }
     let until = until_globs(&args.until)?;
     let mut aa_sessions = recorded_aa(&args.aa_from)?;
@@ -143,12 +146,16 @@ pub fn compare(
             .or(suite.as_ref().and_then(|s| s.config.benchmark.measure_secs)),
         ..RunnerConfig::default()
     };
-    // As CI runs the suite: its `rounds` bound a session and its `budget` its measuring time.
+    // As CI runs the suite: its `rounds` bound a session (at least the tail guard's, so a
+    // pass can be reached, as the service plans) and its `budget` its measuring time.
+    let guard = policy.rare_slow_runs.map_or(0, |share| {
+        benchgate_api::agent::guard_rounds(share, policy.alpha)
+    });
     let limit = args
         .rounds
         .or(args.max_rounds)
-        .or(suite.as_ref().map(|s| s.config.benchmark.rounds))
-        .unwrap_or(DEFAULT_MAX_ROUNDS);
+        .or(suite.as_ref().map(|s| s.config.benchmark.rounds.max(guard)))
+        .unwrap_or(DEFAULT_MAX_ROUNDS.max(guard));
     let budget = args
         .budget
         .or(suite.as_ref().and_then(|s| s.config.benchmark.budget_secs))

@@ -1,0 +1,71 @@
+//! How per-process modes read: which side ran processes in a slow mode, how often and how much
+//! slower, and which way its frequency moved (docs/statistics.md §4c). Part of the one
+//! vocabulary of `words`.
+
+use benchgate_api::{BenchmarkResult, ModeShift, ModeSummary};
+
+/// "1 process in 6 runs" when `k` of `n` is that share exactly, else "13 of 80 processes run".
+fn processes(k: usize, n: usize) -> String {
+    if k > 0 && n.is_multiple_of(k) {
+        format!("1 process in {} runs", n / k)
+    } else {
+        format!("{k} of {n} processes run")
+    }
+}
+
+/// How the slow mode's frequency moved, for a verdict the frequency test decided: "the slow
+/// mode is 3× as frequent on head (9 vs 3 of 40 runs)".
+pub fn mode_shift(m: &ModeSummary, shift: ModeShift) -> String {
+    let (more, fewer) = match shift {
+        ModeShift::MoreOnHead => (m.head_slow, m.base_slow),
+        ModeShift::LessOnHead => (m.base_slow, m.head_slow),
+    };
+    let (side, other) = match shift {
+        ModeShift::MoreOnHead => ("head", "base"),
+        ModeShift::LessOnHead => ("base", "head"),
+    };
+    if fewer == 0 {
+        return format!(
+            "the slow mode comes on {side} only ({more} of {} runs)",
+            m.runs
+        );
+    }
+    let ratio = more as f64 / fewer as f64;
+    let how = match shift {
+        ModeShift::MoreOnHead => format!("{ratio:.1}× as frequent on head"),
+        ModeShift::LessOnHead => format!("{ratio:.1}× rarer on head"),
+    };
+    format!(
+        "the slow mode is {how} ({more} vs {fewer} of {} runs on {side} and {other})",
+        m.runs
+    )
+}
+
+/// The slow mode of a row's runs in a sentence, for its hints: which side ran processes in a
+/// slow mode, how often and how much slower; `None` when no run was slow.
+pub fn modes(r: &BenchmarkResult) -> Option<String> {
+    let m = r.modes.as_ref()?;
+    let slower = m
+        .slow_pct
+        // Whole per cents: a slow mode is tens of per cent, and `words` would import this file.
+        .map(|p| format!(" (+{p:.0}%)"))
+        .unwrap_or_default();
+    let runs = m.runs;
+    Some(match (m.base_slow, m.head_slow) {
+        (0, 0) => return None,
+        _ if m.typical_run => format!(
+            "{} in a slow mode{slower} on both sides (base {}, head {} of {runs}): the machine \
+             or the benchmark is bistable; the change shown is the typical run's, the mode's \
+             frequency is tested apart",
+            processes(m.base_slow + m.head_slow, 2 * runs),
+            m.base_slow,
+            m.head_slow
+        ),
+        (0, h) => format!(
+            "head ran {h} of {runs} processes in a slow mode{slower}, base none: the change may \
+             add rare slow runs; the interval's worse bound counts them"
+        ),
+        (b, 0) => format!("base ran {b} of {runs} processes in a slow mode{slower}, head none"),
+        (b, h) => format!("a slow mode{slower} in base {b} and head {h} of {runs} processes"),
+    })
+}
