@@ -237,12 +237,15 @@ impl RunSetting {
                 let lengths = self.lengths.as_ref()?;
                 let then = now.with_warm_up(shorter);
                 let warm_only = then.secs(t0) / now.secs(t0);
-                let lead = if measure_only.is_none_or(|m| warm_only <= m.minutes) {
-                    "a shorter warm-up ({}) saves more than a shorter measurement"
+                let saves = if measure_only.is_none_or(|m| warm_only <= m.minutes) {
+                    "saves more than a shorter measurement"
                 } else {
-                    "a shorter warm-up ({}) saves time too"
-                }
-                .replace("{}", &format!("`{}`", lengths.warm_up_flag_text(shorter)));
+                    "saves time too"
+                };
+                let lead = format!(
+                    "a shorter warm-up (`{}`) {saves}",
+                    lengths.warm_up_flag_text(shorter)
+                );
                 parts.push(if best.measure == t0 {
                     format!(
                         "{lead}: ~{:.1}× the minutes to an answer at {} s per benchmark as now",
