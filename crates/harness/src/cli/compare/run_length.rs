@@ -189,31 +189,37 @@ impl RunSetting {
         })
     }
 
-    /// The plan that answers soonest in lengths `steps` takes, and the measuring-only plan.
-    fn plans(&self, split: &RunSplit, steps: &LengthSteps) -> (Option<Plan>, Option<Plan>) {
+    /// The plan that answers soonest in lengths `steps` takes (the runs as now when no change
+    /// answers sooner), and the measuring-only plan; `None` when the runs' cost is not known.
+    fn plans(&self, split: &RunSplit, steps: &LengthSteps) -> Option<(Plan, Option<Plan>)> {
         let (warm_up, now) = self.cost_now();
-        let Some(now) = now else {
-            return (None, None);
-        };
+        let now = now?;
         let measure = self.measure_plan(split, &now, steps);
         let warm = warm_up
             .map(|w| w.secs(self.measure_secs))
             .filter(|w| *w > 0.0)
             .and_then(|w| self.warm_up_plan(split, &now, w, steps));
-        let best = match (warm, measure) {
-            (Some(w), Some(m)) if w.minutes < m.minutes => Some(w),
-            (Some(w), None) if w.minutes < 1.0 => Some(w),
-            (_, m) => m,
+        let as_now = Plan {
+            warm_up: None,
+            measure: self.measure_secs,
+            minutes: 1.0,
         };
-        (best, measure)
+        // A length the harness takes may answer later than now (1 s where 0.02 s ran): never
+        // advised.
+        let best = [measure, warm]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.minutes < 1.0)
+            .min_by(|a, b| a.minutes.total_cmp(&b.minutes))
+            .unwrap_or(as_now);
+        Some((best, measure))
     }
 
     /// What to change, in words: "each run spends 3 s warming up …: a shorter warm-up
     /// (`--warm-up-time 0.2`) saves more than a shorter measurement …", or "the run length
     /// that answers soonest here is ~0.3 s per benchmark …", and what the harness cannot take.
     fn advice(&self, split: &RunSplit) -> Option<String> {
-        let (best, measure_only) = self.plans(split, &self.steps);
-        let best = best?;
+        let (best, measure_only) = self.plans(split, &self.steps)?;
         let (warm_up, now) = self.cost_now();
         let now = now?;
         let t0 = self.measure_secs;
@@ -272,7 +278,7 @@ impl RunSetting {
             None => {}
         }
         if let LengthSteps::WholeSeconds { source } = &self.steps
-            && let (Some(free), _) = self.plans(split, &LengthSteps::Fractions)
+            && let Some((free, _)) = self.plans(split, &LengthSteps::Fractions)
             && free.minutes < 0.95 * best.minutes
         {
             let warm = match (free.warm_up, &self.lengths) {
@@ -365,8 +371,8 @@ mod tests {
     #[test]
     fn a_warm_up_that_dominates_is_advised_shorter_before_the_measurement() {
         let s = setting(ISSUE_58, 7.0, LengthSteps::Fractions);
-        let (best, measure) = s.plans(&split(), &LengthSteps::Fractions);
-        let (best, measure) = (best.unwrap(), measure.unwrap());
+        let (best, measure) = s.plans(&split(), &LengthSteps::Fractions).unwrap();
+        let measure = measure.unwrap();
         assert_eq!(best.warm_up, Some(0.1));
         assert_eq!(best.measure, 0.066);
         assert!((best.minutes - 0.2443).abs() < 2e-3, "{best:?}");
@@ -390,8 +396,8 @@ mod tests {
             source: "criterion 0.3.6 (Cargo.lock)".into(),
         };
         let s = setting(ISSUE_58, 7.0, steps.clone());
-        let (best, _) = s.plans(&split(), &steps);
-        let best = best.unwrap();
+        let (best, measure) = s.plans(&split(), &steps).unwrap();
+        assert_eq!(measure.unwrap().measure, 1.0, "whole seconds, 1 s at least");
         assert_eq!((best.warm_up, best.measure), (None, 1.0));
         assert!((best.minutes - 1.0).abs() < 1e-9, "{best:?}");
         assert_eq!(
@@ -401,6 +407,40 @@ mod tests {
              `--measurement-time` and `--warm-up-time`, none shorter than 1 s: criterion 0.4 or \
              later takes fractions (`--warm-up-time 0.1` and ~0.066 s per benchmark: ~0.2× the \
              minutes to an answer)"
+        );
+    }
+
+    /// 0.02 s measured where whole seconds are all the harness takes: 1 s would answer later,
+    /// so no length is advised; what fractions would allow still is.
+    #[test]
+    fn a_length_that_answers_later_than_now_is_never_advised() {
+        let steps = LengthSteps::WholeSeconds {
+            source: "criterion 0.3.6 (Cargo.lock)".into(),
+        };
+        let s = RunSetting::new(
+            Some(0.02),
+            0.3,
+            1,
+            RunLengths::of_line(
+                "sh bench.sh --warm-up-time 0.2 --measurement-time {measure_secs}",
+                Format::Criterion,
+            ),
+            steps.clone(),
+        )
+        .unwrap();
+        let (best, measure) = s.plans(&split(), &steps).unwrap();
+        assert!(measure.unwrap().minutes > 1.0);
+        assert_eq!(
+            (best.warm_up, best.measure, best.minutes),
+            (None, 0.02, 1.0)
+        );
+        let advice = s.advice(&split()).unwrap();
+        assert!(
+            advice.starts_with(
+                "each run spends 0.2 s warming up 1 benchmark against 0.02 s measuring \
+                 (`--warm-up-time 0.2`); criterion 0.3.6 (Cargo.lock) takes whole seconds"
+            ) && !advice.contains("answers soonest"),
+            "{advice}"
         );
     }
 
