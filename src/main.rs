@@ -198,7 +198,8 @@ fn local_plan(
         .transpose()
 }
 
-/// `benchgate config check FILE`: the resolved config on stdout, or the located error on stderr.
+/// `benchgate config check FILE`: the resolved config on stdout and warnings on stderr, or the
+/// located error on stderr.
 fn config_check(file: &std::path::Path) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
@@ -210,6 +211,15 @@ fn config_check(file: &std::path::Path) -> ExitCode {
     match benchgate_github::parse_repo_config(&text) {
         Ok(config) => {
             print!("{}", config.describe());
+            let suites = config
+                .suites
+                .iter()
+                .map(|s| (s.name().to_owned(), config.comparison_config(s).benchmark));
+            let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = dir.unwrap_or(std::path::Path::new("."));
+            for warning in benchgate_harness::cli::config_check::warnings(suites, dir) {
+                eprintln!("warning: {warning}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

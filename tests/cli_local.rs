@@ -911,6 +911,70 @@ fn compare_puts_the_run_length_in_the_command_and_says_which_answers_soonest() {
     assert!(logged.lines().all(|l| l == "0.25"), "{logged}");
 }
 
+/// A run command whose warm-up per benchmark is longer than its measuring (the script sleeps
+/// for its `--warm-up-time` before "measuring" `{measure_secs}`): the advice counts the
+/// warm-up, names the flag as written, and says what the harness takes (the worktree's
+/// Cargo.lock names criterion 0.3.6: whole seconds).
+#[test]
+fn compare_counts_the_run_command_s_warm_up_in_its_run_length_advice() {
+    let _turn = support::measuring_turn_blocking();
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| support::git(repo.path(), args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(
+        repo.path().join(".benchgate.toml"),
+        "[benchmark]\nrun = \"sh bench.sh --warm-up-time 0.2 --measurement-time {measure_secs}\"\n\
+         format = \"criterion\"\nwarmup = 0\nmeasure = \"20ms\"\n",
+    )
+    .unwrap();
+    // Criterion's output after its warm-up and 50 ms of start-up: a value that moves ±5% from
+    // run to run with its own bounds ±0.5%.
+    std::fs::write(
+        repo.path().join("bench.sh"),
+        "sleep \"$2\"\nsleep 0.05\n\
+         awk -v seed=$$ 'BEGIN { srand(seed); v = 1 + (rand() - 0.5) * 0.1; \
+         printf \"parse                   time:   [%.4f ms %.4f ms %.4f ms]\\n\", v * 0.995, v, v * 1.005 }'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("Cargo.lock"),
+        "version = 3\n\n[[package]]\nname = \"criterion\"\nversion = \"0.3.6\"\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "base"]);
+    std::fs::write(repo.path().join("NOTES.txt"), "x\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "head"]);
+    let config = repo.path().join(".benchgate.toml");
+    let out = Command::new(BIN)
+        .args(["compare", "--config", config.to_str().unwrap()])
+        .args(["--repo", repo.path().to_str().unwrap()])
+        .args([
+            "--base-rev",
+            "main~1",
+            "--head-rev",
+            "main",
+            "--rounds",
+            "8",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "each run spends 0.2 s warming up 1 benchmark against 0.02 s measuring \
+             (`--warm-up-time 0.2`)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("criterion 0.3.6 (Cargo.lock) takes whole seconds")
+            || stdout.contains("a shorter warm-up (`--warm-up-time"),
+        "{stdout}"
+    );
+}
+
 /// A gated row too noisy to decide: `--budget` ends the session with what is known, exit 3
 /// (no answer yet), and the report says what an answer still needs in rounds and time.
 #[test]

@@ -96,3 +96,76 @@ fn an_error_names_the_file_as_given() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.starts_with("ci.toml:3:"), "{stderr}");
 }
+
+/// `config check` with `files` beside the config (a Cargo.lock, a `.git` that ends the search
+/// for one), from the repository as a user runs it.
+fn check_with(text: &str, files: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".benchgate.toml"), text).unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let out = Command::new(BIN)
+        .args(["config", "check", ".benchgate.toml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run benchgate");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Issue 58's suite as a user writes it from the docs: a 1 s warm-up before each benchmark's
+/// 1 s is half of every run. The file stays valid (exit 0); the warning says the numbers and
+/// the warm-up to write, and with criterion 0.3 in Cargo.lock that it takes whole seconds.
+#[test]
+fn a_warm_up_as_long_as_the_measuring_is_warned_of_with_the_fix() {
+    let config = "[[suite]]\nname = \"req\"\n\
+                  run = \"cargo bench -- --warm-up-time 1 --measurement-time {measure_secs}\"\n\
+                  format = \"criterion\"\nmeasure = \"1s\"\n";
+    let lock = |version: &str| {
+        format!(
+            "version = 3\n\n[[package]]\nname = \"criterion\"\nversion = \"{version}\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+        )
+    };
+    let (code, stdout, stderr) = check_with(config, &[("Cargo.lock", &lock("0.5.1"))]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("suite req\n"), "{stdout}");
+    assert_eq!(
+        stderr,
+        "warning: suite req: each benchmark warms up 1 s (`--warm-up-time 1`) for 1 s measured \
+         (measure = \"1s\"): half of every run is warm-up, which no round's answer uses and every \
+         round pays. Write `--warm-up-time 0.2` in the run command: each round then takes less \
+         time for as many rounds\n"
+    );
+
+    let (code, _, stderr) = check_with(config, &[("Cargo.lock", &lock("0.3.6"))]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr,
+        "warning: suite req: each benchmark warms up 1 s (`--warm-up-time 1`) for 1 s measured \
+         (measure = \"1s\"): half of every run is warm-up, which no round's answer uses and every \
+         round pays. criterion 0.3.6 (Cargo.lock) takes whole seconds, none shorter than 1 s: \
+         criterion 0.4 or later takes `--warm-up-time 0.2`\n"
+    );
+
+    // A fraction of a second, which criterion 0.3 would exit on.
+    let half = config.replace("measure = \"1s\"", "measure = \"500ms\"");
+    let (_, _, stderr) = check_with(&half, &[("Cargo.lock", &lock("0.3.6"))]);
+    assert!(
+        stderr.starts_with(
+            "warning: suite req: measure = \"0.5s\" puts 0.5 s in the run command, which \
+             criterion 0.3.6 (Cargo.lock) refuses"
+        ),
+        "{stderr}"
+    );
+
+    // A short warm-up, no Cargo.lock: nothing to warn of.
+    let short = config.replace("--warm-up-time 1", "--warm-up-time 0.2");
+    let (code, _, stderr) = check_with(&short, &[]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+}

@@ -21,6 +21,7 @@ pub mod profile;
 pub mod program;
 pub mod quieting;
 pub mod rounds;
+pub mod run_lengths;
 pub mod samples;
 pub mod sandbox;
 pub mod schedule;

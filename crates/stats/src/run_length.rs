@@ -69,23 +69,111 @@ impl RunSplit {
 
     /// Seconds of measurement per benchmark that minimise minutes to an answer, for runs that
     /// measure `benchmarks` benchmarks `measured_secs` each beside `fixed_secs` the run spends
-    /// regardless (start-up, warm-up, analysis). Rounds scale with `between + within·t0/t` and a
-    /// run's cost with `fixed + benchmarks·t`; their product is least at
-    /// `t = sqrt(within·t0·fixed / (between·benchmarks))`. `None` when the between part is
-    /// nil (longer runs then always pay) or an input is not positive.
+    /// regardless (start-up, warm-up, analysis): [`RunSplit::best_measure_secs_for`] with no
+    /// warm-up counted apart.
     pub fn best_measure_secs(
         &self,
         measured_secs: f64,
         fixed_secs: f64,
         benchmarks: usize,
     ) -> Option<f64> {
+        let cost = RunCost {
+            fixed_secs,
+            benchmarks,
+            warm_up_secs: 0.0,
+            per_measured_sec: 1.0,
+        };
+        self.best_measure_secs_for(measured_secs, &cost)
+    }
+
+    /// Seconds of measurement per benchmark that minimise minutes to an answer, for runs that
+    /// measured `measured_secs` per benchmark and cost what `cost` says. Rounds scale with
+    /// `between + within·t0/t` and a run's cost with `fixed + k·(warm_up + per_measured·t)`;
+    /// their product is least at `t = sqrt(within·t0·(fixed + k·warm_up) / (between·k·per_measured))`.
+    /// `None` when the between part is nil (longer runs then always pay), nothing in a run
+    /// stays whatever its length, or an input is not positive.
+    pub fn best_measure_secs_for(&self, measured_secs: f64, cost: &RunCost) -> Option<f64> {
         let between = self.per_run - self.within.min(self.per_run);
         let ok = |x: f64| x.is_finite() && x > 0.0;
-        if !(ok(between) && ok(measured_secs) && ok(fixed_secs) && benchmarks > 0) {
+        let k = cost.benchmarks as f64;
+        let stays = cost.fixed_secs + k * cost.warm_up_secs;
+        if !(ok(between)
+            && ok(measured_secs)
+            && ok(stays)
+            && ok(cost.per_measured_sec)
+            && cost.fixed_secs >= 0.0
+            && cost.warm_up_secs >= 0.0
+            && cost.benchmarks > 0)
+        {
             return None;
         }
         let w = self.within * measured_secs;
-        Some((w * fixed_secs / (between * benchmarks as f64)).sqrt())
+        Some((w * stays / (between * k * cost.per_measured_sec)).sqrt())
+    }
+
+    /// Minutes to an answer measuring `secs` per benchmark at the cost `then`, relative to
+    /// measuring `measured_secs` at the cost `now`: the rounds factor times the ratio of a
+    /// run's seconds.
+    pub fn minutes_factor(
+        &self,
+        measured_secs: f64,
+        now: &RunCost,
+        secs: f64,
+        then: &RunCost,
+    ) -> f64 {
+        self.rounds_factor(secs / measured_secs) * then.secs(secs) / now.secs(measured_secs)
+    }
+}
+
+/// What one run costs in seconds as a function of the seconds `t` it measures each benchmark:
+/// `fixed + benchmarks·(warm_up + per_measured·t)`. The warm-up a harness spends on each
+/// benchmark is paid in every run and shortens no round (docs/statistics.md §1b).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunCost {
+    /// Seconds a run spends once whatever it measures: start-up, loading, reporting.
+    pub fixed_secs: f64,
+    pub benchmarks: usize,
+    /// Seconds each benchmark warms up whatever the length measured.
+    pub warm_up_secs: f64,
+    /// Seconds each benchmark spends per second it measures: 1, or 2 when its warm-up is as
+    /// long as its measuring.
+    pub per_measured_sec: f64,
+}
+
+impl RunCost {
+    /// The cost of runs that took `run_secs` each measuring `measured_secs` per benchmark: what
+    /// is neither warm-up nor measuring is the fixed part. `None` when the warm-up and
+    /// measuring stated exceed the run's time (the benchmarks set other lengths themselves).
+    pub fn from_run_secs(
+        run_secs: f64,
+        measured_secs: f64,
+        benchmarks: usize,
+        warm_up_secs: f64,
+        per_measured_sec: f64,
+    ) -> Option<Self> {
+        let cost = RunCost {
+            fixed_secs: 0.0,
+            benchmarks,
+            warm_up_secs,
+            per_measured_sec,
+        };
+        let fixed_secs = run_secs - cost.secs(measured_secs);
+        (fixed_secs.is_finite() && fixed_secs >= 0.0).then_some(RunCost { fixed_secs, ..cost })
+    }
+
+    /// A run's seconds when it measures `secs` per benchmark.
+    pub fn secs(&self, secs: f64) -> f64 {
+        self.fixed_secs
+            + self.benchmarks as f64 * (self.warm_up_secs + self.per_measured_sec * secs)
+    }
+
+    /// The same runs with each benchmark warming up `warm_up_secs`, whatever it measures.
+    pub fn with_warm_up(&self, warm_up_secs: f64) -> Self {
+        RunCost {
+            warm_up_secs,
+            per_measured_sec: 1.0,
+            ..*self
+        }
     }
 }
 
@@ -148,6 +236,62 @@ mod tests {
         assert!(cost(t) < cost(t * 1.05) && cost(t) < cost(t * 0.95), "{t}");
         assert_eq!(split(0.01, 0.01).best_measure_secs(5.0, 2.0, 4), None);
         assert_eq!(s.best_measure_secs(5.0, 0.0, 4), None);
+    }
+
+    /// Between 0.01, within 0.0001 at 1 s, four benchmarks each warming up 1 s and nothing
+    /// else fixed: t = sqrt(0.0001·1·(0 + 4·1) / (0.01·4·1)) = 0.1 s. A warm-up as long as the
+    /// measuring (`per_measured_sec` 2, none fixed) and 4 s of start-up instead:
+    /// t = sqrt(0.0001·4 / (0.01·4·2)) = 0.0707 s.
+    #[test]
+    fn a_warm_up_per_benchmark_is_a_cost_no_length_shrinks() {
+        let s = split(0.0101, 0.0001);
+        let warm = RunCost {
+            fixed_secs: 0.0,
+            benchmarks: 4,
+            warm_up_secs: 1.0,
+            per_measured_sec: 1.0,
+        };
+        let t = s.best_measure_secs_for(1.0, &warm).unwrap();
+        assert!((t - 0.1).abs() < 1e-9, "{t}");
+        // The same as a fixed 4 s counted without a warm-up.
+        assert!((s.best_measure_secs(1.0, 4.0, 4).unwrap() - t).abs() < 1e-12);
+        let scaled = RunCost {
+            fixed_secs: 4.0,
+            benchmarks: 4,
+            warm_up_secs: 0.0,
+            per_measured_sec: 2.0,
+        };
+        let t = s.best_measure_secs_for(1.0, &scaled).unwrap();
+        assert!((t - 0.005f64.sqrt()).abs() < 1e-9, "{t}");
+        // minutes ∝ (between + within/t)·(4 + 8t), least where its derivative is 0.
+        let cost = |t: f64| (0.01 + 0.0001 / t) * (4.0 + 8.0 * t);
+        assert!(cost(t) < cost(t * 1.05) && cost(t) < cost(t * 0.95));
+        let nothing_stays = RunCost {
+            fixed_secs: 0.0,
+            warm_up_secs: 0.0,
+            ..warm
+        };
+        assert_eq!(s.best_measure_secs_for(1.0, &nothing_stays), None);
+    }
+
+    /// Runs of 10 s measuring 4 benchmarks 1 s each after 1 s warm-ups: 2 s fixed. Warming up
+    /// 0.2 s and measuring 0.1 s then costs 2 + 4·0.3 = 3.2 s a run, for 0.0101/… rounds.
+    #[test]
+    fn the_minutes_compare_rounds_times_seconds_per_run() {
+        let now = RunCost::from_run_secs(10.0, 1.0, 4, 1.0, 1.0).unwrap();
+        assert_eq!(now.fixed_secs, 2.0);
+        assert_eq!(now.secs(1.0), 10.0);
+        assert_eq!(
+            RunCost::from_run_secs(7.0, 1.0, 4, 1.0, 1.0),
+            None,
+            "more than the run"
+        );
+        let then = now.with_warm_up(0.2);
+        assert!((then.secs(0.1) - 3.2).abs() < 1e-12);
+        let s = split(0.0101, 0.0001);
+        // Rounds: (0.01 + 0.0001·10)/0.0101 = 1.0891; time: 3.2/10.
+        let f = s.minutes_factor(1.0, &now, 0.1, &then);
+        assert!((f - 1.089_108_910_891_089 * 0.32).abs() < 1e-9, "{f}");
     }
 
     #[test]

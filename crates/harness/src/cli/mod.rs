@@ -1,9 +1,11 @@
-//! `benchgate compare` and `benchgate analyze`: argument structs and the entry points the binary
-//! calls. Each entry point prints its report and returns the documented exit status.
+//! `benchgate compare`, `benchgate analyze` and `config check`'s run-length warnings: argument
+//! structs and the entry points the binary calls. Each entry point prints its report and returns
+//! the documented exit status.
 
 pub mod analyze;
 pub mod args;
 pub mod compare;
+pub mod config_check;
 pub mod profile;
 pub mod progress;
 pub mod render;

@@ -3,6 +3,7 @@
 //! repository built and run in their own worktrees.
 
 mod outcome;
+mod run_length;
 mod session;
 
 use outcome::identical_build;
@@ -25,11 +26,11 @@ use crate::evaluate::{Evaluation, evaluate};
 use crate::fingerprint::{self};
 use crate::plan::{SuitePlan, suite_plan};
 use crate::quieting::{Quieting, parse_cpu_list};
-use crate::rounds::{Round, RoundRunner, RunnerConfig};
+use crate::rounds::{RoundRunner, RunnerConfig};
 use crate::samples::PairedSamples;
 use crate::schedule::Schedule;
 use crate::worktree::{self, HeadBenchmarks, Repository};
-use benchgate_api::agent::{ComparisonConfig, MEASURE_SECS, measure_text};
+use benchgate_api::agent::ComparisonConfig;
 use benchgate_api::paths::PathGlobs;
 use benchgate_api::rules::compile_pattern;
 use benchgate_api::{BenchmarkRule, RuleSet};
@@ -370,11 +371,13 @@ pub fn compare(
     let seconds_per_round = benchgate_stats::paired::median(&round_secs)
         .or_else(|| resumed.as_ref().and_then(|r| r.seconds_per_round));
     let forecast = seconds_per_round.and_then(|pace| forecast(&evaluation, pace));
-    let run_length = run_length_advice(
+    let run_length = run_length::run_length_advice(
         format,
         &rounds,
         &evaluation,
-        config.measure_secs.zip(seconds_per_round),
+        seconds_per_round,
+        config.measure_secs,
+        &head,
     );
     let elapsed_seconds = display.elapsed().as_secs_f64();
     display.finish();
@@ -436,53 +439,6 @@ fn forecast(eval: &Evaluation, pace: f64) -> Option<String> {
         elapsed(needed as f64 * pace),
         elapsed(pace)
     ))
-}
-
-/// "run length, from NAME's runs: a run's own error is 2% of its variance …", for the gated
-/// row whose runs' own errors weigh most (the one shorter runs would slow most); `None` when
-/// the format states no bounds of known confidence or too few rounds ran.
-fn run_length_advice(
-    format: crate::formats::Format,
-    rounds: &[Round],
-    eval: &Evaluation,
-    measured: Option<(f64, f64)>,
-) -> Option<String> {
-    let confidence = crate::formats::bounds_confidence(format)?;
-    let sides: Vec<(&[benchgate_api::Measurement], &[benchgate_api::Measurement])> = rounds
-        .iter()
-        .map(|r| (r.base.as_slice(), r.head.as_slice()))
-        .collect();
-    let splits = crate::samples::run_splits(&sides, confidence);
-    let (key, split) = splits
-        .iter()
-        .filter(|(key, _)| {
-            eval.results
-                .iter()
-                .any(|r| r.gated && r.name == key.benchmark && r.metric == key.metric)
-        })
-        .max_by(|a, b| a.1.within_share().total_cmp(&b.1.within_share()))?;
-    let mut advice = format!(
-        "run length, from {}'s {} rounds: {}",
-        key.benchmark,
-        split.pairs,
-        benchgate_stats::words::run_length(split)
-    );
-    // With `{measure_secs}` set, the length that answers soonest: each run costs its fixed part
-    // (start-up, warm-up, analysis) plus the measuring of every benchmark.
-    if let Some((measure, per_round)) = measured {
-        let benchmarks = eval.benchmark_count();
-        let fixed = per_round / 2.0 - benchmarks as f64 * measure;
-        if let Some(best) = split.best_measure_secs(measure, fixed, benchmarks) {
-            let best = best.clamp(*MEASURE_SECS.start(), *MEASURE_SECS.end());
-            advice.push_str(&format!(
-                "; the run length that answers soonest here is ~{} s per benchmark (now {} s: \
-                 `measure` in the suite, or --measure-secs)",
-                measure_text(best),
-                measure_text(measure)
-            ));
-        }
-    }
-    Some(advice)
 }
 
 /// The `--bench-from-head` globs, else the suite's `bench_from_head`.
