@@ -7,6 +7,7 @@ mod claims;
 mod format;
 mod load;
 mod profile;
+mod queue;
 mod rules;
 
 use askama::Template;
@@ -101,6 +102,8 @@ pub struct CommentInput {
     /// Lines of the description that look like claims but compare two other things: listed
     /// so the author can restate one with `/benchgate claim`.
     pub claims_not_read: Vec<benchgate_claims::NotRead>,
+    /// While queued: its place in its label's queue and how long it waits.
+    pub queue: Option<crate::queue_wait::QueueWait>,
     /// Both sides built to byte-identical `artifacts`: no round ran, and none is needed.
     pub identical_build: Option<benchgate_api::agent::IdenticalBuild>,
     pub now: DateTime<Utc>,
@@ -463,7 +466,10 @@ fn status_line(input: &CommentInput) -> String {
     let progress = format!("{} of {} rounds", input.rounds_done, input.rounds_planned);
     let state = match input.state {
         ComparisonState::Queued if input.rounds_planned == 0 => "waiting".to_owned(),
-        ComparisonState::Queued => format!("queued, {progress}"),
+        ComparisonState::Queued => match &input.queue {
+            Some(wait) => queue::queue_words(wait, format::code),
+            None => format!("queued, {progress}"),
+        },
         ComparisonState::Running => format!("running, {progress}"),
         ComparisonState::Done if input.identical_build.is_some() => {
             "done, identical build: no round needed".to_owned()
