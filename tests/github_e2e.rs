@@ -10,6 +10,7 @@ mod command_replies;
 mod early_answer;
 mod merge_queue;
 mod profile;
+mod queue_place;
 mod soak;
 
 use std::path::{Path, PathBuf};

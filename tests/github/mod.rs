@@ -68,6 +68,8 @@ pub struct CheckRun {
     pub status: String,
     pub conclusion: Option<String>,
     pub title: String,
+    /// Every title it was given, oldest first: what a reader saw while it changed.
+    pub titles: Vec<String>,
     pub summary: String,
 }
 

@@ -740,6 +740,11 @@ fn check_run_written(
         title: text(&body["output"]["title"])
             .or_else(|| old.map(|o| o.title.clone()))
             .unwrap_or_default(),
+        titles: {
+            let mut titles = old.map(|o| o.titles.clone()).unwrap_or_default();
+            titles.extend(text(&body["output"]["title"]));
+            titles
+        },
         summary: text(&body["output"]["summary"])
             .or_else(|| old.map(|o| o.summary.clone()))
             .unwrap_or_default(),

@@ -16,6 +16,7 @@ mod job_lifecycle;
 pub mod main_history;
 pub mod metrics;
 pub mod profile;
+pub mod queue_wait;
 pub mod report;
 pub mod run_length;
 pub mod runner_cli;

@@ -10,7 +10,9 @@ use benchgate_api::agent::{AUTO_MEASURE_REACH, MEASURE_SECS, measure_text};
 use benchgate_stats::gate::TIME_METRICS;
 use benchgate_stats::paired::paired_log_ratios;
 use benchgate_stats::run_length::{RunSplit, log_se_from_bounds};
-use benchgate_store::{Job, JobId, JobKind, RepositoryId, RunnerId, Sample, Store, StoreError};
+use benchgate_store::{
+    Job, JobId, JobKind, RepositoryId, RoundLanding, RunnerId, Sample, Store, StoreError,
+};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -219,27 +221,52 @@ async fn runner_samples(
 /// on this runner, both sides and the upload included. `None` before two rounds of one
 /// attempt landed.
 pub fn round_pace(samples: &[Sample]) -> Option<f64> {
-    let mut landed: BTreeMap<(i64, i64), BTreeMap<i64, DateTime<Utc>>> = BTreeMap::new();
+    let mut landed: BTreeMap<(i64, i64, i64), DateTime<Utc>> = BTreeMap::new();
     for s in samples {
         let at = landed
-            .entry((s.job_id.0, s.attempt))
-            .or_default()
-            .entry(s.round)
+            .entry((s.job_id.0, s.attempt, s.round))
             .or_insert(s.recorded_at);
         *at = (*at).min(s.recorded_at);
     }
-    let gaps: Vec<f64> = landed
-        .values()
-        .flat_map(|rounds| {
-            let times: Vec<&DateTime<Utc>> = rounds.values().collect();
-            times
-                .windows(2)
-                .map(|w| (*w[1] - *w[0]).num_milliseconds() as f64 / 1e3)
-                .collect::<Vec<_>>()
-        })
-        .filter(|g| *g > 0.0)
-        .collect();
+    let mut gaps = Vec::new();
+    let mut attempt = None;
+    let mut rounds = Vec::new();
+    for ((job, a, round), at) in landed {
+        if attempt != Some((job, a)) {
+            gaps.extend(landing_gaps(&rounds));
+            rounds.clear();
+            attempt = Some((job, a));
+        }
+        rounds.push(RoundLanding {
+            attempt: a,
+            round,
+            at,
+        });
+    }
+    gaps.extend(landing_gaps(&rounds));
     benchgate_stats::paired::median(&gaps)
+}
+
+/// [`round_pace`] of one job's landings (`Store::round_landings`): the median gap between
+/// consecutive rounds of each attempt.
+pub fn landing_pace(landings: &[RoundLanding]) -> Option<f64> {
+    let mut by_attempt: BTreeMap<i64, Vec<RoundLanding>> = BTreeMap::new();
+    for l in landings {
+        by_attempt.entry(l.attempt).or_default().push(*l);
+    }
+    let gaps: Vec<f64> = by_attempt.values().flat_map(|a| landing_gaps(a)).collect();
+    benchgate_stats::paired::median(&gaps)
+}
+
+/// The positive gaps, in seconds, between consecutive rounds of one attempt.
+fn landing_gaps(attempt: &[RoundLanding]) -> Vec<f64> {
+    let mut sorted = attempt.to_vec();
+    sorted.sort_by_key(|l| l.round);
+    sorted
+        .windows(2)
+        .map(|w| (w[1].at - w[0].at).num_milliseconds() as f64 / 1e3)
+        .filter(|g| *g > 0.0)
+        .collect()
 }
 
 #[cfg(test)]

@@ -286,6 +286,20 @@ pub trait QueueStore: Send + Sync {
     async fn active_jobs(&self) -> Result<Vec<Job>, StoreError>;
     /// How many jobs are queued and running.
     async fn queue_depth(&self) -> Result<QueueDepth, StoreError>;
+    /// Where comparison `id` waits: its next job in claim order and the jobs a runner of that
+    /// job's label claims before it. `None` while a job of it runs, or when none is queued.
+    async fn queue_place(&self, id: ComparisonId) -> Result<Option<QueuePlace>, StoreError>;
+    /// When each round of each attempt of a job first landed, by attempt and round.
+    async fn round_landings(&self, job_id: JobId) -> Result<Vec<RoundLanding>, StoreError>;
+    /// The newest jobs of `kind` of a repository on a runner label that finished done, newest
+    /// first, at most `limit`: what a job's pace is foretold from before it ran.
+    async fn finished_jobs(
+        &self,
+        repository_id: RepositoryId,
+        runner_label: &str,
+        kind: JobKind,
+        limit: i64,
+    ) -> Result<Vec<Job>, StoreError>;
 }
 
 /// Claims of jobs and outbox rows: the one place each backend writes its own SQL.

@@ -39,6 +39,7 @@ contract_tests!(
     migrations_are_current,
     concurrent_claimers_take_each_job_once,
     claims_follow_priority_age_label_and_pin,
+    a_queued_comparison_stands_where_the_claims_will_take_it,
     late_upload_after_reap_is_lease_lost,
     reupload_is_idempotent,
     an_identical_build_completes_the_job_unmeasured,

@@ -96,7 +96,10 @@ fn outcome_with(input: &CommentInput, on_no_answer: NoAnswerConclusion) -> Check
         ComparisonState::Queued => CheckOutcome {
             status: CheckStatus::Queued,
             conclusion: None,
-            title: format!("queued, {progress}"),
+            title: match &input.queue {
+                Some(wait) => super::queue::queue_words(wait, str::to_owned),
+                None => format!("queued, {progress}"),
+            },
         },
         ComparisonState::Running => CheckOutcome {
             status: CheckStatus::InProgress,

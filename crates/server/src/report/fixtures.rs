@@ -130,6 +130,7 @@ pub(crate) fn example() -> CommentInput {
         }),
         awaiting_approval: false,
         failure: None,
+        queue: None,
         identical_build: None,
         acceptance: None,
         profile: None,
@@ -291,6 +292,27 @@ pub(crate) fn awaiting_approval() -> CommentInput {
     input
 }
 
+/// Waiting third in line behind work whose pace is known.
+pub(crate) fn queued_third_in_line() -> CommentInput {
+    let mut input = example();
+    input.state = ComparisonState::Queued;
+    input.rounds_done = 0;
+    input.seconds_per_round = None;
+    input.runner = None;
+    input.results.clear();
+    input.outliers = None;
+    input.floors.clear();
+    input.queue = Some(crate::queue_wait::QueueWait {
+        place: 3,
+        label: input.runner_label.clone(),
+        time: crate::queue_wait::WaitTime::Known {
+            start_secs: 347.0,
+            answer_secs: Some(655.0),
+        },
+    });
+    input
+}
+
 /// Every job failed.
 pub(crate) fn failed() -> CommentInput {
     let mut input = example();
@@ -403,6 +425,7 @@ pub(crate) fn cases() -> Vec<(&'static str, CommentInput)> {
         ("combined_below_resolution", combined_below_resolution()),
         ("accepted", accepted()),
         ("awaiting_approval", awaiting_approval()),
+        ("queued_third_in_line", queued_third_in_line()),
         ("failed", failed()),
         ("profiled", profiled()),
         ("profile_unavailable", profile_unavailable()),

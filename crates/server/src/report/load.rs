@@ -4,7 +4,9 @@
 use benchgate_api::MachineFingerprint;
 use std::collections::HashMap;
 
-use benchgate_store::model::{Comparison, ComparisonId, FloorKey, JobState, Repository, RunnerId};
+use benchgate_store::model::{
+    Comparison, ComparisonId, ComparisonState, FloorKey, JobState, Repository, RunnerId,
+};
 use benchgate_store::{Store, StoreError};
 use chrono::Utc;
 
@@ -143,6 +145,11 @@ pub async fn load(
         });
     let profile = profile_view(store, &comparison, &jobs, &comparison_url).await?;
     let claims = claims_answered(&context, &results);
+    let now = Utc::now();
+    let queue = match comparison.state {
+        ComparisonState::Queued => crate::queue_wait::queue_wait(store, &comparison, now).await?,
+        _ => None,
+    };
     let input = CommentInput {
         comparison_id: comparison.id.0,
         comparison_url,
@@ -162,12 +169,13 @@ pub async fn load(
         branch: context.branch,
         awaiting_approval: context.fork,
         failure,
+        queue,
         identical_build,
         acceptance,
         profile,
         claims,
         claims_not_read: benchgate_claims::read_all(&context.body).not_read,
-        now: Utc::now(),
+        now,
     };
     Ok(Some(LoadedReport {
         comparison,

@@ -7,7 +7,9 @@ mod claims;
 mod format;
 mod load;
 mod profile;
+mod queue;
 mod rules;
+mod status;
 
 use askama::Template;
 use benchgate_api::agent::{ComparisonConfig, PullRequestBranch};
@@ -101,6 +103,8 @@ pub struct CommentInput {
     /// Lines of the description that look like claims but compare two other things: listed
     /// so the author can restate one with `/benchgate claim`.
     pub claims_not_read: Vec<benchgate_claims::NotRead>,
+    /// While queued: its place in its label's queue and how long it waits.
+    pub queue: Option<crate::queue_wait::QueueWait>,
     /// Both sides built to byte-identical `artifacts`: no round ran, and none is needed.
     pub identical_build: Option<benchgate_api::agent::IdenticalBuild>,
     pub now: DateTime<Utc>,
@@ -350,7 +354,7 @@ fn render_rows(
             .identical_build
             .as_ref()
             .map(|b| format::cell(&b.describe())),
-        status_line: status_line(input),
+        status_line: status::status_line(input),
         forecast: forecast(input),
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: words::short_sha(&input.head_sha).to_owned(),
@@ -457,40 +461,6 @@ fn acceptance_line(input: &CommentInput) -> Option<String> {
 
 fn headline(results: &[BenchmarkResult]) -> String {
     words::headline(results)
-}
-
-fn status_line(input: &CommentInput) -> String {
-    let progress = format!("{} of {} rounds", input.rounds_done, input.rounds_planned);
-    let state = match input.state {
-        ComparisonState::Queued if input.rounds_planned == 0 => "waiting".to_owned(),
-        ComparisonState::Queued => format!("queued, {progress}"),
-        ComparisonState::Running => format!("running, {progress}"),
-        ComparisonState::Done if input.identical_build.is_some() => {
-            "done, identical build: no round needed".to_owned()
-        }
-        ComparisonState::Done if answered_early(input) => format!(
-            "done, answered after {} of {} rounds",
-            input.rounds_done, input.rounds_planned
-        ),
-        ComparisonState::Done => format!("done, {progress}"),
-        ComparisonState::Failed => format!("failed, {progress}"),
-        ComparisonState::Superseded => "superseded by a newer push".to_owned(),
-        ComparisonState::Cancelled => "cancelled (the PR was closed or made a draft)".to_owned(),
-    };
-    let base = match &input.branch {
-        Some(b) if !b.no_merge_base => format!(
-            "base `{}` (merge base with {}) → head `{}`",
-            words::short_sha(&input.base_sha),
-            format::code(&b.base_ref),
-            words::short_sha(&input.head_sha)
-        ),
-        _ => format!(
-            "base `{}` → head `{}`",
-            words::short_sha(&input.base_sha),
-            words::short_sha(&input.head_sha)
-        ),
-    };
-    format!("**{state}** · {base}")
 }
 
 /// When an answer is expected, in rounds and time on this runner, while a gated row waits:

@@ -1,7 +1,8 @@
 //! Keeps each PR's comment and check run in step with its comparison's progress. Every few
-//! seconds it looks at the comparisons that are running or changed recently and, when one moved
-//! (new rounds), enqueues a report row for the comment and one for the check run. The rows'
-//! dedupe keys coalesce a burst into one GitHub edit, and the tick bounds the edit rate.
+//! seconds it looks at the comparisons that are running, queued or changed recently and, when
+//! one moved (new rounds, or a queued one's place in line), enqueues a report row for the
+//! comment and one for the check run. The rows' dedupe keys coalesce a burst into one GitHub
+//! edit, and the tick bounds the edit rate.
 //!
 //! State changes (done, failed, superseded, cancelled) do not depend on this: the store writes
 //! the same rows in the transaction that changes the state, so a comparison that finishes long
@@ -34,6 +35,9 @@ struct Progress {
     results: usize,
     pairs: usize,
     results_at: Option<DateTime<Utc>>,
+    /// A queued comparison's place in its label's queue: when the queue moves (a job ahead
+    /// is claimed, ends or is cancelled, or one jumps ahead), its comment and check say so.
+    place: Option<usize>,
 }
 
 /// Runs until `cancel` fires.
@@ -72,8 +76,11 @@ async fn tick(
             continue;
         }
         let comparison_id = comparison.id.0;
-        // The comment appears once rounds run; a queued comparison only has its check run.
-        let quiet = progress.state == ComparisonState::Queued && progress.results == 0;
+        // A queued comparison's comment says where it waits; one with nothing queued (a
+        // fork's, waiting for approval) says so when created, and the check run alone follows.
+        let quiet = progress.state == ComparisonState::Queued
+            && progress.results == 0
+            && progress.place.is_none();
         if !quiet && comparison.pr_number.is_some() {
             store
                 .enqueue_outbox(&ReportComment { comparison_id }.message())
@@ -142,12 +149,17 @@ fn reported_on_github(c: &Comparison) -> bool {
 
 async fn progress(store: &dyn Store, c: &Comparison) -> Result<Progress, StoreError> {
     let results = store.comparison_results(c.id).await?;
+    let place = match c.state {
+        ComparisonState::Queued => store.queue_place(c.id).await?.map(|p| p.ahead.len() + 1),
+        _ => None,
+    };
     Ok(Progress {
         state: c.state,
         updated_at: c.updated_at,
         results: results.len(),
         pairs: results.iter().map(|r| r.result.n).sum(),
         results_at: results.iter().map(|r| r.updated_at).max(),
+        place,
     })
 }
 
@@ -156,7 +168,8 @@ mod tests {
     use super::*;
     use benchgate_store::*;
 
-    async fn drain(store: &dyn Store) -> usize {
+    /// Delivers every due outbox row; their dedupe keys, sorted.
+    async fn drain(store: &dyn Store) -> Vec<String> {
         let claimed = store
             .claim_outbox(100, Duration::from_secs(60))
             .await
@@ -164,12 +177,15 @@ mod tests {
         for m in &claimed {
             store.outbox_delivered(m.id, &m.lease).await.unwrap();
         }
-        claimed.len()
+        let mut keys: Vec<String> = claimed
+            .into_iter()
+            .map(|m| m.dedupe_key.unwrap_or(m.kind))
+            .collect();
+        keys.sort();
+        keys
     }
 
-    #[tokio::test]
-    async fn writing_the_check_run_is_not_progress_to_report_again() {
-        let dir = tempfile::tempdir().unwrap();
+    async fn store_with_repo(dir: &tempfile::TempDir) -> (Arc<dyn Store>, Repository) {
         let url = format!("sqlite://{}", dir.path().join("watch.db").display());
         let store = benchgate_store::connect(&url).await.unwrap();
         store.migrate().await.unwrap();
@@ -182,12 +198,17 @@ mod tests {
             })
             .await
             .unwrap();
-        let c = store
+        (store, repo)
+    }
+
+    /// PR `pr`'s comparison with one queued job of 10 rounds on label `x`.
+    async fn queued(store: &dyn Store, repo: &Repository, pr: i64) -> CreatedComparison {
+        store
             .create_comparison(&NewComparison {
                 repository_id: repo.id,
-                pr_number: Some(7),
+                pr_number: Some(pr),
                 base_sha: "b".repeat(40),
-                head_sha: "h".repeat(40),
+                head_sha: format!("{pr}").repeat(40),
                 runner_label: "x".into(),
                 config: serde_json::from_value(
                     serde_json::json!({"benchmark": {"run": "./bench", "format": "criterion"}}),
@@ -204,14 +225,24 @@ mod tests {
                 notify: Vec::new(),
             })
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn writing_the_check_run_is_not_progress_to_report_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, repo) = store_with_repo(&dir).await;
+        let c = queued(store.as_ref(), &repo, 7).await;
         drain(store.as_ref()).await;
         let mut reported = HashMap::new();
         tick(store.as_ref(), &mut reported).await.unwrap();
         assert_eq!(
             drain(store.as_ref()).await,
-            1,
-            "the queued comparison's check"
+            [
+                format!("report.check:{}", c.id),
+                format!("report.comment:{}", c.id)
+            ],
+            "the queued comparison's check, and its comment saying where it waits"
         );
 
         // What the check-run task does once GitHub accepted the write.
@@ -222,10 +253,46 @@ mod tests {
         };
         store.record_check_run(c.id, run).await.unwrap();
         tick(store.as_ref(), &mut reported).await.unwrap();
-        assert_eq!(
-            drain(store.as_ref()).await,
-            0,
+        assert!(
+            drain(store.as_ref()).await.is_empty(),
             "nothing moved, nothing to report"
         );
+    }
+
+    /// The job ahead of a queued comparison is claimed: its place moved from 2nd to 1st, so
+    /// its comment and check are written again; while nothing ahead moves, they are not.
+    #[tokio::test]
+    async fn a_queued_comparison_is_reported_again_when_its_place_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, repo) = store_with_repo(&dir).await;
+        let first = queued(store.as_ref(), &repo, 7).await;
+        let second = queued(store.as_ref(), &repo, 8).await;
+        let mut reported = HashMap::new();
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        drain(store.as_ref()).await;
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        assert!(
+            drain(store.as_ref()).await.is_empty(),
+            "the queue did not move"
+        );
+
+        let runner = store.add_runner("r1", &["x".into()]).await.unwrap().runner;
+        let claim = store
+            .claim_job(runner.id, &["x".into()], Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(claim.job.comparison_id, Some(first.id));
+        drain(store.as_ref()).await; // the first one's state change, written by the store
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        let keys = drain(store.as_ref()).await;
+        assert!(
+            keys.contains(&format!("report.comment:{}", second.id))
+                && keys.contains(&format!("report.check:{}", second.id)),
+            "{keys:?}"
+        );
+        assert_eq!(reported[&second.id].place, Some(1));
+        tick(store.as_ref(), &mut reported).await.unwrap();
+        assert!(drain(store.as_ref()).await.is_empty());
     }
 }

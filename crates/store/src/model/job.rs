@@ -192,6 +192,27 @@ pub struct ReapedJob {
     pub state: JobState,
 }
 
+/// Where a comparison waits: the job of it a runner would claim first, and what the runners of
+/// that job's label have to do before they reach it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuePlace {
+    /// The comparison's next job to be claimed.
+    pub job: Job,
+    /// Queued jobs of the same runner label that a claim takes before `job`, in claim order
+    /// (pinned ones included: each waits for its own runner).
+    pub ahead: Vec<Job>,
+    /// Every running job, of any label: a runner of the label may be busy with another.
+    pub running: Vec<Job>,
+}
+
+/// When one round of a job's attempt first landed: what a round's pace is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundLanding {
+    pub attempt: i64,
+    pub round: i64,
+    pub at: DateTime<Utc>,
+}
+
 /// How much work waits and runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct QueueDepth {

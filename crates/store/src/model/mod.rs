@@ -30,7 +30,7 @@ pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
 pub use job::{
     ClaimedJob, Heartbeat, Job, JobKind, JobOutcome, JobState, NewCalibration, NewJob, Priority,
-    QueueDepth, ReapedJob,
+    QueueDepth, QueuePlace, ReapedJob, RoundLanding,
 };
 pub use main::{MainSeries, NewRegression, Regression, RegressionKind};
 pub use outbox::{

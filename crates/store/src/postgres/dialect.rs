@@ -4,7 +4,7 @@
 use super::{Backend, Pool, comparisons, rows};
 use crate::StoreError;
 use crate::model::*;
-use crate::shared::columns::{JOB_COLUMNS, OUTBOX_COLUMNS};
+use crate::shared::columns::{CLAIM_ORDER, JOB_COLUMNS, OUTBOX_COLUMNS};
 use crate::shared::dialect::Dialect;
 use crate::shared::{after, now};
 use const_format::concatcp;
@@ -141,7 +141,9 @@ impl crate::ClaimStore for Backend {
              WHERE id = (SELECT id FROM jobs WHERE state = 'queued' \
                AND runner_label = ANY($5) \
                AND (pinned_runner_id IS NULL OR pinned_runner_id = $3) \
-               ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
+               ORDER BY ",
+            CLAIM_ORDER,
+            " LIMIT 1 FOR UPDATE SKIP LOCKED) \
              RETURNING ",
             JOB_COLUMNS
         ))

@@ -4,7 +4,7 @@
 use super::{Backend, Conn, Pool, comparisons, rows};
 use crate::StoreError;
 use crate::model::*;
-use crate::shared::columns::JOB_COLUMNS;
+use crate::shared::columns::{CLAIM_ORDER, JOB_COLUMNS};
 use crate::shared::dialect::Dialect;
 use const_format::concatcp;
 use sqlx::Row as _;
@@ -372,10 +372,111 @@ impl crate::QueueStore for Backend {
             "SELECT ",
             JOB_COLUMNS,
             " FROM jobs WHERE state IN ('queued', 'running') \
-             ORDER BY CASE WHEN state = 'running' THEN 0 ELSE 1 END, priority DESC, \
-             created_at, id"
+             ORDER BY CASE WHEN state = 'running' THEN 0 ELSE 1 END, ",
+            CLAIM_ORDER
         ))
         .fetch_all(pool)
+        .await?
+        .iter()
+        .map(rows::job)
+        .collect()
+    }
+    async fn queue_place(&self, id: ComparisonId) -> Result<Option<QueuePlace>, StoreError> {
+        // One transaction, so the comparison's job, the jobs ahead and the running ones are
+        // read as of one moment.
+        let mut tx = Backend::begin(&self.pool).await?;
+        let next = sqlx::query(concatcp!(
+            "SELECT ",
+            JOB_COLUMNS,
+            " FROM jobs WHERE comparison_id = $1 AND profile IS NULL \
+             AND state IN ('queued', 'running') \
+             ORDER BY CASE WHEN state = 'running' THEN 0 ELSE 1 END, ",
+            CLAIM_ORDER,
+            " LIMIT 1"
+        ))
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(job) = next.as_ref().map(rows::job).transpose()? else {
+            return Ok(None);
+        };
+        if job.state != JobState::Queued {
+            return Ok(None);
+        }
+        // The claim's own predicate and order, less the runner's pin: every queued job of the
+        // label before this one is taken first by some runner of the label.
+        let queued = sqlx::query(concatcp!(
+            "SELECT ",
+            JOB_COLUMNS,
+            " FROM jobs WHERE state = 'queued' AND runner_label = $1 ORDER BY ",
+            CLAIM_ORDER
+        ))
+        .bind(&job.runner_label)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut ahead = Vec::new();
+        for row in &queued {
+            let other = rows::job(row)?;
+            if other.id == job.id {
+                break;
+            }
+            ahead.push(other);
+        }
+        let running = sqlx::query(concatcp!(
+            "SELECT ",
+            JOB_COLUMNS,
+            " FROM jobs WHERE state = 'running' ORDER BY ",
+            CLAIM_ORDER
+        ))
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(rows::job)
+        .collect::<Result<Vec<_>, _>>()?;
+        tx.commit().await?;
+        Ok(Some(QueuePlace {
+            job,
+            ahead,
+            running,
+        }))
+    }
+    async fn round_landings(&self, job_id: JobId) -> Result<Vec<RoundLanding>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT attempt, round, MIN(recorded_at) AS at FROM samples WHERE job_id = $1 \
+             GROUP BY attempt, round ORDER BY attempt, round",
+        )
+        .bind(job_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(RoundLanding {
+                    attempt: row.try_get("attempt")?,
+                    round: row.try_get("round")?,
+                    at: row.try_get("at")?,
+                })
+            })
+            .collect()
+    }
+    async fn finished_jobs(
+        &self,
+        repository_id: RepositoryId,
+        runner_label: &str,
+        kind: JobKind,
+        limit: i64,
+    ) -> Result<Vec<Job>, StoreError> {
+        sqlx::query(concatcp!(
+            "SELECT ",
+            JOB_COLUMNS,
+            " FROM jobs WHERE repository_id = $1 AND runner_label = $2 AND kind = $3 \
+             AND state = 'done' AND finished_at IS NOT NULL \
+             ORDER BY finished_at DESC, id DESC LIMIT $4"
+        ))
+        .bind(repository_id)
+        .bind(runner_label)
+        .bind(kind.as_str())
+        .bind(limit)
+        .fetch_all(&self.pool)
         .await?
         .iter()
         .map(rows::job)

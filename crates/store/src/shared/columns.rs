@@ -17,6 +17,10 @@ pub(crate) const JOB_COLUMNS: &str = "id, kind, comparison_id, repository_id, ba
      claimed_by, attempts, max_attempts, last_error, log_tail, created_at, started_at, \
      finished_at, profile, identical_build";
 
+/// The order a claim takes queued jobs in (highest priority, then oldest): every query that
+/// says where a job stands in the queue orders by it, so it can never disagree with a claim.
+pub(crate) const CLAIM_ORDER: &str = "priority DESC, created_at, id";
+
 pub(crate) const PROFILE_COLUMNS: &str = "job_id, comparison_id, runner_id, event, unavailable, runs, base_folded, \
      head_folded, created_at";
 

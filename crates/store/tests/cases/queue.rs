@@ -514,3 +514,121 @@ pub async fn an_identical_build_completes_the_job_unmeasured(store: Arc<dyn Stor
     let state = store.comparison(created.id).await.unwrap().unwrap().state;
     assert_eq!(state, ComparisonState::Done);
 }
+
+/// A queued comparison's place is the claim's own order: the jobs `queue_place` lists ahead of
+/// it are exactly the ones a runner of its label claims first (priority, then age; a pinned
+/// calibration too, for its runner), other labels never; once one of its jobs runs it has no
+/// place. Round landings and finished jobs give the pace of what waits.
+pub async fn a_queued_comparison_stands_where_the_claims_will_take_it(store: Arc<dyn Store>) {
+    let repo = repo(&store, "acme/widgets").await;
+    let r1 = runner(&store, "r1", &["x"]).await.runner;
+    let old = store
+        .create_comparison(&comparison(&repo, Some(1), "h1", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+    let mut urgent = comparison(&repo, Some(2), "h2", "x", jobs(1, 3));
+    urgent.jobs[0].priority = Priority::INTERACTIVE;
+    let urgent = store.create_comparison(&urgent).await.unwrap();
+    store
+        .create_comparison(&comparison(&repo, Some(3), "h3", "arm", jobs(1, 3)))
+        .await
+        .unwrap();
+    let calibration = |priority| NewCalibration {
+        runner_id: r1.id,
+        repository_id: repo.id,
+        sha: "a".repeat(40),
+        runner_label: "x".into(),
+        config: config(),
+        rounds: 6,
+        priority,
+        max_attempts: 3,
+    };
+    let pinned = store
+        .enqueue_calibration(&calibration(Priority::INTERACTIVE))
+        .await
+        .unwrap();
+    let mine = store
+        .create_comparison(&comparison(&repo, Some(4), "h4", "x", jobs(2, 3)))
+        .await
+        .unwrap();
+    // Behind it: same priority and younger, or lower priority.
+    store
+        .enqueue_calibration(&calibration(Priority::BACKGROUND))
+        .await
+        .unwrap();
+    store
+        .create_comparison(&comparison(&repo, Some(5), "h5", "x", jobs(1, 3)))
+        .await
+        .unwrap();
+
+    let place = store.queue_place(mine.id).await.unwrap().expect("queued");
+    assert_eq!(place.job.id, mine.jobs[0], "its first job is claimed first");
+    let ahead: Vec<JobId> = place.ahead.iter().map(|j| j.id).collect();
+    assert_eq!(ahead, vec![urgent.jobs[0], pinned, old.jobs[0]]);
+    assert!(place.running.is_empty());
+
+    // The claims take them in that order, then this comparison's job.
+    let x = labels(&["x"]);
+    let first = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+    assert_eq!(first.job.id, ahead[0]);
+    let place = store.queue_place(mine.id).await.unwrap().unwrap();
+    assert_eq!(
+        place.ahead.iter().map(|j| j.id).collect::<Vec<_>>(),
+        ahead[1..].to_vec(),
+        "one fewer ahead once it was claimed"
+    );
+    assert_eq!(
+        place.running.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![first.job.id]
+    );
+    // Rounds land on the running job: its pace is measured from them.
+    for r in 0..3 {
+        store
+            .upload_round(first.job.id, &first.lease, &round(r, 100.0, 110.0))
+            .await
+            .unwrap();
+    }
+    let landings = store.round_landings(first.job.id).await.unwrap();
+    assert_eq!(
+        landings
+            .iter()
+            .map(|l| (l.attempt, l.round))
+            .collect::<Vec<_>>(),
+        vec![(1, 0), (1, 1), (1, 2)]
+    );
+    assert!(landings.windows(2).all(|w| w[0].at <= w[1].at));
+    let succeeded = JobOutcome::Succeeded { log_tail: None };
+    store
+        .complete_job(first.job.id, &first.lease, &succeeded)
+        .await
+        .unwrap();
+    let finished = store
+        .finished_jobs(repo.id, "x", JobKind::Comparison, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        finished.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![first.job.id]
+    );
+    assert!(
+        store
+            .finished_jobs(repo.id, "arm", JobKind::Comparison, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    for want in &ahead[1..] {
+        let claim = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+        assert_eq!(claim.job.id, *want);
+    }
+    let place = store.queue_place(mine.id).await.unwrap().unwrap();
+    assert!(place.ahead.is_empty(), "next in line");
+    let claimed = store.claim_job(r1.id, &x, LEASE).await.unwrap().unwrap();
+    assert_eq!(claimed.job.id, mine.jobs[0]);
+    assert_eq!(
+        store.queue_place(mine.id).await.unwrap(),
+        None,
+        "no place while a job of it runs, though its second job waits"
+    );
+}
