@@ -12,6 +12,7 @@ mod agent_e2e;
 mod agent_sandbox;
 mod agent_token;
 mod cli_local;
+mod cli_modes;
 mod config_check;
 mod dashboard_browser;
 mod dashboard_http;

@@ -246,13 +246,14 @@ pub fn parse_rare_slow_runs(s: &str) -> Result<Option<f64>, String> {
 }
 
 /// Runs of head a pass needs at most under the tail guard for `share` at `alpha`, when the
-/// pass is close to its limit: `⌈ln α / ln(1 − share)⌉` (59 for 1 in 20 at 5%). A comparison
-/// that gates plans at least this many rounds, so a pass can be reached.
+/// pass is close to its limit: `⌈ln(α/2) / ln(1 − share)⌉` (72 for 1 in 20 at 5%; the guard
+/// spends half of alpha, `benchgate_stats::modes::guard_runs`). A comparison that gates plans
+/// at least this many rounds, so a pass can be reached.
 pub fn guard_rounds(share: f64, alpha: f64) -> u32 {
     if !(share > 0.0 && share < 1.0 && alpha > 0.0 && alpha < 1.0) {
         return 0;
     }
-    (alpha.ln() / (1.0 - share).ln())
+    ((alpha / 2.0).ln() / (1.0 - share).ln())
         .ceil()
         .clamp(1.0, f64::from(u32::MAX)) as u32
 }

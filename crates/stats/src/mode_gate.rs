@@ -197,7 +197,9 @@ pub(crate) fn tail_guard(
         return (v, None);
     }
     let limit = rule.tolerance.unwrap_or(0.0).max(rule.margin);
-    let need = guard_runs(share, limit - rule.worse_upper(interval), alpha);
+    // The guard's miss and the interval's share one error budget: half of alpha each, so a
+    // mode at the guard's share left unseen and an interval that misses add up to alpha.
+    let need = guard_runs(share, limit - rule.worse_upper(interval), alpha / 2.0);
     if (head_runs as u64) < need {
         let rounds_needed = (need != u64::MAX).then(|| need - head_runs as u64);
         let held = match rounds_needed {
