@@ -74,6 +74,7 @@ async fn floor_history(
                 layout_bias: None,
                 layout_lower: None,
                 layout_upper: None,
+                slow_mode: None,
                 computed_at: now - Age::days(days - 1 - day) - Age::hours(1),
             })
             .await

@@ -284,6 +284,9 @@ async fn update_floor(
 ) -> Result<(), StoreError> {
     let mut sessions = Vec::new();
     let mut layout_sessions = Vec::new();
+    // The A/A sessions' runs per side, for the slow mode's frequency beside the floor.
+    let mut aa_runs = Vec::new();
+    let mut direction = benchgate_api::Direction::default();
     for session in store.aa_sessions(key).await? {
         let Some(job_id) = session.job_id else {
             continue;
@@ -291,18 +294,23 @@ async fn update_floor(
         if let std::collections::hash_map::Entry::Vacant(slot) = samples.entry(job_id) {
             slot.insert(store.job_samples(job_id).await?);
         }
-        let log_ratios = samples[&job_id]
+        let found = samples[&job_id]
             .iter()
             .filter(|s| s.runner_id == key.runner_id)
             .filter_map(|s| {
                 pair_samples(&s.samples).remove(&(key.benchmark.clone(), key.metric.clone()))
             })
-            .filter_map(|p| paired_log_ratios(&p.base, &p.head).ok())
-            .find(|d| d.len() >= 2);
+            .filter_map(|p| Some((paired_log_ratios(&p.base, &p.head).ok()?, p)))
+            .find(|(d, _)| d.len() >= 2);
+        let Some((log_ratios, pairs)) = found else {
+            continue;
+        };
         if session.layout {
-            layout_sessions.extend(log_ratios);
+            layout_sessions.push(log_ratios);
         } else {
-            sessions.extend(log_ratios);
+            sessions.push(log_ratios);
+            direction = pairs.direction;
+            aa_runs.push((pairs.base, pairs.head));
         }
     }
     // None below the minimum of salted builds; an interval from there on.
@@ -320,6 +328,7 @@ async fn update_floor(
             return Ok(());
         }
     };
+    let slow_mode = crate::floor_modes::tally(&aa_runs, direction);
     store
         .update_noise_floor(&NoiseFloor {
             key: key.clone(),
@@ -330,10 +339,11 @@ async fn update_floor(
             layout_bias: layout.map(|l| l.point),
             layout_lower: layout.map(|l| l.lower),
             layout_upper: layout.map(|l| l.upper),
+            slow_mode: Some(slow_mode.clone()),
             computed_at: Utc::now(),
         })
         .await?;
-    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, layout_sessions = layout_sessions.len(), tau_layout = ?layout.map(|l| (l.lower, l.point, l.upper)), "noise floor updated");
+    tracing::info!(runner = %key.runner_id, benchmark = %key.benchmark, metric = %key.metric, sessions = floor.sessions, s_aa = floor.s_aa, tau_b = floor.tau_b, layout_sessions = layout_sessions.len(), tau_layout = ?layout.map(|l| (l.lower, l.point, l.upper)), slow_runs = slow_mode.slow_runs, mode_runs = slow_mode.runs, "noise floor updated");
     Ok(())
 }
 

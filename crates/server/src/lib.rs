@@ -10,6 +10,7 @@ pub mod comparison_analysis;
 pub mod config;
 mod delivery_plan;
 pub mod flags;
+mod floor_modes;
 pub mod github_credentials;
 mod http;
 mod job_lifecycle;

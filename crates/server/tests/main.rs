@@ -4,4 +4,5 @@
 mod anchor_schedule;
 mod audit;
 mod lost_writes;
+mod runner_modes;
 mod strata;

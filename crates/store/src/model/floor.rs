@@ -47,7 +47,25 @@ pub struct NoiseFloor {
     /// computed before the interval was kept.
     pub layout_lower: Option<f64>,
     pub layout_upper: Option<f64>,
+    /// How often the floor's A/A runs ran in a slow mode; `None` for floors computed before
+    /// it was counted.
+    pub slow_mode: Option<SlowModeTally>,
     pub computed_at: DateTime<Utc>,
+}
+
+/// Runs of a floor's A/A sessions that ran in a slow mode (`benchgate_stats::modes`), each
+/// session's sides classified apart, counted over the sessions with enough runs a side to tell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlowModeTally {
+    /// Runs in the slow mode, both sides of every counted session.
+    pub slow_runs: i64,
+    /// Runs classified, both sides of every counted session.
+    pub runs: i64,
+    /// Sessions counted: those with at least `benchgate_stats::modes::MIN_RUNS` runs a side.
+    pub sessions: i64,
+    /// Median excess of the slow runs over their side's typical run (log scale, the worse
+    /// way); `None` without a slow run.
+    pub excess: Option<f64>,
 }
 
 /// What one canary's rounds said about one benchmark and metric, to someone who stops at the

@@ -25,7 +25,7 @@ pub use comparison::{
     CreatedComparison, MainInfo, MainKind, NewComparison, PullRequestEdit, PullRequestHead,
     StoredResult,
 };
-pub use floor::{AaSession, CanaryResult, FloorKey, Forecast, NoiseFloor};
+pub use floor::{AaSession, CanaryResult, FloorKey, Forecast, NoiseFloor, SlowModeTally};
 pub use github_app::{GitHubAppCredentials, SetupState, SetupStateCheck};
 pub use ids::{ComparisonId, JobId, LeaseToken, OutboxId, RepositoryId, RunnerId};
 pub use job::{

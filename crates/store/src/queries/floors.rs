@@ -59,17 +59,21 @@ impl crate::FloorStore for Backend {
         // The current floor and its history row take the same values, in one transaction.
         const CURRENT: &str = "INSERT INTO noise_floors (runner_id, repository_id, benchmark, \
              metric, pairs, sessions, within_spread, between_bias, computed_at, layout_bias, \
-             layout_lower, layout_upper) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+             layout_lower, layout_upper, mode_slow_runs, mode_runs, mode_sessions, mode_excess) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
              ON CONFLICT (runner_id, repository_id, benchmark, metric) DO UPDATE SET \
              pairs = excluded.pairs, sessions = excluded.sessions, \
              within_spread = excluded.within_spread, between_bias = excluded.between_bias, \
              computed_at = excluded.computed_at, layout_bias = excluded.layout_bias, \
-             layout_lower = excluded.layout_lower, layout_upper = excluded.layout_upper";
+             layout_lower = excluded.layout_lower, layout_upper = excluded.layout_upper, \
+             mode_slow_runs = excluded.mode_slow_runs, mode_runs = excluded.mode_runs, \
+             mode_sessions = excluded.mode_sessions, mode_excess = excluded.mode_excess";
         const HISTORY: &str = "INSERT INTO noise_floor_history (runner_id, repository_id, \
              benchmark, metric, pairs, sessions, within_spread, between_bias, computed_at, \
-             layout_bias, layout_lower, layout_upper) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+             layout_bias, layout_lower, layout_upper, mode_slow_runs, mode_runs, mode_sessions, \
+             mode_excess) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
+        let mode = f.slow_mode.as_ref();
         let mut tx = Backend::begin(pool).await?;
         for sql in [CURRENT, HISTORY] {
             sqlx::query(sql)
@@ -85,6 +89,10 @@ impl crate::FloorStore for Backend {
                 .bind(f.layout_bias)
                 .bind(f.layout_lower)
                 .bind(f.layout_upper)
+                .bind(mode.map(|m| m.slow_runs))
+                .bind(mode.map(|m| m.runs))
+                .bind(mode.map(|m| m.sessions))
+                .bind(mode.and_then(|m| m.excess))
                 .execute(&mut *tx)
                 .await?;
         }

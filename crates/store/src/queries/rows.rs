@@ -180,7 +180,24 @@ pub(super) fn noise_floor(row: &DbRow) -> Result<NoiseFloor, StoreError> {
         layout_bias: row.try_get("layout_bias")?,
         layout_lower: row.try_get("layout_lower")?,
         layout_upper: row.try_get("layout_upper")?,
+        slow_mode: slow_mode_tally(row)?,
         computed_at: row.try_get("computed_at")?,
+    })
+}
+
+/// The floor's slow-mode columns, all set or (a floor from before they were counted) none.
+fn slow_mode_tally(row: &DbRow) -> Result<Option<SlowModeTally>, StoreError> {
+    let runs: Option<i64> = row.try_get("mode_runs")?;
+    let slow_runs: Option<i64> = row.try_get("mode_slow_runs")?;
+    let sessions: Option<i64> = row.try_get("mode_sessions")?;
+    Ok(match (slow_runs, runs, sessions) {
+        (Some(slow_runs), Some(runs), Some(sessions)) => Some(SlowModeTally {
+            slow_runs,
+            runs,
+            sessions,
+            excess: row.try_get("mode_excess")?,
+        }),
+        _ => None,
     })
 }
 

@@ -29,7 +29,8 @@ pub(crate) const SAMPLE_COLUMNS: &str = "s.job_id, s.attempt, s.runner_id, rn.na
      s.benchmark, s.metric, s.unit, s.value, s.lower, s.upper, s.direction, s.recorded_at";
 
 pub(crate) const FLOOR_COLUMNS: &str = "runner_id, repository_id, benchmark, metric, pairs, sessions, within_spread, \
-     between_bias, layout_bias, layout_lower, layout_upper, computed_at";
+     between_bias, layout_bias, layout_lower, layout_upper, mode_slow_runs, mode_runs, mode_sessions, \
+     mode_excess, computed_at";
 
 pub(crate) const CANARY_RESULT_COLUMNS: &str = "comparison_id, runner_id, benchmark, metric, planted_pct, verdict, \
      rounds, minutes, forecast_at, forecast_rounds, recorded_at";

@@ -47,6 +47,13 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
         layout_bias: (sessions > 1).then_some(0.02),
         layout_lower: (sessions > 1).then_some(0.01),
         layout_upper: (sessions > 1).then_some(0.05),
+        // The first as a floor from before slow modes were counted; the second with slow runs.
+        slow_mode: (sessions > 1).then_some(SlowModeTally {
+            slow_runs: 8,
+            runs: 48,
+            sessions,
+            excess: Some(0.262),
+        }),
         computed_at: chrono::DateTime::from_timestamp(1_700_000_000 + sessions, 0).unwrap(),
     };
     assert!(store.noise_floor(&key).await.unwrap().is_none());
@@ -69,6 +76,19 @@ pub async fn noise_floors_keep_history(store: Arc<dyn Store>) {
         ..key.clone()
     };
     assert!(store.noise_floor(&elsewhere).await.unwrap().is_none());
+
+    // Counted without a slow run: no excess, and still a tally (not a floor from before).
+    let calm = NoiseFloor {
+        slow_mode: Some(SlowModeTally {
+            slow_runs: 0,
+            runs: 120,
+            sessions: 5,
+            excess: None,
+        }),
+        ..floor(5, 0.0)
+    };
+    store.update_noise_floor(&calm).await.unwrap();
+    assert_eq!(store.noise_floor(&key).await.unwrap(), Some(calm));
 }
 
 /// Results at the edges the analysis reaches read back as written: a clear change whose e-value

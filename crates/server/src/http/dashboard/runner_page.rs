@@ -1,12 +1,14 @@
 //! `/runners/{name}`: the machine's fingerprint and, per (repository, benchmark, metric), its
-//! stored A/A noise floor, what that floor can resolve, and how it moved over time.
+//! stored A/A noise floor, what that floor can resolve, how often its A/A runs ran in a slow
+//! mode, and how it moved over time.
 
 use std::collections::HashMap;
 
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::Html;
-use benchgate_store::{FloorKey, NoiseFloor, RepositoryId, Store};
+use benchgate_stats::modes::MIN_RUNS;
+use benchgate_store::{FloorKey, NoiseFloor, RepositoryId, SlowModeTally, Store};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -65,6 +67,9 @@ pub struct FloorRow {
     pub layout_upper_pct: Option<f64>,
     pub sessions: i64,
     pub pairs: i64,
+    /// How often its A/A runs ran in a slow mode; `None` for a floor computed before that was
+    /// counted.
+    pub slow_mode: Option<SlowModeRow>,
     pub computed_at: DateTime<Utc>,
     pub resolves: Vec<Resolution>,
     pub history: Vec<FloorPoint>,
@@ -88,6 +93,14 @@ impl FloorRow {
         words::margin(self.margin_pct)
     }
 
+    /// The slow mode of its A/A runs as the page shows it, or a dash for a floor from before
+    /// it was counted.
+    pub fn slow_mode_words(&self) -> String {
+        self.slow_mode
+            .as_ref()
+            .map_or_else(|| "—".to_owned(), SlowModeRow::words)
+    }
+
     /// The layout spread as the page shows it: its lower end (what M uses) to its upper end,
     /// or a dash.
     pub fn layout(&self) -> String {
@@ -95,6 +108,54 @@ impl FloorRow {
             (Some(lo), Some(hi)) => format!("{}–{}", words::spread(lo), words::spread(hi)),
             _ => "—".to_owned(),
         }
+    }
+}
+
+/// The runs of a floor's A/A sessions that ran in a slow mode (`benchgate_stats::modes`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowModeRow {
+    /// Runs in the slow mode, both sides of every session counted.
+    pub slow_runs: i64,
+    /// Runs classified, both sides of every session counted.
+    pub runs: i64,
+    /// A/A sessions counted: those with at least 6 runs a side.
+    pub sessions: i64,
+    /// How much slower a slow run is than its side's typical run, `100(e^excess − 1)`
+    /// (median over the slow runs; the worse way for a metric where higher is better).
+    pub slow_pct: Option<f64>,
+}
+
+impl SlowModeRow {
+    fn new(t: &SlowModeTally) -> Self {
+        Self {
+            slow_runs: t.slow_runs,
+            runs: t.runs,
+            sessions: t.sessions,
+            slow_pct: t.excess.map(log_spread_pct),
+        }
+    }
+
+    /// "slow mode: 1 process in 6 (+30%) over 4 A/A sessions", "no slow mode in 120 runs".
+    pub fn words(&self) -> String {
+        let (k, n) = (self.slow_runs, self.runs);
+        if self.sessions == 0 {
+            return format!("A/A sessions too short to tell (under {MIN_RUNS} runs a side)");
+        }
+        if k == 0 {
+            return format!("no slow mode in {n} runs");
+        }
+        // A run is one process: "1 process in 6" when that is the share exactly.
+        let share = if n % k == 0 {
+            format!("1 process in {}", n / k)
+        } else {
+            format!("{k} of {n} processes")
+        };
+        let slower = self
+            .slow_pct
+            .map(|p| format!(" ({})", words::percent(p)))
+            .unwrap_or_default();
+        let sessions = words::count(usize::try_from(self.sessions).unwrap_or(0), "A/A session");
+        format!("slow mode: {share}{slower} over {sessions}")
     }
 }
 
@@ -234,6 +295,7 @@ fn floor_row(
         layout_upper_pct: floor.layout_upper.map(log_spread_pct),
         sessions: floor.sessions,
         pairs: floor.pairs,
+        slow_mode: floor.slow_mode.as_ref().map(SlowModeRow::new),
         computed_at: floor.computed_at,
         resolves: resolutions(floor.within_spread, floor.between_bias),
         history: history.iter().map(floor_point).collect(),
@@ -312,5 +374,32 @@ mod tests {
         assert!(r[0].words.contains("session bias"), "{}", r[0].words);
         assert!(r[2].rounds.is_some(), "5% is above 2·tau_b = 3%");
         assert!(r[2].words.starts_with("5% in ~"), "{}", r[2].words);
+    }
+
+    #[test]
+    fn a_slow_mode_reads_as_a_share_of_processes_over_its_sessions() {
+        let row = |slow_runs, runs, sessions, slow_pct| SlowModeRow {
+            slow_runs,
+            runs,
+            sessions,
+            slow_pct,
+        };
+        for (r, want) in [
+            (
+                row(16, 96, 4, Some(30.2)),
+                "slow mode: 1 process in 6 (+30%) over 4 A/A sessions",
+            ),
+            (
+                row(3, 40, 1, Some(7.34)),
+                "slow mode: 3 of 40 processes (+7.3%) over 1 A/A session",
+            ),
+            (row(0, 120, 5, None), "no slow mode in 120 runs"),
+            (
+                row(0, 0, 0, None),
+                "A/A sessions too short to tell (under 6 runs a side)",
+            ),
+        ] {
+            assert_eq!(r.words(), want);
+        }
     }
 }
