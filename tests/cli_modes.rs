@@ -42,7 +42,10 @@ enum Shape {
     /// The machine drifts 0.1% a run, on both sides alike.
     Drift,
     /// One process in `1/p` slow by `ratio`, on this side.
-    Modes { p: f64, ratio: f64 },
+    Modes {
+        p: f64,
+        ratio: f64,
+    },
 }
 
 /// `runs` values of one side: 2% spread within a mode, `factor` on every run.
@@ -93,6 +96,7 @@ fn session(base: &[f64], head: &[f64], extra: &[&str]) -> (Output, serde_json::V
     );
     let mut args = vec![
         "compare",
+        "--shell",
         "--base",
         &b,
         "--head",
@@ -104,7 +108,10 @@ fn session(base: &[f64], head: &[f64], extra: &[&str]) -> (Output, serde_json::V
         "200",
     ];
     args.extend_from_slice(extra);
-    let out = Command::new(BIN).args(&args).output().expect("run benchgate");
+    let out = Command::new(BIN)
+        .args(&args)
+        .output()
+        .expect("run benchgate");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not JSON ({e}): {}\nstderr: {}",
@@ -137,7 +144,10 @@ fn a_head_that_adds_rare_slow_runs_is_not_passed() {
     for seed in 1..=4u64 {
         let base = side(Shape::Normal, 1.0, RUNS, seed);
         let head = side(
-            Shape::Modes { p: 0.05, ratio: 2.5 },
+            Shape::Modes {
+                p: 0.05,
+                ratio: 2.5,
+            },
             location.exp(),
             RUNS,
             1000 + seed,
@@ -163,7 +173,10 @@ fn head_only_slow_runs_are_named_and_counted() {
     let location = 1.06f64.ln() - 0.10 * 1.4f64.ln();
     let base = side(Shape::Normal, 1.0, RUNS, 7);
     let head = side(
-        Shape::Modes { p: 0.10, ratio: 1.4 },
+        Shape::Modes {
+            p: 0.10,
+            ratio: 1.4,
+        },
         location.exp(),
         RUNS,
         8,
@@ -173,7 +186,10 @@ fn head_only_slow_runs_are_named_and_counted() {
     assert_eq!(row["modes"]["base_slow"], 0, "{row}");
     assert!(row["modes"]["head_slow"].as_u64().unwrap() > 0, "{row}");
     let hints = row["warnings"].to_string();
-    assert!(hints.contains("head ran") && hints.contains("base none"), "{hints}");
+    assert!(
+        hints.contains("head ran") && hints.contains("base none"),
+        "{hints}"
+    );
 }
 
 /// One process in six 30% slower on both sides, the same code: the gate judges the typical run
@@ -195,7 +211,10 @@ fn a_mode_both_sides_show_is_judged_on_the_typical_run() {
     assert!(row["n"].as_u64().unwrap() <= 90, "{row}");
     assert_eq!(row["modes"]["typical_run"], true, "{row}");
     let hints = row["warnings"].to_string();
-    assert!(hints.contains("on both sides") && hints.contains("bistable"), "{hints}");
+    assert!(
+        hints.contains("on both sides") && hints.contains("bistable"),
+        "{hints}"
+    );
 
     let (out, row) = session(
         &side(bistable, 1.0, RUNS, 23),
@@ -273,6 +292,9 @@ fn a_head_twice_as_slow_is_called_slower_within_three_rounds_on_a_floor() {
 #[ignore = "200 sessions: minutes; the quick case above runs in CI"]
 fn rare_slow_runs_table() {
     let share = doubled_on_a_floor(200);
-    eprintln!("2× slower on a 3% floor: slower within 3 rounds in {:.1}% of 200 sessions", 100.0 * share);
+    eprintln!(
+        "2× slower on a 3% floor: slower within 3 rounds in {:.1}% of 200 sessions",
+        100.0 * share
+    );
     assert!(share >= 0.95, "{share}");
 }

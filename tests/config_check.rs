@@ -29,14 +29,14 @@ fn a_valid_file_prints_its_suites_labels_check_runs_and_rules() {
     assert_eq!(
         stdout,
         "valid: 2 suite(s), 3 comparison(s) per pull request
-gate: fail_on practical-regression, min_effect 1%, tolerance 5%, claims report, on_no_answer neutral
+gate: fail_on practical-regression, min_effect 1%, tolerance 5%, rare_slow_runs 1 in 20, claims report, on_no_answer neutral
 main: each push to the default branch compared with the commit before it; against the anchor (30d back) every 1d; no issues (issues = false)
 merge queue: a group holding one PR whose comparison measured the same code (trees) restates its verdict; otherwise the group's head is compared with its base. Undecided after 45 min: neutral (the queue moves on)
 
 suite parser
   build: cargo build --release
   run: cargo bench -p parser (format criterion)
-  rounds: 10, warmup: 1
+  rounds: 10 (72 for a pull request: the tail guard's), warmup: 1
   runner linux-x86: check run \"benchgate / parser (linux-x86)\"
   runner linux-arm64: check run \"benchgate / parser (linux-arm64)\"
   rules (first match wins):
@@ -46,7 +46,7 @@ suite parser
 
 suite vm
   run: cargo bench -p vm (format gungraun)
-  rounds: 4, warmup: 0
+  rounds: 4 (72 for a pull request: the tail guard's), warmup: 0
   runner linux-x86: check run \"benchgate / vm (linux-x86)\"
   rules (first match wins):
     1. vm/** — gated on metric instructions

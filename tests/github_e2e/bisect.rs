@@ -56,7 +56,7 @@ fn burst_config() -> String {
          run = \"{BIN} spin --iterations $(cat iterations) --modelled-spread 0.01\"\n\
          format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
          [[benchmark.rule]]\nmatch = \"*\"\nmetric = \"time\"\n\n\
-         [gate]\nmin_effect = \"5%\"\n\n\
+         [gate]\nrare_slow_runs = \"off\"\nmin_effect = \"5%\"\n\n\
          [main]\nschedule = \"off\"\nissues = true\n"
     )
 }

@@ -16,7 +16,7 @@ const WORK: u64 = 20_000_000;
 fn config() -> String {
     format!(
         "[benchmark]\nrun = \"{} spin --iterations $(cat iterations) --modelled-spread 0.02\"\n\
-         format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n[gate]\n\
+         format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n[gate]\nrare_slow_runs = \"off\"\n\
          fail_on = \"never\"\nclaims = \"require\"\n",
         super::BIN
     )

@@ -39,7 +39,7 @@ fn c_config() -> String {
     format!(
         "[benchmark]\nbuild = \"gcc -O1 -g -fno-omit-frame-pointer -o bench bench.c\"\n\
          run = \"./bench\"\nformat = \"command\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
-         [gate]\nfail_on = \"regression\"\n"
+         [gate]\nrare_slow_runs = \"off\"\nfail_on = \"regression\"\n"
     )
 }
 

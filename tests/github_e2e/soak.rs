@@ -181,7 +181,7 @@ fn soak_config() -> String {
          --modelled-spread 0.01\"\n\
          format = \"libtest\"\nrounds = 8\nwarmup = 1\nrunner = \"{LABEL}\"\n\n\
          [[benchmark.rule]]\nmatch = \"*\"\nmetric = \"time\"\n\n\
-         [gate]\nfail_on = \"regression\"\nmin_effect = \"5%\"\n"
+         [gate]\nrare_slow_runs = \"off\"\nfail_on = \"regression\"\nmin_effect = \"5%\"\n"
     )
 }
 

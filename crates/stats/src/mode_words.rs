@@ -4,12 +4,23 @@
 
 use benchgate_api::{BenchmarkResult, ModeShift, ModeSummary};
 
-/// "1 process in 6 runs" when `k` of `n` is that share exactly, else "13 of 80 processes run".
-fn processes(k: usize, n: usize) -> String {
+/// "1 process in 6" when `k` of `n` is that share exactly, else "13 of 80 processes": the one
+/// way a slow mode's share reads (the comment, `compare`, the runner page).
+pub fn process_share(k: usize, n: usize) -> String {
     if k > 0 && n.is_multiple_of(k) {
-        format!("1 process in {} runs", n / k)
+        format!("1 process in {}", n / k)
     } else {
-        format!("{k} of {n} processes run")
+        format!("{k} of {n} processes")
+    }
+}
+
+/// [`process_share`] with its verb: "1 process in 6 runs", "13 of 80 processes run".
+fn processes(k: usize, n: usize) -> String {
+    let share = process_share(k, n);
+    if share.starts_with("1 process in") {
+        format!("{share} runs")
+    } else {
+        format!("{share} run")
     }
 }
 

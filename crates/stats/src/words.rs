@@ -139,8 +139,7 @@ pub fn verdict(r: &BenchmarkResult) -> String {
             None,
         ) if typical => format!("{words}, in the typical run"),
         (VerdictKind::NoResultYet, _) if r.guard_runs.is_some() => format!(
-            "{words}: a pass waits for {} runs of head, enough to see a slow mode that would \
-             undo it",
+            "{words} (tail guard: a pass waits for {} runs of head)",
             r.guard_runs.unwrap_or_default()
         ),
         _ => words,

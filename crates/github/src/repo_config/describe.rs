@@ -84,12 +84,16 @@ impl RepoConfig {
                 let _ = writeln!(out, "  build: {build}");
             }
             let _ = writeln!(out, "  run: {} (format {})", suite.run, suite.format);
-            let _ = writeln!(
-                out,
-                "  rounds: {}, warmup: {}",
-                suite.rounds.get(),
-                suite.warmup
-            );
+            let rounds = suite.rounds.get();
+            let guard = self.gate.rare_slow_runs.share().map_or(0, |share| {
+                benchgate_api::agent::guard_rounds(share, benchgate_api::agent::GATE_ALPHA)
+            });
+            let planned = if guard > rounds {
+                format!("{rounds} ({guard} for a pull request: the tail guard's)")
+            } else {
+                rounds.to_string()
+            };
+            let _ = writeln!(out, "  rounds: {planned}, warmup: {}", suite.warmup);
             if !suite.paths.patterns().is_empty() {
                 let _ = writeln!(out, "  paths: {}", suite.paths.patterns().join(", "));
             }

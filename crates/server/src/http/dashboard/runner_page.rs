@@ -144,12 +144,10 @@ impl SlowModeRow {
         if k == 0 {
             return format!("no slow mode in {n} runs");
         }
-        // A run is one process: "1 process in 6" when that is the share exactly.
-        let share = if n % k == 0 {
-            format!("1 process in {}", n / k)
-        } else {
-            format!("{k} of {n} processes")
-        };
+        let share = benchgate_stats::mode_words::process_share(
+            usize::try_from(k).unwrap_or(usize::MAX),
+            usize::try_from(n).unwrap_or(usize::MAX),
+        );
         let slower = self
             .slow_pct
             .map(|p| format!(" ({})", words::percent(p)))
