@@ -213,7 +213,7 @@ pub fn analyze_pairs(
         Some(m) if shared => (0..n).filter(|&i| m.typical_pairs()[i]).collect(),
         _ => (0..n).collect(),
     };
-    let basis = if shared && typical.len() >= 2 {
+    let basis = if shared && typical.len() >= crate::modes::MIN_TYPICAL_PAIRS {
         Basis::TypicalRun
     } else {
         Basis::Mean

@@ -22,8 +22,13 @@ pub const SLOW_SCALES: f64 = 5.0;
 pub const MIN_SLOW_EXCESS: f64 = 0.048_790_164_169_432_05;
 
 /// Slow runs each side must show before the mode counts as shared by both (the machine's or
-/// the benchmark's, not the change's).
-pub const SHARED_MIN_SLOW: usize = 2;
+/// the benchmark's, not the change's). One: a normal run is slow once in millions, so one on
+/// each side is a mode (or a loaded machine's spikes) both share.
+pub const SHARED_MIN_SLOW: usize = 1;
+
+/// Pairs in which both runs were typical that judging the typical run needs; with fewer, the
+/// mean of every pair is judged (a t interval from fewer pairs is the whole line).
+pub const MIN_TYPICAL_PAIRS: usize = 8;
 
 /// One side's runs split into typical and slow.
 #[derive(Debug, Clone, PartialEq)]
