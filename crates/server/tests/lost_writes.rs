@@ -20,19 +20,7 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("server.db").display());
-    let store = connect(&url).await.expect("open sqlite");
-    store.migrate().await.expect("migrate");
-    let repo = store
-        .upsert_repository(&NewRepository {
-            github_id: None,
-            installation_id: None,
-            full_name: "acme/widgets".into(),
-            clone_url: "https://example.invalid/acme/widgets.git".into(),
-        })
-        .await
-        .unwrap();
+    let (store, repo, dir, _) = crate::sqlite_with_repository().await;
     let runner = store
         .add_runner("r1", &["x".to_owned()])
         .await

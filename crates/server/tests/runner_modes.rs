@@ -137,19 +137,7 @@ fn cells(html: &str, label: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_runner_page_shows_each_floors_slow_mode_over_its_aa_sessions() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("modes.db").display());
-    let store = connect(&url).await.expect("open sqlite");
-    store.migrate().await.expect("migrate");
-    let repo = store
-        .upsert_repository(&NewRepository {
-            github_id: None,
-            installation_id: None,
-            full_name: "acme/widgets".into(),
-            clone_url: "https://example.invalid/acme/widgets.git".into(),
-        })
-        .await
-        .unwrap();
+    let (store, repo, _dir, url) = crate::sqlite_with_repository().await;
     let runner = store
         .add_runner("r1", &["x".to_owned()])
         .await
