@@ -80,3 +80,66 @@ pub fn modes(r: &BenchmarkResult) -> Option<String> {
         (b, h) => format!("a slow mode{slower} in base {b} and head {h} of {runs} processes"),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchgate_api::{Direction, VerdictKind};
+
+    fn row(base_slow: usize, head_slow: usize, typical_run: bool) -> BenchmarkResult {
+        let mut r = BenchmarkResult::unanalysed(
+            "req",
+            "time",
+            "ns",
+            Direction::LowerIsBetter,
+            VerdictKind::Slower,
+            String::new(),
+        );
+        r.modes = Some(ModeSummary {
+            runs: 40,
+            base_slow,
+            head_slow,
+            slow_pct: Some(30.2),
+            typical_run,
+            shift: None,
+        });
+        r
+    }
+
+    /// The exact sentences the comment and `compare` print for each case.
+    #[test]
+    fn each_case_reads_as_the_docs_quote_it() {
+        assert_eq!(
+            modes(&row(7, 6, true)).unwrap(),
+            "13 of 80 processes run in a slow mode (+30%) on both sides (base 7, head 6 of 40): \
+             the machine or the benchmark is bistable; the change shown is the typical run's, \
+             the mode's frequency is tested apart"
+        );
+        assert!(
+            modes(&row(8, 8, true))
+                .unwrap()
+                .starts_with("1 process in 5 runs in a slow mode")
+        );
+        assert_eq!(
+            modes(&row(0, 4, false)).unwrap(),
+            "head ran 4 of 40 processes in a slow mode (+30%), base none: the change may add \
+             rare slow runs; the interval's worse bound counts them"
+        );
+        assert_eq!(
+            modes(&row(4, 0, false)).unwrap(),
+            "base ran 4 of 40 processes in a slow mode (+30%), head none"
+        );
+        assert_eq!(modes(&row(0, 0, false)), None);
+        let m = row(3, 9, true).modes.unwrap();
+        assert_eq!(
+            mode_shift(&m, ModeShift::MoreOnHead),
+            "the slow mode is 3.0× as frequent on head (9 vs 3 of 40 runs on head and base)"
+        );
+        let m = row(0, 5, false).modes.unwrap();
+        assert_eq!(
+            mode_shift(&m, ModeShift::MoreOnHead),
+            "the slow mode comes on head only (5 of 40 runs)"
+        );
+        assert_eq!(process_share(6, 36), "1 process in 6");
+    }
+}
