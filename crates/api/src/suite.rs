@@ -453,6 +453,33 @@ impl NoAnswerConclusion {
 mod tests {
     use super::*;
 
+    /// `[gate] rare_slow_runs` and `--rare-slow-runs`: "1 in N", a share, or off; anything else
+    /// is refused with what is expected, and the guard's rounds follow from the share.
+    #[test]
+    fn rare_slow_runs_reads_one_in_n_a_share_or_off_and_refuses_the_rest() {
+        assert_eq!(parse_rare_slow_runs("1 in 20"), Ok(Some(0.05)));
+        assert_eq!(parse_rare_slow_runs(" 5% "), Ok(Some(0.05)));
+        assert_eq!(parse_rare_slow_runs("off"), Ok(None));
+        for bad in [
+            "", "2 in 20", "1 in 0", "1 in 1", "60%", "0%", "-5%", "often", "0.05",
+        ] {
+            let e = parse_rare_slow_runs(bad).unwrap_err();
+            assert!(
+                e.contains("\"1 in 20\"") && e.contains(bad.trim()),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(guard_rounds(0.05, 0.05), 72);
+        assert_eq!(guard_rounds(0.0, 0.05), 0);
+        // A comparison stored before the guard keeps deciding as it did; a new file gets it.
+        let stored: GateSpec = serde_json::from_str(r#"{"tolerance": 0.05}"#).unwrap();
+        assert_eq!(stored.rare_slow_runs, None);
+        assert_eq!(
+            GateSpec::default().rare_slow_runs,
+            Some(DEFAULT_RARE_SLOW_RUNS)
+        );
+    }
+
     #[test]
     fn benchmark_spec_defaults_fill_a_minimal_config() {
         let spec: BenchmarkSpec = serde_json::from_str(r#"{"run":"./bench"}"#).unwrap();
