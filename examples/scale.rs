@@ -433,6 +433,8 @@ async fn create_comparison(
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                counts: None,
+                count_run: None,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,

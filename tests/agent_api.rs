@@ -159,6 +159,8 @@ fn comparison_request(rounds: u32) -> CreateComparisonRequest {
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                counts: None,
+                count_run: None,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,

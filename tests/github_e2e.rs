@@ -8,6 +8,7 @@ mod branch_point;
 mod claims;
 mod command_replies;
 mod early_answer;
+mod exact_tier;
 mod merge_queue;
 mod profile;
 mod queue_place;

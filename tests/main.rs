@@ -11,6 +11,7 @@ mod agent_drain;
 mod agent_e2e;
 mod agent_sandbox;
 mod agent_token;
+mod cli_counts;
 mod cli_local;
 mod cli_modes;
 mod config_check;

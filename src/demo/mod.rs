@@ -48,6 +48,14 @@ pub struct DemoArgs {
     /// machine so that a whole head run takes `--factor` times as long.
     #[arg(long, default_value_t = 100)]
     pub run_ms: u64,
+    /// Also count each side's instructions, twice, as a suite's `counts = "instructions"`
+    /// does (perf where this machine has a PMU, else Valgrind).
+    #[arg(long, value_name = "COUNT", value_parser = |s: &str| s.parse::<benchgate_api::Counts>())]
+    pub counts: Option<benchgate_api::Counts>,
+    /// Which tier decides, as `[gate] gate_on`: `time`, `instructions` (needs --counts) or
+    /// `both`.
+    #[arg(long, value_name = "TIER", default_value = "time", value_parser = |s: &str| s.parse::<benchgate_api::GateOn>())]
+    pub gate_on: benchgate_api::GateOn,
 }
 
 /// The runner label the demo's agent serves.
@@ -57,6 +65,9 @@ const LABEL: &str = "demo";
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     if !(args.factor > 0.0 && args.factor.is_finite()) {
         bail!("--factor must be a positive number, got {}", args.factor);
+    }
+    if args.gate_on.counts() && args.counts.is_none() {
+        bail!("--gate-on {} needs --counts instructions", args.gate_on);
     }
     let temp;
     let dir = match &args.dir {
@@ -70,13 +81,23 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
 
-    let workload = workload::size(Duration::from_millis(args.run_ms), args.factor)?;
+    let mut workload = workload::size(Duration::from_millis(args.run_ms), args.factor)?;
+    if args.counts.is_some() {
+        // Counted, the factor is one of work: start-up is the same few instructions on both
+        // sides, so the count grows by the factor, where a time-sized head would count more.
+        workload.head_iterations = (workload.base_iterations as f64 * args.factor).round() as u64;
+    }
     let repo = repo::create(&dir, &workload)?;
     eprintln!(
-        "demo repository {}: base runs the workload {} times, head {} (a whole head run takes ×{:.2} as long)",
+        "demo repository {}: base runs the workload {} times, head {} (a whole head run {} ×{:.2})",
         repo.path.display(),
         workload.base_iterations,
         workload.head_iterations,
+        if args.counts.is_some() {
+            "does the work"
+        } else {
+            "takes as long"
+        },
         args.factor
     );
 
@@ -120,13 +141,18 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             network: false,
             layout_salt: None,
             canary_work: false,
+            counts: args.counts,
+            count_run: None,
             ignore: Vec::new(),
             artifacts: Vec::new(),
             measure_secs: None,
             measure_auto: false,
             budget_secs: None,
         },
-        gate: GateSpec::default(),
+        gate: GateSpec {
+            gate_on: args.gate_on,
+            ..GateSpec::default()
+        },
         suite: None,
         rules: Vec::new(),
     };
@@ -194,7 +220,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         let undecided = headline_wall_time(&status)
             .filter(|row| row.verdict == VerdictKind::NoResultYet)
             .map(|row| row.rounds_needed.unwrap_or(u64::from(args.rounds)));
-        let Some(needed) = undecided else { break };
+        let Some(needed) = undecided.filter(|_| args.gate_on.time()) else {
+            break;
+        };
         if planned >= args.max_rounds {
             break;
         }

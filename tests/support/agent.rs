@@ -87,6 +87,8 @@ impl BenchRepo {
                     network: false,
                     layout_salt: None,
                     canary_work: false,
+                    counts: None,
+                    count_run: None,
                     ignore: Vec::new(),
                     artifacts: Vec::new(),
                     measure_secs: None,

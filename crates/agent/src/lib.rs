@@ -89,6 +89,8 @@ pub struct AgentContext {
     pub sandbox: Option<benchgate_harness::sandbox::Sandbox>,
     /// The resource limits of every build and run, and how this host enforces them.
     pub containment: benchgate_harness::limits::Containment,
+    /// The instruction counter of `counts` suites, or why this runner has none.
+    pub counter: Result<benchgate_harness::counter::Counter, String>,
 }
 
 impl AgentContext {
@@ -130,12 +132,18 @@ pub async fn run_until(args: AgentArgs, shutdown: Shutdown) -> Result<(), AgentE
     let client = Client::new(&args.server, token.expose())?;
     drop(token);
     tracing::info!(server = %args.server, work_dir = %args.work_dir.display(), labels = ?args.labels, drain_secs = args.drain_secs, "agent starting");
+    let counter = benchgate_harness::counter::Counter::detect();
+    match &counter {
+        Ok(c) => tracing::info!(counter = c.name(), "instruction counter"),
+        Err(why) => tracing::info!(%why, "no instruction counter: suites with `counts` fail here"),
+    }
     let ctx = AgentContext {
         args,
         client,
         shutdown,
         sandbox,
         containment,
+        counter,
     };
     send_fingerprint(&ctx).await?;
 
@@ -197,6 +205,10 @@ async fn send_fingerprint(ctx: &AgentContext) -> Result<(), AgentError> {
     let fingerprint = MachineFingerprint {
         isolation: Some(isolation_name(ctx.sandbox.as_ref()).to_owned()),
         limits: Some(ctx.containment.describe()),
+        counter: Some(match &ctx.counter {
+            Ok(c) => c.name().to_owned(),
+            Err(_) => benchgate_api::fingerprint::NO_COUNTER.to_owned(),
+        }),
         ..fingerprint::current()
     };
     tracing::info!(machine = %fingerprint.summary(), "machine fingerprint");

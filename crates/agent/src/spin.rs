@@ -21,6 +21,14 @@ pub struct SpinArgs {
     /// builds with different salts differ as two code layouts would. Tests use it.
     #[arg(long, value_name = "FILE")]
     pub layout_file: Option<std::path::PathBuf>,
+    /// Instead of a fixed count, spin on this many threads until `--for-ms` passed: work that
+    /// ends on the clock, as a harness that picks its iteration count from measured time does,
+    /// so its instruction count differs from run to run. Tests of the exact tier use it.
+    #[arg(long, value_name = "N", requires = "for_ms")]
+    pub threads: Option<usize>,
+    /// How long `--threads` spin, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "threads")]
+    pub for_ms: Option<u64>,
 }
 
 fn factor(text: &str) -> Result<f64, String> {
@@ -62,8 +70,36 @@ pub fn spin(iterations: u64) -> u64 {
     x
 }
 
+/// Spins on `threads` threads in chunks of 1,000 steps until `limit` passed; the total steps
+/// taken, which depends on the clock and the scheduler.
+pub fn spin_until(threads: usize, limit: std::time::Duration) -> u64 {
+    let deadline = std::time::Instant::now() + limit;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut steps = 0u64;
+                    while std::time::Instant::now() < deadline {
+                        std::hint::black_box(spin(std::hint::black_box(1000)));
+                        steps += 1000;
+                    }
+                    steps
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or(0)).sum()
+    })
+}
+
 /// Runs the workload and prints its checksum (printing keeps the work observable).
 pub fn run(args: &SpinArgs) {
+    if let (Some(threads), Some(ms)) = (args.threads, args.for_ms) {
+        println!(
+            "{}",
+            spin_until(threads, std::time::Duration::from_millis(ms))
+        );
+        return;
+    }
     let layout = args.layout_file.as_ref().map_or(1.0, |f| {
         layout_factor(&std::fs::read_to_string(f).unwrap_or_default())
     });

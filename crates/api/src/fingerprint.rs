@@ -26,7 +26,15 @@ pub struct MachineFingerprint {
     /// 18.0 GiB, 4096 processes; …`); set by the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<String>,
+    /// The instruction counter of counted runs (`perf instructions:u`, `valgrind cachegrind`,
+    /// or [`NO_COUNTER`]); set by the agent. Counts from two counters differ, so it is part of
+    /// the hardware class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
 }
+
+/// [`MachineFingerprint::counter`] of a runner with neither a PMU perf can read nor Valgrind.
+pub const NO_COUNTER: &str = "none";
 
 impl MachineFingerprint {
     /// One line for reports: `AMD EPYC, 2 cores (2 physical), Linux 6.1, governor n/a`.
@@ -58,13 +66,18 @@ impl MachineFingerprint {
         let cpu = self.cpu_model.as_deref()?;
         let gib = (self.memory_bytes as f64 / f64::from(1u32 << 30)).round() as i64;
         Some(format!(
-            "{cpu}|{}|{:?}|{}|{:?}|{:?}|{gib}|{:?}",
+            "{cpu}|{}|{:?}|{}|{:?}|{:?}|{gib}|{:?}{}",
             self.logical_cores,
             self.physical_cores,
             self.kernel,
             self.governor,
             self.boost,
             self.isolation,
+            // Absent for runners from before counters were reported: their class stays as it was.
+            self.counter
+                .as_deref()
+                .map(|c| format!("|{c}"))
+                .unwrap_or_default(),
         ))
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod context;
+pub mod counts;
 pub mod fingerprint;
 pub mod format;
 pub mod markdown;
@@ -14,6 +15,7 @@ pub mod sample;
 pub mod suite;
 pub mod token;
 
+pub use counts::{Counts, GateOn};
 pub use fingerprint::MachineFingerprint;
 pub use format::Format;
 pub use metric::{Direction, FailOn};

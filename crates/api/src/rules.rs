@@ -103,6 +103,8 @@ pub fn compile_pattern(pattern: &str) -> Result<globset::GlobMatcher, String> {
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
     rules: Vec<(BenchmarkRule, Option<globset::GlobMatcher>)>,
+    /// `[gate] gate_on`: which tier gates where no rule names a metric.
+    gate_on: crate::GateOn,
 }
 
 impl RuleSet {
@@ -113,7 +115,26 @@ impl RuleSet {
             .iter()
             .map(|r| (r.clone(), compile_pattern(&r.pattern).ok()))
             .collect();
-        Self { rules }
+        Self {
+            rules,
+            gate_on: crate::GateOn::Time,
+        }
+    }
+
+    /// The rules of a stored comparison: its suite's rules and its gate's `gate_on`.
+    pub fn of(config: &crate::agent::ComparisonConfig) -> Self {
+        Self::new(&config.rules).gating(config.gate.gate_on)
+    }
+
+    /// The same rules, with `gate_on` deciding which tier gates where no rule names a metric.
+    pub fn gating(mut self, gate_on: crate::GateOn) -> Self {
+        self.gate_on = gate_on;
+        self
+    }
+
+    /// Which tier gates where no rule names a metric.
+    pub fn gate_on(&self) -> crate::GateOn {
+        self.gate_on
     }
 
     /// The first rule matching `benchmark`, with its 1-based number.

@@ -95,6 +95,15 @@ pub struct BenchmarkSpec {
     /// canaries plant real work; otherwise they scale head's values when scored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub canary_work: bool,
+    /// `counts`: each side's run is also counted (twice, apart from the timed rounds) and the
+    /// count is a row of its own, exact when both runs of each side agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<crate::Counts>,
+    /// `count_run`: the command a counted run runs for one benchmark
+    /// ([`crate::counts::BENCHMARK_PLACEHOLDER`]) a fixed number of times; `None`: the run
+    /// command, counted whole (`format = "command"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_run: Option<String>,
 }
 
 /// `[gate]`: when a comparison's check fails.
@@ -124,6 +133,13 @@ pub struct GateSpec {
     /// its rounds ran out undecided): neutral, which a required check lets merge, by default.
     #[serde(default, skip_serializing_if = "is_neutral")]
     pub on_no_answer: NoAnswerConclusion,
+    /// Which tier's rows decide the check: time (the default), the counts, or both.
+    #[serde(default, skip_serializing_if = "is_time")]
+    pub gate_on: crate::GateOn,
+}
+
+fn is_time(g: &crate::GateOn) -> bool {
+    *g == crate::GateOn::Time
 }
 
 fn is_neutral(c: &NoAnswerConclusion) -> bool {
@@ -267,6 +283,7 @@ impl Default for GateSpec {
             rare_slow_runs: Some(DEFAULT_RARE_SLOW_RUNS),
             claims: ClaimsMode::Report,
             on_no_answer: NoAnswerConclusion::Neutral,
+            gate_on: crate::GateOn::Time,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct Policy {
     /// The tail guard's share ([`benchgate_stats::AnalysisOptions::rare_slow_runs`]); `None`:
     /// off.
     pub rare_slow_runs: Option<f64>,
+    /// `[gate] gate_on`: which tier gates ([`benchgate_api::RuleSet::gating`]).
+    pub gate_on: benchgate_api::GateOn,
 }
 
 /// The engine's analysis of one series, kept beside the results for the margin note.
@@ -156,7 +158,7 @@ pub fn evaluate(
     policy: &Policy,
     floors: &HashMap<SeriesKey, NoiseFloor>,
 ) -> Evaluation {
-    let rules = RuleSet::new(&policy.rules);
+    let rules = RuleSet::new(&policy.rules).gating(policy.gate_on);
     let rows: Vec<Row> = samples
         .series()
         .iter()
@@ -195,7 +197,7 @@ pub fn evaluate_runs(
     floors: &HashMap<SeriesKey, NoiseFloor>,
     tuning: RunsTuning,
 ) -> Evaluation {
-    let rules = RuleSet::new(&policy.rules);
+    let rules = RuleSet::new(&policy.rules).gating(policy.gate_on);
     let rows: Vec<Row> = runs
         .series()
         .iter()
@@ -273,7 +275,11 @@ fn judged(
         .map(|(row, (direction, n))| result_of(row, *direction, *n))
         .chain(one_sided.iter().map(one_sided_result))
         .collect();
-    mark_gate(&mut results, policy.alpha, &RuleSet::new(&policy.rules));
+    mark_gate(
+        &mut results,
+        policy.alpha,
+        &RuleSet::new(&policy.rules).gating(policy.gate_on),
+    );
     Evaluation {
         alpha: policy.alpha,
         rows,

@@ -30,6 +30,7 @@ pub fn current() -> MachineFingerprint {
         load_average: info.loads.map(|l| l as f64 / 65536.0),
         isolation: None,
         limits: None,
+        counter: None,
     }
 }
 

@@ -7,6 +7,8 @@ pub mod capture;
 pub mod cli;
 mod clock;
 pub mod command;
+pub mod counted;
+pub mod counter;
 pub mod disk;
 pub mod env;
 pub mod evaluate;

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use crate::command::BenchCommand;
 use crate::env::ScrubbedEnv;
 use crate::formats::{self, Format, ParseError};
-use crate::perf::{self, PerfWrapped};
 use crate::process::{Exit, ProcessMeasurement, RunError, RunSpec, run_process};
 use crate::quieting::{LoadWait, Quieting, wait_for_load};
 use crate::sandbox::Sandbox;
@@ -18,7 +17,7 @@ use crate::schedule::{RoundOrders, Schedule};
 /// Benchmark name of the `command` format's samples: the whole process is the benchmark.
 pub const COMMAND_BENCHMARK: &str = "command";
 /// Metric name of instruction counts.
-pub const INSTRUCTIONS: &str = "instructions";
+pub const INSTRUCTIONS: &str = benchgate_api::counts::INSTRUCTIONS;
 
 /// How every run of a session is made.
 #[derive(Debug, Clone)]
@@ -28,9 +27,6 @@ pub struct RunnerConfig {
     pub env: ScrubbedEnv,
     pub timeout: Option<Duration>,
     pub quieting: Quieting,
-    /// Wrap runs in `perf stat` to count instructions (when the machine supports it). Wall time
-    /// and peak RSS then include perf itself, equally on both sides.
-    pub count_instructions: bool,
     /// How long to wait for the load limit before a round starts anyway.
     pub load_wait_deadline: Duration,
     /// Run each side in a bubblewrap sandbox whose writable directory is the side's `cwd`;
@@ -49,7 +45,6 @@ impl Default for RunnerConfig {
             env: ScrubbedEnv::from_parent(&[]).unwrap_or_default(),
             timeout: Some(Duration::from_secs(600)),
             quieting: Quieting::default(),
-            count_instructions: false,
             load_wait_deadline: Duration::from_secs(60),
             sandbox: None,
             containment: None,
@@ -168,6 +163,34 @@ pub enum MeasurementError {
         command: String,
         format: Format,
     },
+    /// A counted run ran but its count could not be read.
+    #[error("{side} counted run `{command}`: {why}")]
+    Count {
+        side: &'static str,
+        command: String,
+        why: String,
+    },
+}
+
+impl MeasurementError {
+    /// `Failed` when `run` exited unsuccessfully or a resource limit stopped it.
+    pub(crate) fn failed(
+        side: &'static str,
+        command: &str,
+        run: &ProcessMeasurement,
+    ) -> Option<Self> {
+        (!run.exit.success() || run.contained.is_some()).then(|| MeasurementError::Failed {
+            side,
+            command: command.to_owned(),
+            exit: run.exit,
+            contained: run
+                .contained
+                .as_ref()
+                .map(|why| format!(": {why}"))
+                .unwrap_or_default(),
+            stderr_tail: run.stderr.tail_lines(20),
+        })
+    }
 }
 
 /// What a parse error interrupted: reading the named format, or recognising one.
@@ -237,7 +260,6 @@ pub struct RoundRunner {
     config: RunnerConfig,
     orders: RoundOrders,
     next_index: u64,
-    instructions: bool,
     /// What `{benchmarks}` stands for in the next runs.
     filter: String,
 }
@@ -250,14 +272,12 @@ impl RoundRunner {
         config: RunnerConfig,
         schedule: Schedule,
     ) -> Self {
-        let instructions = config.count_instructions && perf::instructions_supported();
         RoundRunner {
             base,
             head,
             config,
             orders: schedule.orders(),
             next_index: 0,
-            instructions,
             filter: benchmarks_filter(None),
         }
     }
@@ -289,11 +309,6 @@ impl RoundRunner {
         }
         self.filter = filter;
         Some(&self.filter)
-    }
-
-    /// Whether instruction counts are being collected (asked for and supported).
-    pub fn counts_instructions(&self) -> bool {
-        self.instructions
     }
 
     /// Runs `rounds` warm-up rounds (ABBA order) and discards what they measured.
@@ -333,16 +348,23 @@ impl RoundRunner {
         })
     }
 
+    /// The command `side` runs, as configured (placeholders not yet filled).
+    pub(crate) fn side_command(&self, side: Side) -> &BenchCommand {
+        match side {
+            Side::Base => &self.base,
+            Side::Head => &self.head,
+        }
+    }
+
+    /// The session's settings.
+    pub(crate) fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
     /// One run of `side`; a warm-up run (`warm`) also says what the command left running.
     fn run_side(&self, side: Side, warm: bool) -> Result<Vec<Measurement>, MeasurementError> {
         let command = &with_measure(
-            &with_benchmarks(
-                match side {
-                    Side::Base => &self.base,
-                    Side::Head => &self.head,
-                },
-                &self.filter,
-            ),
+            &with_benchmarks(self.side_command(side), &self.filter),
             self.config.measure_secs,
         );
         let name = side.as_str();
@@ -351,35 +373,17 @@ impl RoundRunner {
             .config
             .sandboxed(command, warm)
             .map_err(|NoSandboxDir| MeasurementError::Unsandboxable { side: name })?;
-        // perf outside bwrap: its output file is written to the agent's temp dir, which the
-        // sandbox hides.
-        let perf = self
-            .instructions
-            .then(|| PerfWrapped::new(&argv, &std::env::temp_dir()));
-        let spec = self
-            .config
-            .run_spec(command, perf.as_ref().map_or(argv, |p| p.argv.clone()));
+        let spec = self.config.run_spec(command, argv);
         let run = run_process(&spec).map_err(|source| MeasurementError::Run {
             side: name,
             command: display.clone(),
             source,
         })?;
-        let instructions = perf.and_then(PerfWrapped::instructions);
-        if !run.exit.success() || run.contained.is_some() {
-            return Err(MeasurementError::Failed {
-                side: name,
-                command: display,
-                exit: run.exit,
-                contained: run
-                    .contained
-                    .as_ref()
-                    .map(|why| format!(": {why}"))
-                    .unwrap_or_default(),
-                stderr_tail: run.stderr.tail_lines(20),
-            });
+        if let Some(failed) = MeasurementError::failed(name, &display, &run) {
+            return Err(failed);
         }
-        let measurements = extract(self.config.format, &run, instructions).map_err(|source| {
-            MeasurementError::Parse {
+        let measurements =
+            extract(self.config.format, &run).map_err(|source| MeasurementError::Parse {
                 side: name,
                 command: display.clone(),
                 format: self.config.format,
@@ -389,8 +393,7 @@ impl RoundRunner {
                 } else {
                     ""
                 },
-            }
-        })?;
+            })?;
         if measurements.is_empty() {
             return Err(MeasurementError::NoResults {
                 side: name,
@@ -409,11 +412,7 @@ pub fn reads_stdout(format: Format) -> bool {
 }
 
 /// The measurements of one successful run: the process itself for `command`, else its stdout.
-pub fn extract(
-    format: Format,
-    run: &ProcessMeasurement,
-    instructions: Option<u64>,
-) -> Result<Vec<Measurement>, ParseError> {
+pub fn extract(format: Format, run: &ProcessMeasurement) -> Result<Vec<Measurement>, ParseError> {
     if reads_stdout(format) {
         let parsed = formats::parse_report(format, &run.stdout.text())?;
         // What the parser skipped (a failed benchmark) lands in the job log, named.
@@ -433,7 +432,7 @@ pub fn extract(
         direction: Default::default(),
         run: None,
     };
-    let mut out = vec![
+    Ok(vec![
         sample(WALL_TIME, WALL_TIME_UNIT, run.wall.as_nanos() as f64),
         sample(
             CPU_TIME,
@@ -441,12 +440,7 @@ pub fn extract(
             (run.user_cpu + run.sys_cpu).as_nanos() as f64,
         ),
         sample(PEAK_RSS, PEAK_RSS_UNIT, run.peak_rss_bytes as f64),
-    ];
-    // Absent rather than zero where perf could not count: zero would read as a real value.
-    if let Some(count) = instructions {
-        out.push(sample(INSTRUCTIONS, formats::unit::COUNT, count as f64));
-    }
-    Ok(out)
+    ])
 }
 
 #[cfg(test)]

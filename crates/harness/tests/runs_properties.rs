@@ -131,6 +131,7 @@ fn row(shape: Shape, base: &Runs, head: &Runs) -> BenchmarkResult {
         planned: Default::default(),
         assume_equal_spread: false,
         rare_slow_runs: None,
+        gate_on: Default::default(),
     };
     let eval = evaluate_runs(
         &runs,

@@ -25,6 +25,7 @@ fn policy() -> Policy {
         planned: Default::default(),
         assume_equal_spread: false,
         rare_slow_runs: None,
+        gate_on: Default::default(),
     }
 }
 

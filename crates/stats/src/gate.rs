@@ -9,12 +9,15 @@ use crate::multiplicity::e_benjamini_hochberg;
 
 pub use crate::TIME_METRICS;
 
+use benchgate_api::counts::INSTRUCTIONS;
+
 /// Metrics that never gate: they describe how the benchmark was prepared, not what it measures.
 pub const NEVER_GATED: [&str; 1] = ["build_time"];
 
 /// Per `(benchmark, metric)`: whether it gates — the metric its rule names (`metric = …`),
-/// else the benchmark's time metric when it reports one, otherwise every metric it reports
-/// (except [`NEVER_GATED`]). A rule's `gate = false` or `ignore` is applied by [`mark_gate`].
+/// else what `[gate] gate_on` names (its counted instructions, time, or both) where the
+/// benchmark has it, else the benchmark's time metric when it reports one, otherwise every
+/// metric it reports (except [`NEVER_GATED`]). A rule's `gate = false` or `ignore` is applied by [`mark_gate`].
 pub fn gated_mask(keys: &[(&str, &str)], rules: &RuleSet) -> Vec<bool> {
     let is_time = |m: &str| TIME_METRICS.contains(&m);
     keys.iter()
@@ -28,7 +31,17 @@ pub fn gated_mask(keys: &[(&str, &str)], rules: &RuleSet) -> Vec<bool> {
             if NEVER_GATED.contains(&metric) {
                 return false;
             }
-            let has_time = keys.iter().any(|&(b, m)| b == benchmark && is_time(m));
+            let has = |wanted: &dyn Fn(&str) -> bool| {
+                keys.iter().any(|&(b, m)| b == benchmark && wanted(m))
+            };
+            let counted = |m: &str| m == INSTRUCTIONS;
+            let gate_on = rules.gate_on();
+            // `gate_on` picks the tier where the benchmark has it; one without a count (its
+            // counting failed) is gated on its time rather than not at all.
+            if gate_on.counts() && has(&counted) {
+                return counted(metric) || (gate_on.time() && is_time(metric));
+            }
+            let has_time = has(&is_time);
             !has_time || is_time(metric)
         })
         .collect()
@@ -61,6 +74,7 @@ pub fn mark_gate(results: &mut [BenchmarkResult], alpha: f64, rules: &RuleSet) {
             && !matches!(r.verdict, VerdictKind::OnlyInBase | VerdictKind::OnlyInHead);
         r.selected = false;
     }
+    crate::counts::note_counts(results, rules);
     let candidates: Vec<usize> = (0..results.len())
         .filter(|&i| results[i].gated && results[i].verdict.is_analysed())
         .collect();
@@ -233,6 +247,27 @@ mod tests {
             gated_mask(&keys, &RuleSet::default()),
             [true, false, false, true, false, true, false]
         );
+    }
+
+    #[test]
+    fn gate_on_picks_the_counted_tier_where_a_benchmark_has_it() {
+        use benchgate_api::GateOn;
+        let keys = [
+            ("command", "wall_time"),
+            ("command", "instructions"),
+            ("command", "cpu_time"),
+            // Counting failed for this one: its time still gates.
+            ("parse", "time"),
+        ];
+        let mask = |g: GateOn| gated_mask(&keys, &RuleSet::default().gating(g));
+        assert_eq!(mask(GateOn::Time), [true, false, false, true]);
+        assert_eq!(mask(GateOn::Instructions), [false, true, false, true]);
+        assert_eq!(mask(GateOn::Both), [true, true, false, true]);
+        // A rule's own metric still wins.
+        let mut rule = benchgate_api::BenchmarkRule::matching("command");
+        rule.metric = Some("cpu_time".into());
+        let ruled = RuleSet::new(&[rule]).gating(GateOn::Instructions);
+        assert_eq!(gated_mask(&keys, &ruled), [false, false, true, true]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod bisect;
 pub mod chain;
 pub mod confidence_sequence;
+pub mod counts;
 pub mod drift;
 pub mod error;
 pub mod fixed_interval;

@@ -4,6 +4,7 @@
 //! Once a stop is requested every wait here is bounded by the drain ([`crate::shutdown::Drain`]):
 //! what is not done by then is named in the log and left to the lease expiry.
 
+mod count;
 mod finish;
 mod prepare;
 
@@ -206,6 +207,8 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         ctx.args.max_backoff(),
     );
     let mut interrupted = None;
+    // Uploads of counted runs, beside the timed rounds' own.
+    let mut extra_uploads = 0;
     let measuring = std::time::Instant::now();
     let budget = claim.benchmark.budget_secs.map(Duration::from_secs);
     for k in 0..claim.benchmark.rounds {
@@ -275,10 +278,34 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
                 .extend(build_time_samples(prepared.build_times));
         }
         uploader.send(upload);
+        if k == 0
+            && let Some(counts) = claim.benchmark.counts
+        {
+            // After the first timed round, whose output names the benchmarks to count.
+            let (back, counted) = count::counted_runs(ctx, claim, counts, runner, &round).await;
+            runner = match (back, counted) {
+                (Some(r), Ok(counted)) => {
+                    extra_uploads = counted.len() as u32;
+                    for c in &counted {
+                        uploader.send(round_upload(c, &claim.lease_token, claim.attempt));
+                    }
+                    r
+                }
+                (_, Err(stop)) => {
+                    let _ = uploader
+                        .finish_until(ctx.shutdown.deadline(ctx.drain().uploads))
+                        .await;
+                    return stop;
+                }
+                (None, Ok(_)) => unreachable!("the runner comes back with the counts"),
+            };
+        }
         if claim.stop_when_decided && k + 1 < claim.benchmark.rounds {
             // The receipt of this round says whether another is worth running; the wait is
             // the server's analysis, short beside a round.
-            signals.wait_uploaded(k + 1, DECISION_WAIT).await;
+            signals
+                .wait_uploaded(k + 1 + extra_uploads, DECISION_WAIT)
+                .await;
             if signals.decided() {
                 tracing::info!(
                     rounds = k + 1,
@@ -293,7 +320,9 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
         .finish_until(ctx.shutdown.deadline(ctx.drain().uploads))
         .await
     {
-        UploadsEnd::Stored(rounds) => interrupted.unwrap_or(Stop::Done { rounds }),
+        UploadsEnd::Stored(uploads) => interrupted.unwrap_or(Stop::Done {
+            rounds: uploads.saturating_sub(extra_uploads),
+        }),
         UploadsEnd::Refused(ClientError::LeaseLost | ClientError::Unauthorized) => Stop::LeaseLost,
         UploadsEnd::Refused(e) => failed(format!("the server refused a round: {e}")),
         UploadsEnd::GaveUp { unsent } => {

@@ -44,13 +44,17 @@ impl RepoConfig {
         let _ = writeln!(
             out,
             "gate: fail_on {}, min_effect {}, tolerance {}, rare_slow_runs {}, claims {}, \
-             on_no_answer {}",
+             on_no_answer {}{}",
             self.gate.fail_on,
             self.gate.min_effect,
             self.gate.tolerance,
             self.gate.rare_slow_runs,
             self.gate.claims,
-            self.gate.on_no_answer.as_str()
+            self.gate.on_no_answer.as_str(),
+            match self.gate.gate_on {
+                benchgate_api::GateOn::Time => String::new(),
+                on => format!(", gate_on {on}"),
+            }
         );
         let main = &self.main;
         if main.enabled {
@@ -145,6 +149,18 @@ impl RepoConfig {
             }
             if suite.network {
                 let _ = writeln!(out, "  network: runs may use the network");
+            }
+            if let Some(counts) = suite.counts {
+                let _ = writeln!(
+                    out,
+                    "  counts: {} (each side counted twice apart from the timed rounds, by {}; \
+                     exact when both runs of a side agree)",
+                    counts.metric(),
+                    suite.count_run.as_ref().map_or(
+                        "the run command, whole".to_owned(),
+                        |r| format!("`{}` per benchmark", r.as_str())
+                    )
+                );
             }
             if let Some(salt) = &suite.layout_salt {
                 let _ = writeln!(

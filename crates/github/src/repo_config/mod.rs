@@ -3,6 +3,7 @@
 //! a validated [`RepoConfig`] or an error that names the line, column, field and valid choices
 //! out (the server quotes it in the PR; `benchgate config check` prints it).
 
+mod counts;
 mod describe;
 mod merge_queue;
 mod plan;
@@ -232,6 +233,12 @@ pub struct SuiteConfig {
     /// more: planted canaries then plant real work instead of scaling head's values.
     #[serde(default)]
     pub canary_work: bool,
+    /// `"instructions"`: each side also counted twice, apart from the timed rounds.
+    #[serde(default)]
+    pub counts: Option<benchgate_api::Counts>,
+    /// What a counted run runs for one benchmark (`{benchmark}`), a fixed number of times.
+    #[serde(default)]
+    pub count_run: Option<NonEmpty>,
     /// `[[suite.rule]]`: per-benchmark rules, first match wins.
     #[serde(default)]
     pub rule: Vec<RuleConfig>,
@@ -347,6 +354,9 @@ pub struct GateConfig {
     /// merge) or `failure` (it blocks the merge: fail closed).
     #[serde(default)]
     pub on_no_answer: benchgate_api::agent::NoAnswerConclusion,
+    /// Which tier decides the check: `time` (the default), `instructions` or `both`.
+    #[serde(default)]
+    pub gate_on: benchgate_api::GateOn,
 }
 
 /// When the check run fails: the wire type, so the config, the stored comparison and the gate
@@ -497,6 +507,13 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, ConfigError> {
                 ));
             }
             _ => {}
+        }
+        if let Some((key, message)) = counts::problem(suite, file.gate.gate_on) {
+            return Err(refuse(
+                key_offset(text, start, key),
+                format!("{at}.{key}"),
+                message,
+            ));
         }
         for (j, rule) in suite.rule.iter().enumerate() {
             if rule.ignore

@@ -33,6 +33,8 @@ impl RepoConfig {
                 budget_secs: suite.budget.map(|b| b.secs()),
                 measure_secs: suite.measure.map(|m| m.secs()),
                 measure_auto: suite.measure.is_some_and(|m| m.is_auto()),
+                counts: suite.counts,
+                count_run: suite.count_run.as_ref().map(|r| r.as_str().to_owned()),
             },
             gate: GateSpec {
                 fail_on: self.gate.fail_on,
@@ -41,6 +43,7 @@ impl RepoConfig {
                 rare_slow_runs: self.gate.rare_slow_runs.share(),
                 claims: self.gate.claims,
                 on_no_answer: self.gate.on_no_answer,
+                gate_on: self.gate.gate_on,
             },
             suite: self.suite_key(suite).map(str::to_owned),
             rules: suite.rule.iter().map(RuleConfig::to_wire).collect(),

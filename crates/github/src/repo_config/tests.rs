@@ -655,3 +655,71 @@ fn measure_auto_is_for_criterion_suites_and_starts_at_the_reference_length() {
             .to_string();
     assert!(typo.contains("or \"auto\""), "{typo}");
 }
+
+/// `counts`, `count_run` and `[gate] gate_on`: what reaches the plan, and every way they are
+/// refused, each pointing at its key with what to write.
+#[test]
+fn counts_reach_the_plan_and_an_inexact_count_is_refused_with_the_reason() {
+    let text = "[benchmark]\nrun = \"./bench\"\ncounts = \"instructions\"\n\n[gate]\ngate_on = \"instructions\"\n";
+    let config = parse_repo_config(text).unwrap();
+    let plan = config.comparison_config(&config.suites[0]);
+    assert_eq!(
+        plan.benchmark.counts,
+        Some(benchgate_api::Counts::Instructions)
+    );
+    assert_eq!(plan.gate.gate_on, benchgate_api::GateOn::Instructions);
+    let go = "[benchmark]\nrun = \"go test -bench . \"\nformat = \"go\"\ncounts = \"instructions\"\ncount_run = \"go test -run '^$' -bench {benchmarks} -benchtime 1000x\"\n";
+    let config = parse_repo_config(go).unwrap();
+    let plan = config.comparison_config(&config.suites[0]);
+    assert!(
+        plan.benchmark
+            .count_run
+            .unwrap()
+            .contains("-benchtime 1000x")
+    );
+
+    let refused: &[(&str, usize, &str, &str)] = &[
+        (
+            "[benchmark]\nrun = \"cargo bench\"\nformat = \"criterion\"\ncounts = \"instructions\"\n",
+            4,
+            "benchmark.counts",
+            "--profile-time",
+        ),
+        (
+            "[benchmark]\nrun = \"go test\"\nformat = \"go\"\ncounts = \"instructions\"\n",
+            4,
+            "benchmark.counts",
+            "-benchtime 1000x",
+        ),
+        (
+            "[benchmark]\nrun = \"./b\"\ncounts = \"instructions\"\ncount_run = \"./b {benchmark}\"\n",
+            4,
+            "benchmark.count_run",
+            "remove `count_run`",
+        ),
+        (
+            "[benchmark]\nrun = \"./b\"\ncount_run = \"./b {benchmark}\"\n",
+            3,
+            "benchmark.count_run",
+            "without `counts",
+        ),
+        (
+            "[benchmark]\nrun = \"./b\"\n\n[gate]\ngate_on = \"both\"\n",
+            1,
+            "benchmark.counts",
+            "needs counts",
+        ),
+        (
+            "[benchmark]\nrun = \"./b\"\ncounts = \"cycles\"\n",
+            3,
+            "benchmark.counts",
+            "instructions",
+        ),
+    ];
+    for (text, line, field, words) in refused {
+        let err = parse_repo_config(text).expect_err(text);
+        assert_eq!(err.line, *line, "{text}: {err}");
+        assert_eq!(err.field.as_deref(), Some(*field), "{text}: {err}");
+        assert!(err.to_string().contains(words), "{text}: {err}");
+    }
+}

@@ -106,6 +106,9 @@ fn policy_of(args: &AnalyzeArgs, plan: Option<&ComparisonConfig>) -> (Policy, Fa
         if args.policy.rare_slow_runs.is_none() {
             policy.rare_slow_runs = config.gate.rare_slow_runs;
         }
+        if args.policy.gate_on.is_none() {
+            policy.gate_on = config.gate.gate_on;
+        }
     }
     (policy, fail_on)
 }

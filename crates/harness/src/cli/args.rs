@@ -144,10 +144,18 @@ pub struct CompareArgs {
     /// Before each round, wait (up to a minute) for the 1-minute load average to drop below this.
     #[arg(long, value_name = "LOAD")]
     pub max_load: Option<f64>,
-    /// Also count instructions with `perf stat` where the machine supports it (wall time and
-    /// peak RSS then include perf, on both sides alike).
-    #[arg(long)]
-    pub instructions: bool,
+    /// Also count each side, twice, apart from the timed rounds: `instructions` by `perf
+    /// stat` where the machine has a PMU, by Valgrind (20–50× slower) where it does not. A
+    /// count both runs of each side agree on is exact; one they do not is read as a timing.
+    /// The suite's `counts` when --config names one.
+    #[arg(long, value_name = "COUNT", value_parser = parse_counts)]
+    pub counts: Option<benchgate_api::Counts>,
+    /// What a counted run runs for one benchmark, `{benchmark}` (its name, quoted) or
+    /// `{benchmarks}` (its anchored regex), a fixed number of times; needed for harness
+    /// formats. Unset: the run command, counted whole.
+    #[arg(long, value_name = "COMMAND", requires = "counts")]
+    pub count_run: Option<String>,
+
     /// Write every round's raw samples, the machine fingerprint and the settings as JSON here.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
@@ -278,6 +286,10 @@ pub struct PolicyArgs {
     /// `[gate] rare_slow_runs` of --config].
     #[arg(long, value_name = "SHARE", value_parser = parse_rare_slow_runs)]
     pub rare_slow_runs: Option<RareSlowRuns>,
+    /// Which tier decides the exit code: `time`, `instructions` (the counted runs'; see
+    /// --counts) or `both` [default: time, or `[gate] gate_on` of --config].
+    #[arg(long, value_name = "TIER", value_parser = parse_gate_on)]
+    pub gate_on: Option<benchgate_api::GateOn>,
 }
 
 /// `--rare-slow-runs`: a share of runs, or off.
@@ -325,6 +337,7 @@ impl PolicyArgs {
             rare_slow_runs: self
                 .rare_slow_runs
                 .map_or(Some(benchgate_api::agent::DEFAULT_RARE_SLOW_RUNS), |r| r.0),
+            gate_on: self.gate_on.unwrap_or_default(),
         }
     }
 
@@ -420,4 +433,12 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
             "expected a percentage such as 1 or 2.5%, got {s:?}"
         )),
     }
+}
+
+fn parse_counts(s: &str) -> Result<benchgate_api::Counts, String> {
+    s.parse()
+}
+
+fn parse_gate_on(s: &str) -> Result<benchgate_api::GateOn, String> {
+    s.parse()
 }

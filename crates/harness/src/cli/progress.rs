@@ -191,6 +191,7 @@ mod tests {
             planned: Default::default(),
             assume_equal_spread: false,
             rare_slow_runs: None,
+            gate_on: Default::default(),
         }
     }
 

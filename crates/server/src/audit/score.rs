@@ -104,7 +104,7 @@ pub async fn score_canary(store: &Arc<dyn Store>, c: &Comparison) -> Result<usiz
             ((f.key.benchmark, f.key.metric), stats)
         })
         .collect();
-    let rules = benchgate_api::RuleSet::new(&c.config.rules);
+    let rules = benchgate_api::RuleSet::of(&c.config);
     let plan = NStarPlan {
         per_benchmark: c.config.n_star.clone(),
         fallback: c.planned_rounds,

@@ -180,7 +180,7 @@ async fn analyze_pairs(
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("comparison {id}")))?;
     let stored = &comparison.config;
-    let rules = Arc::new(benchgate_api::RuleSet::new(&stored.config.rules));
+    let rules = Arc::new(benchgate_api::RuleSet::of(&stored.config));
     let plan = NStarPlan {
         per_benchmark: stored.n_star.clone(),
         fallback: comparison.planned_rounds,

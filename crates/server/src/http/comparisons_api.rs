@@ -341,7 +341,7 @@ async fn create_comparison(
         repository.id,
         &req.runner_label,
         req.config.gate.min_effect,
-        &benchgate_api::RuleSet::new(&req.config.rules),
+        &benchgate_api::RuleSet::of(&req.config),
     )
     .await?;
     let planned_rounds = plan.planned_rounds;

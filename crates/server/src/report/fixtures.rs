@@ -79,6 +79,8 @@ pub(crate) fn example() -> CommentInput {
                 network: false,
                 layout_salt: None,
                 canary_work: false,
+                counts: None,
+                count_run: None,
                 ignore: Vec::new(),
                 artifacts: Vec::new(),
                 measure_secs: None,
@@ -96,6 +98,7 @@ pub(crate) fn example() -> CommentInput {
             ),
             note: None,
             audit_flag: None,
+        counter: None,
         }),
         results: vec![
             BenchmarkResult {
@@ -214,6 +217,7 @@ pub(crate) fn combined_below_resolution() -> CommentInput {
         fingerprint: Some("Intel Xeon E-2388G, 16 cores (8 physical), Linux 6.8.0".to_owned()),
         note: Some("2 runners of one hardware class, combined stratified by runner".to_owned()),
         audit_flag: None,
+        counter: None,
     });
     let combined = |mut r: BenchmarkResult| {
         r.runners = vec!["alpha".to_owned(), "beta".to_owned()];

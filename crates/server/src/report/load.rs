@@ -76,6 +76,7 @@ pub async fn load(
                     fingerprint: r.fingerprint.as_ref().map(fingerprint_line),
                     note: None,
                     audit_flag: crate::audit::flag_words(&audit),
+                    counter: r.fingerprint.as_ref().and_then(|f| f.counter.clone()),
                 })
             }
             None => None,
@@ -133,7 +134,19 @@ pub async fn load(
         }
         _ => None,
     };
-    let rounds_done = results.iter().map(|r| r.n as u64).max().unwrap_or(0);
+    // Counted runs are not rounds: a suite's count rows hold its two counted runs.
+    let counted = |r: &&benchgate_api::BenchmarkResult| {
+        config
+            .benchmark
+            .counts
+            .is_some_and(|c| r.metric == c.metric())
+    };
+    let rounds_done = results
+        .iter()
+        .filter(|r| !counted(r))
+        .map(|r| r.n as u64)
+        .max()
+        .unwrap_or(0);
     let acceptance = store
         .active_acceptance(comparison.repository_id, &comparison.head_sha)
         .await?

@@ -46,6 +46,8 @@ pub struct RunnerInfo {
     pub note: Option<String>,
     /// Set while the runner's A/A canaries claim changes credibly more often than α.
     pub audit_flag: Option<String>,
+    /// The instruction counter the runner reported (`valgrind cachegrind`), when it did.
+    pub counter: Option<String>,
 }
 
 /// One A/A noise floor used for a benchmark and metric.
@@ -413,9 +415,10 @@ fn render_rows(
             None => "not claimed yet".to_owned(),
         },
         workload: format!(
-            "{} (format `{}`)",
+            "{} (format `{}`){}",
             format::code(&bench.run),
-            format::cell(&bench.format)
+            format::cell(&bench.format),
+            counted_words(bench, input.runner.as_ref()),
         ),
         warmup: bench.warmup,
         outliers: match input.outliers {
@@ -571,3 +574,26 @@ fn floor_lines(input: &CommentInput) -> Vec<String> {
 pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
+
+/// `; instructions counted by valgrind cachegrind, 2 runs per side` for a suite with `counts`:
+/// counts from two counters differ, so the comment names the one behind its rows.
+fn counted_words(
+    bench: &benchgate_api::agent::BenchmarkSpec,
+    runner: Option<&RunnerInfo>,
+) -> String {
+    let Some(counts) = bench.counts else {
+        return String::new();
+    };
+    let by = runner
+        .and_then(|r| r.counter.as_deref())
+        .map_or_else(|| "the runner's counter".to_owned(), format::cell);
+    let what = match &bench.count_run {
+        Some(run) => format!(", each benchmark by {}", format::code(run)),
+        None => String::new(),
+    };
+    format!(
+        "; {} counted by {by}, {} runs per side{what}",
+        counts.metric(),
+        benchgate_api::counts::COUNTED_RUNS
+    )
+}

@@ -419,7 +419,7 @@ fn rules_say_which_rows_they_decided_and_ignored_rows_are_listed_once() {
     input
         .results
         .push(result("flaky_io", VerdictKind::Slower, 30.0, [20.0, 40.0]));
-    let rules = benchgate_api::RuleSet::new(&input.config.rules);
+    let rules = benchgate_api::RuleSet::of(&input.config);
     benchgate_stats::mark_gate(&mut input.results, 0.05, &rules);
     let body = render_comment(&input);
     assert!(body.starts_with("<!-- benchgate:parser (linux-x86-quiet) -->\n### benchgate · parser · linux-x86-quiet — "), "{body}");
@@ -457,7 +457,7 @@ fn a_rule_on_a_metric_the_benchmark_lacks_says_it_gates_nothing() {
         metric: Some("instructions".to_owned()),
         ..benchgate_api::BenchmarkRule::matching("parse*")
     }];
-    let rules = benchgate_api::RuleSet::new(&input.config.rules);
+    let rules = benchgate_api::RuleSet::of(&input.config);
     benchgate_stats::mark_gate(&mut input.results, 0.05, &rules);
     assert!(
         input

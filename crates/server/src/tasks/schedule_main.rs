@@ -114,7 +114,7 @@ async fn schedule_step(
         tracing::info!(label, "this commit's step exists already");
         return Ok(());
     }
-    let rules = benchgate_api::RuleSet::new(&config.rules);
+    let rules = benchgate_api::RuleSet::of(&config);
     let plan = crate::comparison_analysis::plan_rounds(
         &cx.store,
         repository_id,

@@ -177,7 +177,7 @@ async fn schedule_one(
         tracing::info!("comparison of this head exists already");
         return Ok(true);
     }
-    let rules = benchgate_api::RuleSet::new(&config.rules);
+    let rules = benchgate_api::RuleSet::of(&config);
     let plan = crate::comparison_analysis::plan_rounds(
         &cx.store,
         repository_id,

@@ -2,6 +2,7 @@
 //! round limit), then report. Two forms: two commands, or two revisions of the current git
 //! repository built and run in their own worktrees.
 
+mod counting;
 mod outcome;
 mod run_length;
 mod session;
@@ -90,6 +91,9 @@ pub fn compare(
         if args.policy.rare_slow_runs.is_none() {
             policy.rare_slow_runs = s.config.gate.rare_slow_runs;
         }
+        if args.policy.gate_on.is_none() {
+            policy.gate_on = s.config.gate.gate_on;
+        }
     }
     let until = until_globs(&args.until)?;
     let mut aa_sessions = recorded_aa(&args.aa_from)?;
@@ -141,7 +145,6 @@ pub fn compare(
         env: env.clone(),
         timeout: Some(timeout),
         quieting: quieting.clone(),
-        count_instructions: args.instructions,
         measure_secs: args
             .measure_secs
             .or(suite.as_ref().and_then(|s| s.config.benchmark.measure_secs)),
@@ -288,6 +291,11 @@ pub fn compare(
             benchgate_stats::AnalysisOptions::default().rounds_cap,
         );
     }
+    let counting = counting::count_plan(args, suite.as_ref().map(|s| &s.config), format)?;
+    let mut counted = resumed
+        .as_ref()
+        .map(|r| r.counted.clone())
+        .unwrap_or_default();
     let mut runner = RoundRunner::new(base.clone(), head.clone(), config.clone(), schedule);
     let mut samples = PairedSamples::default();
     let mut rounds = Vec::new();
@@ -296,7 +304,7 @@ pub fn compare(
             "continuing {} recorded rounds",
             recorded.rounds.len()
         ));
-        for round in &recorded.rounds {
+        for round in recorded.rounds.iter().chain(&counted) {
             samples.push_round(&round.base, &round.head, round.base_first());
         }
         rounds = recorded.rounds.clone();
@@ -366,6 +374,18 @@ pub fn compare(
         let round = runner.run_round()?;
         round_secs.push(started.elapsed().as_secs_f64());
         samples.push_round(&round.base, &round.head, round.base_first());
+        if let Some(plan) = counting.as_ref().filter(|_| counted.is_empty()) {
+            // After the first timed round: its output names the benchmarks to count.
+            display.phase(&format!(
+                "counting instructions ({}): {} runs per side",
+                plan.counter.name(),
+                benchgate_api::counts::COUNTED_RUNS
+            ));
+            counted = runner.count_runs(plan, &counting::round_benchmarks(&round))?;
+            for c in &counted {
+                samples.push_round(&c.base, &c.head, c.base_first());
+            }
+        }
         rounds.push(round);
     };
     let seconds_per_round = benchgate_stats::paired::median(&round_secs)
@@ -395,7 +415,8 @@ pub fn compare(
         warmup_rounds: warmup,
         quieting,
         env: env.names(),
-        instructions_counted: runner.counts_instructions(),
+        counted_by: counting.as_ref().map(|p| p.counter.name().to_owned()),
+        counted,
         stop,
         resumed_rounds: resumed.as_ref().map_or(0, |r| r.rounds.len()),
         seconds_per_round,

@@ -56,7 +56,9 @@ pub struct SessionRecord {
     pub quieting: Quieting,
     /// Names of the variables the benchmark saw (values are not recorded).
     pub env: Vec<String>,
-    pub instructions_counted: bool,
+    /// The counter of the counted runs (`--counts`), when any ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted_by: Option<String>,
     pub stop: StopReason,
     /// Rounds taken over from the `--resume` recording (counted in `rounds`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -81,6 +83,9 @@ pub struct SessionRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aa_rounds: Vec<Round>,
     pub rounds: Vec<Round>,
+    /// The counted runs (`--counts`), each a round of count rows only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counted: Vec<Round>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -145,6 +150,8 @@ pub(super) struct RecordedSession {
     #[serde(default)]
     pub(super) aa_rounds: Vec<Round>,
     pub(super) rounds: Vec<Round>,
+    #[serde(default)]
+    pub(super) counted: Vec<Round>,
 }
 
 pub(super) fn recorded_session(path: &std::path::Path) -> Result<RecordedSession, CliError> {
@@ -314,10 +321,12 @@ impl SessionRecord {
             if q.disable_aslr { "off" } else { "on" },
             q.max_load
                 .map_or_else(|| "none".to_owned(), |l| l.to_string()),
-            if self.instructions_counted {
-                "counted"
-            } else {
-                "not counted"
+            match &self.counted_by {
+                Some(counter) => format!(
+                    "counted by {counter}, {} runs per side",
+                    benchgate_api::counts::COUNTED_RUNS
+                ),
+                None => "not counted".to_owned(),
             },
         ));
         if !self.planned_n_star.is_empty() {

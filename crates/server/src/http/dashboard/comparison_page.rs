@@ -198,7 +198,7 @@ async fn margins(
     runners: impl Iterator<Item = RunnerId>,
 ) -> Result<HashMap<(RunnerId, String, String), f64>, ApiError> {
     let min_effect = c.config.gate.min_effect;
-    let rules = benchgate_api::RuleSet::new(&c.config.rules);
+    let rules = benchgate_api::RuleSet::of(&c.config);
     let mut out = HashMap::new();
     for runner in runners {
         for f in store.runner_noise_floors(runner).await? {

@@ -26,6 +26,16 @@ pub fn lines(fingerprint: Option<&MachineFingerprint>) -> Vec<(String, String)> 
         ("boost (turbo)", known(f.boost.map(on_off))),
         ("load average", load(&f.load_average)),
         ("sandbox", known(f.isolation.clone())),
+        (
+            "instruction counter",
+            match f.counter.as_deref() {
+                Some(benchgate_api::fingerprint::NO_COUNTER) => {
+                    "none: suites with `counts` fail here (install valgrind)".to_owned()
+                }
+                Some(c) => c.to_owned(),
+                None => "not reported".to_owned(),
+            },
+        ),
     ]
     .into_iter()
     .map(|(label, text)| (label.to_owned(), text))
@@ -49,7 +59,7 @@ mod tests {
             "cpu_model": "AMD EPYC 7B13", "logical_cores": 2, "physical_cores": null,
             "kernel": "Linux 6.1.0-18-amd64", "governor": null, "boost": null,
             "memory_bytes": 25276502016u64, "load_average": [0.52, 0.61, 0.7],
-            "isolation": "bwrap"
+            "isolation": "bwrap", "counter": "valgrind cachegrind"
         });
         let f: MachineFingerprint = serde_json::from_value(f).unwrap();
         let lines = lines(Some(&f));
@@ -69,6 +79,7 @@ mod tests {
             "load 0.52 / 0.61 / 0.70 (1, 5, 15 min)"
         );
         assert_eq!(get("sandbox"), "bwrap");
+        assert_eq!(get("instruction counter"), "valgrind cachegrind");
         assert_eq!(lines[0], ("CPU".into(), "AMD EPYC 7B13".into()));
     }
 }

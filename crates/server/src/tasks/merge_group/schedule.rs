@@ -332,7 +332,7 @@ pub(super) async fn create(
         tracing::info!(head = %head_sha, "merge-group comparison exists already");
         return Ok(None);
     }
-    let rules = benchgate_api::RuleSet::new(&compared.rules);
+    let rules = benchgate_api::RuleSet::of(compared);
     let plan = crate::comparison_analysis::plan_rounds(
         &cx.store,
         repository_id,
