@@ -127,6 +127,10 @@ fn a_threaded_count_that_varies_is_demoted_to_a_timing_with_the_reason() {
     );
     let counted = row(&report, "instructions");
     assert_ne!(counted["verdict"], "exact", "{counted:#}");
+    assert_eq!(
+        counted["n"], 6,
+        "counted again up to 6 runs a side: {counted:#}"
+    );
     assert_eq!(counted["gated"], false, "{counted:#}");
     let warnings = counted["warnings"].to_string();
     assert!(warnings.contains("not deterministic"), "{warnings}");

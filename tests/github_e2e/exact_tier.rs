@@ -73,7 +73,9 @@ async fn a_counted_slowdown_fails_the_check_after_the_first_round() {
         .unwrap_or_else(|| panic!("no +N% in {row}"));
     assert!((24.0..=26.0).contains(&change), "{change}% in {row}");
     assert!(
-        body.contains("instructions counted by valgrind cachegrind, 2 runs per side"),
+        body.contains(
+            "instructions counted by valgrind cachegrind, 2 runs per side (6 where they differ)"
+        ),
         "{body}"
     );
     nothing_refused(&s.github);

@@ -11,6 +11,12 @@ pub const INSTRUCTIONS: &str = "instructions";
 /// the row read as a timing instead of an exact count.
 pub const COUNTED_RUNS: u32 = 2;
 
+/// Counted runs per side at most, for a benchmark whose counts differed in the first two: as a
+/// timing its interval needs several pairs (the anytime sequence is the whole line below six
+/// at the default tuning), and a count that wobbles by a few instructions in a billion then
+/// still answers.
+pub const MAX_COUNTED_RUNS: u32 = 6;
+
 /// What `count_run` holds where one benchmark's name goes: each benchmark is counted in its
 /// own process, which runs only it, a fixed number of times.
 pub const BENCHMARK_PLACEHOLDER: &str = "{benchmark}";
@@ -108,7 +114,7 @@ pub fn pinning(format: crate::Format) -> Result<&'static str, &'static str> {
         Command => Ok("the whole process is counted: `count_run` is not needed"),
         Go => Ok("go test -run '^$' -bench '^{benchmark}$' -benchtime 1000x"),
         Google => Ok("--benchmark_filter='^{benchmark}$' --benchmark_min_time=1000x"),
-        Divan => Ok("--exact {benchmark} --sample-count 10 --sample-size 100"),
+        Divan => Ok("./bench --bench --exact {benchmark} --sample-count 1 --sample-size 100"),
         Libtest | Criterion => Err(
             "criterion and libtest choose each benchmark's iteration count from measured time \
              and take no flag that fixes it (criterion's --profile-time fixes a time, not a \

@@ -1,8 +1,11 @@
 //! Counted runs, the exact tier: each side run [`COUNTED_RUNS`] times under an instruction
-//! counter, apart from the timed rounds (a counted run is never timed), in ABBA order. Each
-//! counted run k becomes a [`Round`] with index k holding only the count rows, so a count that
-//! differs between the runs of one side shows as spread and the row is read as a timing.
+//! counter, apart from the timed rounds (a counted run is never timed), in ABBA order, and a
+//! benchmark whose counts differed up to [`MAX_COUNTED_RUNS`] times. Each counted run k
+//! becomes a [`Round`] with index k holding only the count rows, so a count that differs
+//! between the runs of one side shows as spread and the row is read as a timing.
 
+#[cfg(doc)]
+use benchgate_api::counts::MAX_COUNTED_RUNS;
 use benchgate_api::counts::{BENCHMARK_PLACEHOLDER, COUNTED_RUNS, INSTRUCTIONS};
 use benchgate_api::{Measurement, Side};
 
@@ -29,13 +32,17 @@ pub struct CountPlan {
 
 impl RoundRunner {
     /// Counts each side [`COUNTED_RUNS`] times: the run command whole, or with a
-    /// [`CountPlan::count_run`] each of `benchmarks` in a process of its own. The rounds come
-    /// back with indexes 0, 1, … and the count rows only.
+    /// [`CountPlan::count_run`] each of `benchmarks` in a process of its own. A benchmark whose
+    /// counts differed between runs of a side is counted again, up to `max_runs` a side, so
+    /// its row has the pairs a timing needs. The rounds come back with indexes 0, 1, … and the
+    /// count rows only.
     pub fn count_runs(
         &self,
         plan: &CountPlan,
         benchmarks: &[String],
+        max_runs: u32,
     ) -> Result<Vec<Round>, MeasurementError> {
+        let format = self.config().format;
         let jobs: Vec<(String, [BenchCommand; 2])> = match &plan.count_run {
             None => vec![(
                 crate::rounds::COMMAND_BENCHMARK.to_owned(),
@@ -49,21 +56,23 @@ impl RoundRunner {
             Some(line) => benchmarks
                 .iter()
                 .map(|name| {
-                    let commands = [Side::Base, Side::Head].map(|side| {
-                        one_benchmark(
-                            line,
-                            self.side_command(side),
-                            name,
-                            self.config().measure_secs,
-                        )
+                    let [b, h] = [Side::Base, Side::Head].map(|side| {
+                        one_benchmark(line, self.side_command(side), name, format, self.config())
                     });
-                    let [b, h] = commands;
                     Ok((name.clone(), [b?, h?]))
                 })
                 .collect::<Result<_, MeasurementError>>()?,
         };
-        let mut rounds = Vec::new();
-        for k in 0..u64::from(COUNTED_RUNS) {
+        let mut rounds: Vec<Round> = Vec::new();
+        let mut pending: Vec<usize> = (0..jobs.len()).collect();
+        for k in 0..u64::from(max_runs.max(COUNTED_RUNS)) {
+            if k >= u64::from(COUNTED_RUNS) {
+                // Only the benchmarks whose counts differed on a side are counted again.
+                pending.retain(|&j| !agrees(&rounds, &jobs[j].0));
+                if pending.is_empty() {
+                    break;
+                }
+            }
             let order = if k % 2 == 0 {
                 [Side::Base, Side::Head]
             } else {
@@ -71,7 +80,8 @@ impl RoundRunner {
             };
             let (mut base, mut head) = (Vec::new(), Vec::new());
             for side in order {
-                for (name, commands) in &jobs {
+                for &j in &pending {
+                    let (name, commands) = &jobs[j];
                     let command = &commands[usize::from(side == Side::Head)];
                     let count = self.count_one(plan.counter, side, command)?;
                     let row = Measurement::new(
@@ -165,17 +175,39 @@ impl RoundRunner {
     }
 }
 
+/// Whether every counted run of `name` so far gave one count on each side.
+fn agrees(rounds: &[Round], name: &str) -> bool {
+    let one = |side: fn(&Round) -> &Vec<Measurement>| {
+        let mut values = rounds
+            .iter()
+            .flat_map(side)
+            .filter(|m| m.benchmark == name)
+            .map(|m| m.value);
+        let first = values.next();
+        values.all(|v| Some(v) == first)
+    };
+    one(|r| &r.base) && one(|r| &r.head)
+}
+
 /// `count_run` for one benchmark of one side: in the side's directory with its environment,
-/// the name shell-quoted where `{benchmark}` stands and its anchored regular expression where
-/// `{benchmarks}` does (names come from the benchmark's own output and never reach the shell
-/// as code).
+/// the name shell-quoted where `{benchmark}` stands (divan's `::` path for divan) and its
+/// anchored regular expression where `{benchmarks}` does (names come from the benchmark's own
+/// output and never reach the shell as code).
 fn one_benchmark(
     line: &str,
     side: &BenchCommand,
     name: &str,
-    measure_secs: Option<f64>,
+    format: crate::formats::Format,
+    config: &crate::rounds::RunnerConfig,
 ) -> Result<BenchCommand, MeasurementError> {
-    let quoted = shlex::try_quote(name).map_err(|_| MeasurementError::Count {
+    // divan names a benchmark by its module path (`tr_bench::benches::x`), which benchgate
+    // reads from its tree as `tr_bench/benches/x`; its `--exact` wants the path.
+    let path = match format {
+        crate::formats::Format::Divan => name.replace('/', "::"),
+        _ => name.to_owned(),
+    };
+    let measure_secs = config.measure_secs;
+    let quoted = shlex::try_quote(&path).map_err(|_| MeasurementError::Count {
         side: "both",
         command: line.to_owned(),
         why: format!("the benchmark name {name:?} cannot be quoted for the shell"),
@@ -195,4 +227,45 @@ fn one_benchmark(
         &with_benchmarks(&command, &benchmarks_filter(Some(&[name.to_owned()]))),
         measure_secs,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_benchmark_name_reaches_count_run_quoted_and_as_divan_writes_its_path() {
+        let side = BenchCommand::shell("./bench").unwrap().in_dir("/tmp");
+        let config = crate::rounds::RunnerConfig::default();
+        let divan = one_benchmark(
+            "./b --exact {benchmark}",
+            &side,
+            "tr_bench/benches/x",
+            crate::formats::Format::Divan,
+            &config,
+        )
+        .unwrap();
+        assert_eq!(divan.argv[2], "./b --exact tr_bench::benches::x");
+        assert_eq!(divan.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+        let hostile = one_benchmark(
+            "go test -bench {benchmarks} -run x{benchmark}",
+            &side,
+            "a'; rm -rf ~; echo '",
+            crate::formats::Format::Go,
+            &config,
+        )
+        .unwrap();
+        let words = shlex::split(&hostile.argv[2]).unwrap();
+        let name = "a'; rm -rf ~; echo '".to_owned();
+        assert_eq!(
+            words[3],
+            benchmarks_filter(Some(std::slice::from_ref(&name)))
+        );
+        assert_eq!(
+            words[5],
+            format!("x{name}"),
+            "the name stays one word: {words:?}"
+        );
+        assert_eq!(words.len(), 6, "{words:?}");
+    }
 }

@@ -245,10 +245,13 @@ fn options(
 ) -> AnalysisOptions {
     AnalysisOptions {
         alpha: policy.alpha,
-        n_star: policy
-            .planned
-            .get(&key.benchmark)
-            .map_or(policy.n_star, |&n| n.max(2) as f64),
+        n_star: benchgate_stats::counts::n_star(
+            &key.metric,
+            policy
+                .planned
+                .get(&key.benchmark)
+                .map_or(policy.n_star, |&n| n.max(2) as f64),
+        ),
         min_effect: rules
             .min_effect(&key.benchmark)
             .unwrap_or(policy.min_effect_pct / 100.0),
@@ -256,7 +259,7 @@ fn options(
         direction,
         tolerance: policy.tolerance,
         assume_equal_spread: policy.assume_equal_spread,
-        rare_slow_runs: policy.rare_slow_runs,
+        rare_slow_runs: benchgate_stats::counts::tail_guard(&key.metric, policy.rare_slow_runs),
         ..AnalysisOptions::default()
     }
 }

@@ -17,9 +17,28 @@ pub const GATED_ON_TIME: &str = "the gate judges this benchmark on its time";
 /// What a slower time with no more instructions points at.
 pub const NOT_IN_THE_COUNT: &str = "no more instructions, yet slower: I/O, memory or contention?";
 
+/// The tail guard of a row of `metric`: none for counts. A counted row has a few runs a side
+/// by design (more timed rounds add none), so a guard asking 72 runs would hold every pass
+/// back for good; the time beside it keeps the guard.
+pub fn tail_guard(metric: &str, guard: Option<f64>) -> Option<f64> {
+    guard.filter(|_| metric != INSTRUCTIONS)
+}
+
+/// The planned pairs the sequence of a row of `metric` is tuned for: a counted row's own
+/// `MAX_COUNTED_RUNS`, known before any count (§2 keeps the tuning fixed in advance), so a count
+/// that wobbles by a few instructions reaches the evidence e-BH asks in the runs it has: at
+/// n* = 20 six pairs give a Bayes factor of at most 22, at n* = 6 up to 257.
+pub fn n_star(metric: &str, planned: f64) -> f64 {
+    if metric == INSTRUCTIONS {
+        f64::from(benchgate_api::counts::MAX_COUNTED_RUNS)
+    } else {
+        planned
+    }
+}
+
 /// Why a benchmark's time has too few rounds to analyse when its count answered the gate.
 pub const TIMED_ONCE: &str =
-    "timed once: the exact count answered the gate first (gate_on = \"instructions\")";
+    "timed once: the count answered the gate first (gate_on = \"instructions\")";
 
 /// Applies the notes to one comparison's rows, after the gate marked them and before the
 /// selection: idempotent, so a report marked twice says each once. The gate moves to the time
@@ -36,7 +55,13 @@ pub fn note_counts(results: &mut [BenchmarkResult], rules: &RuleSet) {
         let by_rule = rules
             .first_match(&name)
             .is_some_and(|(_, rule)| rule.metric.is_some());
-        let handed = r.gated && rules.gate_on().counts() && !by_rule;
+        // A count that wobbles but still decided keeps the gate; one left undecided (more
+        // timed rounds add no counted runs) hands it to the time.
+        let undecided = matches!(
+            r.verdict,
+            VerdictKind::NoResultYet | VerdictKind::BelowResolution
+        );
+        let handed = r.gated && rules.gate_on().counts() && !by_rule && undecided;
         let row = &mut results[i];
         row.rounds_needed = None;
         if !row.warnings.iter().any(|w| w == NOT_DETERMINISTIC) {
@@ -55,20 +80,6 @@ pub fn note_counts(results: &mut [BenchmarkResult], rules: &RuleSet) {
             results[t].gated = !ruled_out;
         }
     }
-    let answered: Vec<String> = results
-        .iter()
-        .filter(|c| counted(c) && c.gated && c.verdict == VerdictKind::Exact)
-        .map(|c| c.name.clone())
-        .collect();
-    for r in results.iter_mut() {
-        if !rules.gate_on().time()
-            && r.verdict == VerdictKind::NotAnalysed
-            && r.n < 2
-            && answered.contains(&r.name)
-        {
-            r.reason = Some(TIMED_ONCE.to_owned());
-        }
-    }
     for i in 0..results.len() {
         let r = &results[i];
         if !(is_time(r) && r.verdict == VerdictKind::Slower) {
@@ -82,6 +93,31 @@ pub fn note_counts(results: &mut [BenchmarkResult], rules: &RuleSet) {
         });
         if unchanged && !results[i].warnings.iter().any(|w| w == NOT_IN_THE_COUNT) {
             results[i].warnings.push(NOT_IN_THE_COUNT.to_owned());
+        }
+    }
+}
+
+/// After the selection: a time left with too few rounds because its benchmark's count
+/// answered the gate first says so, instead of "at least 2 are needed".
+/// `waits` is the gate's own test of a row still waiting for rounds.
+pub fn note_timed_once(
+    results: &mut [BenchmarkResult],
+    rules: &RuleSet,
+    waits: fn(&BenchmarkResult) -> bool,
+) {
+    let counted = |r: &BenchmarkResult| r.metric == INSTRUCTIONS;
+    let answered: Vec<String> = results
+        .iter()
+        .filter(|c| counted(c) && c.gated && c.verdict.is_analysed() && !waits(c))
+        .map(|c| c.name.clone())
+        .collect();
+    for r in results.iter_mut() {
+        if !rules.gate_on().time()
+            && r.verdict == VerdictKind::NotAnalysed
+            && r.n < 2
+            && answered.contains(&r.name)
+        {
+            r.reason = Some(TIMED_ONCE.to_owned());
         }
     }
 }
@@ -142,6 +178,14 @@ mod tests {
         grew[1].head_center = Some(3.3e7);
         mark_gate(&mut grew, 0.05, &RuleSet::default());
         assert!(grew[0].warnings.is_empty());
+    }
+
+    #[test]
+    fn counted_rows_have_no_tail_guard_and_are_tuned_for_their_own_runs() {
+        assert_eq!(tail_guard(INSTRUCTIONS, Some(0.05)), None);
+        assert_eq!(tail_guard("wall_time", Some(0.05)), Some(0.05));
+        assert_eq!(n_star(INSTRUCTIONS, 20.0), 6.0);
+        assert_eq!(n_star("time", 20.0), 20.0);
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub fn mark_gate(results: &mut [BenchmarkResult], alpha: f64, rules: &RuleSet) {
     for (&i, s) in candidates.iter().zip(gate_selection(&e, alpha)) {
         results[i].selected = s;
     }
+    crate::counts::note_timed_once(results, rules, waits_for_rounds);
 }
 
 /// Whether an exact (deterministic) row changed for the worse: a count that grew where lower

@@ -55,8 +55,14 @@ pub(super) async fn counted_runs(
     );
     let started = std::time::Instant::now();
     let span = tracing::Span::current();
+    // A counted run is uploaded as a round of count rows: the job's plan bounds how many.
+    let max_runs = benchgate_api::counts::MAX_COUNTED_RUNS.min(claim.benchmark.rounds);
     let counting = tokio::task::spawn_blocking(move || {
-        let counted = span.in_scope(|| runner.count_runs(&plan, &names).map_err(|e| e.to_string()));
+        let counted = span.in_scope(|| {
+            runner
+                .count_runs(&plan, &names, max_runs)
+                .map_err(|e| e.to_string())
+        });
         (runner, counted)
     });
     match within_drain(ctx, ctx.drain().uploads, counting).await {

@@ -431,8 +431,9 @@ fn analyze_series(
             .collect();
         let options = AnalysisOptions {
             direction,
-            n_star: plan.n_star(&benchmark),
+            n_star: benchgate_stats::counts::n_star(&metric, plan.n_star(&benchmark)),
             min_effect: rule_min_effect(rules, &benchmark).unwrap_or(options.min_effect),
+            rare_slow_runs: benchgate_stats::counts::tail_guard(&metric, options.rare_slow_runs),
             ..options.clone()
         };
         let analysed = match memos.get_mut(&(benchmark.clone(), metric.clone())) {

@@ -575,7 +575,8 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
-/// `; instructions counted by valgrind cachegrind, 2 runs per side` for a suite with `counts`:
+/// `; instructions counted by valgrind cachegrind, 2 runs per side (6 where they differ)` for a
+/// suite with `counts`:
 /// counts from two counters differ, so the comment names the one behind its rows.
 fn counted_words(
     bench: &benchgate_api::agent::BenchmarkSpec,
@@ -592,8 +593,9 @@ fn counted_words(
         None => String::new(),
     };
     format!(
-        "; {} counted by {by}, {} runs per side{what}",
+        "; {} counted by {by}, {} runs per side ({} where they differ){what}",
         counts.metric(),
-        benchgate_api::counts::COUNTED_RUNS
+        benchgate_api::counts::COUNTED_RUNS,
+        benchgate_api::counts::MAX_COUNTED_RUNS
     )
 }

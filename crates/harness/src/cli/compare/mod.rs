@@ -381,7 +381,11 @@ pub fn compare(
                 plan.counter.name(),
                 benchgate_api::counts::COUNTED_RUNS
             ));
-            counted = runner.count_runs(plan, &counting::round_benchmarks(&round))?;
+            counted = runner.count_runs(
+                plan,
+                &counting::round_benchmarks(&round),
+                benchgate_api::counts::MAX_COUNTED_RUNS,
+            )?;
             for c in &counted {
                 samples.push_round(&c.base, &c.head, c.base_first());
             }

@@ -323,8 +323,9 @@ impl SessionRecord {
                 .map_or_else(|| "none".to_owned(), |l| l.to_string()),
             match &self.counted_by {
                 Some(counter) => format!(
-                    "counted by {counter}, {} runs per side",
-                    benchgate_api::counts::COUNTED_RUNS
+                    "counted by {counter}, {} runs per side ({} where they differ)",
+                    benchgate_api::counts::COUNTED_RUNS,
+                    benchgate_api::counts::MAX_COUNTED_RUNS
                 ),
                 None => "not counted".to_owned(),
             },
