@@ -41,8 +41,20 @@ fn row<'a>(report: &'a Value, metric: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {metric} row: {report:#}"))
 }
 
-/// Why `counter` cannot count here, if it cannot.
+/// Why `counter` cannot count here, if it cannot. Valgrind is installed by `.ci/run`, so in CI
+/// its absence fails loudly instead of skipping; a PMU is the machine's to have or not.
 fn unavailable(counter: &str) -> Option<String> {
+    let why = probe(counter);
+    if let Some(why) = &why
+        && counter == "valgrind"
+        && std::env::var_os("CI").is_some()
+    {
+        panic!("CI has no valgrind ({why}): .ci/run installs it");
+    }
+    why
+}
+
+fn probe(counter: &str) -> Option<String> {
     let probe = match counter {
         "perf" => Command::new("perf")
             .args(["stat", "-x,", "-e", "instructions:u", "--", "true"])
