@@ -150,11 +150,21 @@ impl CountedRun {
 /// out the launchers. Only each file's head (its `cmd:`) and tail (its summary) are read: the
 /// files are the counted program's to write too, and may be large.
 fn valgrind_count(dir: &Path) -> Result<u64, String> {
+    // The directory sits in the side's tree, where the counted code may write: it may have
+    // swapped the directory or a file for a symlink to something only the agent can read.
+    // Nothing here follows one, so no such file's text reaches a count or an error.
+    let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
+    if !real_dir {
+        return Err("the count directory was replaced during the run; not counted".into());
+    }
     let entries = std::fs::read_dir(dir).map_err(|e| format!("reading Valgrind's counts: {e}"))?;
     let mut total: u64 = 0;
     let mut processes = 0;
     let mut logs = Vec::new();
     for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with("valgrind.") {
             logs.push(entry.path());
@@ -181,7 +191,15 @@ fn valgrind_count(dir: &Path) -> Result<u64, String> {
     if processes == 0 {
         let tail = logs
             .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .filter_map(|p| {
+                let mut text = String::new();
+                open_no_follow(p)
+                    .ok()?
+                    .take(4096)
+                    .read_to_string(&mut text)
+                    .ok()?;
+                Some(text)
+            })
             .flat_map(|t| {
                 t.lines()
                     .rev()
@@ -199,7 +217,7 @@ fn valgrind_count(dir: &Path) -> Result<u64, String> {
 /// A cachegrind file's `cmd:` line and its `summary:` count.
 fn head_and_summary(path: &Path) -> Result<(String, u64), String> {
     let bad = |what: &str| format!("{}: {what}", path.display());
-    let mut file = std::fs::File::open(path).map_err(|e| bad(&e.to_string()))?;
+    let mut file = open_no_follow(path).map_err(|e| bad(&e.to_string()))?;
     let mut head = vec![0; 4096];
     let n = file.read(&mut head).map_err(|e| bad(&e.to_string()))?;
     let head = String::from_utf8_lossy(&head[..n]);
@@ -225,6 +243,15 @@ fn head_and_summary(path: &Path) -> Result<(String, u64), String> {
         .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
         .ok_or_else(|| bad("no `summary:` line (the process did not end normally?)"))?;
     Ok((cmd, summary))
+}
+
+/// Opens a regular file without following a symlink (one swapped in after the listing too).
+fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
 }
 
 fn perf_counts() -> Result<(), String> {
@@ -293,5 +320,31 @@ mod tests {
                 .unwrap_err()
                 .contains("no `summary:`")
         );
+    }
+
+    /// The counted code writes where Valgrind does: a symlink it plants to a file only the
+    /// agent can read is neither counted nor quoted in the error a PR's check shows.
+    #[test]
+    fn symlinks_the_counted_code_plants_are_never_followed() {
+        let secret_dir = tempfile::tempdir().unwrap();
+        let secret = secret_dir.path().join("token");
+        std::fs::write(&secret, "cmd: ./bench\nsummary: 1\nTOKEN-abc123\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("cg.7")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("valgrind.7.log")).unwrap();
+        let err = valgrind_count(dir.path()).unwrap_err();
+        assert!(!err.contains("TOKEN"), "{err}");
+        std::fs::write(dir.path().join("cg.8"), "cmd: ./bench\nsummary: 40\n").unwrap();
+        assert_eq!(
+            valgrind_count(dir.path()),
+            Ok(40),
+            "the planted count is not added"
+        );
+        // The whole directory swapped for a symlink to one holding a count.
+        let planted = tempfile::tempdir().unwrap();
+        std::fs::write(planted.path().join("cg.1"), "cmd: ./b\nsummary: 1\n").unwrap();
+        let swapped = dir.path().join("swapped");
+        std::os::unix::fs::symlink(planted.path(), &swapped).unwrap();
+        assert!(valgrind_count(&swapped).unwrap_err().contains("replaced"));
     }
 }
