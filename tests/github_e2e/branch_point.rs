@@ -188,3 +188,52 @@ async fn a_pr_is_measured_from_its_merge_base_not_the_tip_main_moved_on_to() {
     s.outbox_drained().await;
     nothing_refused(&s.github);
 }
+
+/// GitHub's compare API answers 404 for the branch point (the event names a base tip GitHub no
+/// longer has: the branch was force-pushed). Trying again cannot help, so the PR's check
+/// concludes at once, neutral, saying what GitHub answered; a repository that fails closed
+/// gets a failure. No comparison, no job: nothing was measured.
+#[tokio::test]
+async fn a_branch_point_github_will_not_give_concludes_the_check_with_the_reason() {
+    let closed = config() + "on_no_answer = \"failure\"\n";
+    for (number, text, conclusion) in [(11, config(), "neutral"), (12, closed, "failure")] {
+        let s = setup(Some(&text), None).await;
+        let path = s.project.path.clone();
+        let head = commit(&path, &s.project.base, Ok(C0), "c0: the benchmark");
+        let gone = "0123456789abcdef0123456789abcdef01234567";
+        s.github.open_pull(number, &s.project.base, &head);
+        let (status, body) = s
+            .deliver(
+                "pull_request",
+                &format!("d-bp-gone-{number}"),
+                &opened(&s, number, gone, &head),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+        eventually(&s.github, "a completed check", 60, || {
+            checks_of(&s.github, &head)
+                .iter()
+                .any(|c| c.status == "completed")
+        })
+        .await;
+        let check = checks_of(&s.github, &head).remove(0);
+        assert_eq!(check.conclusion.as_deref(), Some(conclusion), "{check:#?}");
+        assert_eq!(check.title, "could not read the branch point", "{check:#?}");
+        assert!(
+            check.summary.contains("GitHub answered 404 to GET")
+                && check.summary.contains("/compare/")
+                && check.summary.contains("Nothing was benchmarked"),
+            "{}",
+            check.summary
+        );
+        s.outbox_drained().await;
+        assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, 0);
+        // The one 404 asked for, once: not retried, and nothing else refused.
+        let refused = s.github.refusals();
+        assert_eq!(refused.len(), 1, "{refused:#?}");
+        assert!(
+            refused[0].1.contains(&format!("/compare/{head}...{gone}")),
+            "{refused:#?}"
+        );
+    }
+}

@@ -89,7 +89,22 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
     };
     // GitHub lists at most 3,000 files: a longer change may hold a file that counts.
     let listed_all = files.len() < MAX_LISTED_FILES;
-    let branch = branch_point(cx, &target, &t).await?;
+    let branch = match branch_point(cx, &target, &t).await {
+        Ok(branch) => branch,
+        // What trying again cannot change (a sha GitHub does not know, a refused compare)
+        // concludes each check with the reason, so a required check does not wait on nothing.
+        // What it can (5xx, rate limits, a dropped connection) the outbox retries.
+        Err(TaskError::GitHub(e)) if !e.is_retryable() => {
+            tracing::warn!(error = %e, "cannot read the branch point; the checks conclude with the reason");
+            for (suite, label) in config.comparisons() {
+                let stored = config.comparison_config(suite);
+                cx.enqueue(unreadable_branch_point_check(&t, &stored, label, &e))
+                    .await?;
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
     for (suite, label) in config.comparisons() {
         let stored = config.comparison_config(suite);
         // A rename counts by both names: moving a source file into `docs/` changes the build.
@@ -296,6 +311,37 @@ fn ignored_check(
 }
 
 /// The neutral check of a head whose base branch has no `.benchgate.toml`.
+/// The check of one (suite, label) whose branch point GitHub would not give: neutral, or a
+/// failure where the repository fails closed (`on_no_answer`), saying what GitHub answered.
+fn unreadable_branch_point_check(
+    t: &SchedulePullRequest,
+    stored: &ComparisonConfig,
+    label: &str,
+    error: &benchgate_github::client::GitHubError,
+) -> NeutralCheck {
+    use benchgate_api::agent::NoAnswerConclusion;
+    NeutralCheck {
+        repo: t.repo.clone(),
+        head_sha: t.head_sha.clone(),
+        title: "could not read the branch point".to_owned(),
+        summary: format!(
+            "benchgate could not find where this PR branched from `{}` (its tip `{}`): {error}. \
+             Nothing was benchmarked. Push again, or comment `/rebench` once GitHub has both \
+             commits.",
+            t.base_ref,
+            benchgate_stats::words::short_sha(&t.base_sha)
+        ),
+        name: Some(benchgate_github::repo_config::check_run_name(
+            stored.suite.as_deref(),
+            label,
+        )),
+        conclusion: match stored.gate.on_no_answer {
+            NoAnswerConclusion::Neutral => None,
+            NoAnswerConclusion::Failure => Some(benchgate_github::client::CheckConclusion::Failure),
+        },
+    }
+}
+
 fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
     NeutralCheck {
         repo: t.repo.clone(),
