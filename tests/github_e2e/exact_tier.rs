@@ -40,16 +40,22 @@ async fn a_counted_slowdown_fails_the_check_after_the_first_round() {
         .find(|c| c.status == "completed")
         .unwrap();
     assert_eq!(check.conclusion.as_deref(), Some("failure"), "{check:#?}");
+    // The comparison's own samples (the runner's A/A calibration has samples too).
+    let of_pr = |metric: &str, what: &str| {
+        format!(
+            "SELECT {what} FROM samples s JOIN jobs j ON j.id = s.job_id \
+             JOIN comparisons c ON c.id = j.comparison_id \
+             WHERE c.head_sha = '{more}' AND s.metric = '{metric}'"
+        )
+    };
     let timed = s
-        .count("SELECT COUNT(DISTINCT round) FROM samples WHERE metric = 'wall_time'")
+        .count(&of_pr("wall_time", "COUNT(DISTINCT s.round)"))
         .await;
     assert_eq!(
         timed, 1,
         "the counts decided: no timed round after the first"
     );
-    let counted = s
-        .count("SELECT COUNT(*) FROM samples WHERE metric = 'instructions'")
-        .await;
+    let counted = s.count(&of_pr("instructions", "COUNT(*)")).await;
     assert_eq!(counted, 4, "two counted runs per side");
     eventually(&s.github, "the final comment", 60, || {
         s.github
@@ -77,6 +83,31 @@ async fn a_counted_slowdown_fails_the_check_after_the_first_round() {
             "instructions counted by valgrind cachegrind, 2 runs per side (6 where they differ)"
         ),
         "{body}"
+    );
+
+    // A maintainer's `/rebench 2`: the decided comparison runs the two rounds asked for, and
+    // only times them: its runs are counted already on this runner.
+    s.github
+        .set_permission("maintainer", "collaborator-permission.maintain.200.json");
+    let c = s.comment_on(5, "/rebench 2", "maintainer", "MEMBER", 9501);
+    assert_eq!(
+        s.deliver("issue_comment", "d-exact-rebench", &c).await.0,
+        202
+    );
+    eventually(&s.github, "the rebench's completed check", 240, || {
+        let runs = checks_of(&s.github, &more);
+        runs.len() >= 2 && runs.iter().all(|c| c.status == "completed")
+    })
+    .await;
+    assert_eq!(
+        s.count(&of_pr("wall_time", "COUNT(*)")).await,
+        2 + 4,
+        "the first job's round and the two asked for"
+    );
+    assert_eq!(
+        s.count(&of_pr("instructions", "COUNT(*)")).await,
+        4,
+        "not counted again"
     );
     nothing_refused(&s.github);
 }

@@ -56,6 +56,15 @@ pub async fn describe_claim(
             ),
         }
     }
+    if let (Some(counts), Some(id), JobKind::Comparison) =
+        (benchmark.counts, job.comparison_id, job.kind)
+        && comparison_analysis::counted_already(&app.store, id, runner, counts.metric())
+            .await
+            .map_err(ClaimProblem::Store)?
+    {
+        tracing::info!(job = %job.id, "this comparison's runs are counted already on this runner; the job only times");
+        benchmark.counts = None;
+    }
     // Decided already (a `/rebench` of an answered comparison): the rounds asked for all run.
     let stop_when_decided = match job.comparison_id {
         Some(id)

@@ -94,6 +94,27 @@ fn pending_claims(
         .collect()
 }
 
+/// Whether `runner`'s stored rows of comparison `id` hold the suite's counted runs already
+/// (both runs of each side, for every counted row): a later job of it (`/rebench`) then only
+/// times, since counting again under Valgrind costs minutes and adds nothing to an exact row.
+pub async fn counted_already(
+    store: &Arc<dyn Store>,
+    id: ComparisonId,
+    runner: &benchgate_store::model::Runner,
+    metric: &str,
+) -> Result<bool, StoreError> {
+    let counted: Vec<usize> = store
+        .comparison_results(id)
+        .await?
+        .into_iter()
+        .filter(|r| r.runner_id == runner.id || r.result.runners.contains(&runner.name))
+        .filter(|r| r.result.metric == metric)
+        .map(|r| r.result.n)
+        .collect();
+    let runs = benchgate_api::counts::COUNTED_RUNS as usize;
+    Ok(!counted.is_empty() && counted.iter().all(|&n| n >= runs))
+}
+
 /// Whether the gate has its answer from `runner`'s stored results ([`GateProgress::answered`]).
 pub async fn gate_answered(
     store: &Arc<dyn Store>,

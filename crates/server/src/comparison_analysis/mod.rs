@@ -20,7 +20,8 @@ mod gate_progress;
 mod plan;
 
 pub use gate_progress::{
-    GateProgress, MAX_UNDECIDED_NAMED, gate_answered, gate_progress, stops_when_decided,
+    GateProgress, MAX_UNDECIDED_NAMED, counted_already, gate_answered, gate_progress,
+    stops_when_decided,
 };
 pub use plan::{RoundPlan, plan_rounds};
 
