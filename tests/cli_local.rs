@@ -845,6 +845,29 @@ fn compare_concludes_identical_build_without_measuring() {
     );
 }
 
+/// An A/A of one commit (`--base-rev main --head-rev main`) builds it once and runs that build
+/// on both sides, as a runner's calibration does: no second worktree, and no "identical build"
+/// skip even where the suite names artifacts (both sides are one build by design).
+#[test]
+fn compare_of_a_commit_against_itself_builds_once_and_measures() {
+    let repo = tempfile::tempdir().unwrap();
+    suite_repository(repo.path());
+    with_suite_key(repo.path(), "artifacts = [\"run.sh\"]");
+    support::git(
+        repo.path(),
+        &["commit", "--quiet", "-am", "name the build's output"],
+    );
+    let out = suite_compare(repo.path(), "main", &[]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("fast time"), "measured: {stdout}\n{stderr}");
+    assert_eq!(stderr.matches("building ").count(), 1, "{stderr}");
+    assert!(stderr.contains("both sides run one build"), "{stderr}");
+    assert!(!repo.path().join(".git/benchgate-worktrees/head").exists());
+}
+
 /// A suite whose run command holds `{measure_secs}`: each run receives the suite's `measure`
 /// (or `--measure-secs`) as seconds, and with criterion's bounds the report says which run
 /// length would answer soonest on this machine.

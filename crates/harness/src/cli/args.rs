@@ -31,7 +31,7 @@ pub const EXIT_CODES_HELP: &str = "Exit status:\n  \
 /// Two forms: `--base 'CMD A' --head 'CMD B'`, or `--base-rev REV --head-rev REV
 /// [--build 'CMD'] -- CMD…` to benchmark two revisions of the git repository in the current
 /// directory, each in its own worktree (kept under .git/benchgate-worktrees, so builds are
-/// incremental).
+/// incremental). The same commit on both sides (an A/A) is built once and both sides run it.
 #[derive(Debug, Clone, Parser)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct CompareArgs {

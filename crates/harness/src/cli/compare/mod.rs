@@ -194,8 +194,18 @@ pub fn compare(
                 &shas[1],
                 &bench_from_head,
             )?;
-            let mut dirs = Vec::new();
+            // An A/A of one commit: both sides run one build, as a runner's calibration does.
+            let one_build = shas[0] == shas[1] && taken.is_empty();
+            let mut dirs: Vec<std::path::PathBuf> = Vec::new();
             for (side, sha) in [(Side::Base, &shas[0]), (Side::Head, &shas[1])] {
+                if side == Side::Head && one_build {
+                    display.phase(&format!(
+                        "head is base's commit {}: both sides run one build",
+                        benchgate_stats::words::short_sha(sha)
+                    ));
+                    dirs.push(dirs[0].clone());
+                    continue;
+                }
                 display.phase(&format!(
                     "checking out {} {}",
                     side.as_str(),
@@ -222,6 +232,7 @@ pub fn compare(
                 dirs.push(dir);
             }
             if build.is_some()
+                && !one_build
                 && let Some(build) = identical_build(&artifact_globs, &dirs)?
             {
                 display.finish();
