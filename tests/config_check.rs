@@ -150,7 +150,9 @@ fn a_warm_up_as_long_as_the_measuring_is_warned_of_with_the_fix() {
         "warning: suite req: each benchmark warms up 1 s (`--warm-up-time 1`) for 1 s measured \
          (measure = \"1s\"): half of every run is warm-up, which no round's answer uses and every \
          round pays. criterion 0.3.6 (Cargo.lock) takes whole seconds, none shorter than 1 s: \
-         criterion 0.4 or later takes `--warm-up-time 0.2`\n"
+         criterion 0.4 or later takes `--warm-up-time 0.2`; any version takes it set in the \
+         bench's code (`Criterion::default().warm_up_time(Duration::from_millis(200))`) with the \
+         flag left out of the run command\n"
     );
 
     // A fraction of a second, which criterion 0.3 would exit on.

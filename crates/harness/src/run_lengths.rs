@@ -51,6 +51,24 @@ pub const HARNESS_FLAGS: &[HarnessFlags] = &[
     },
 ];
 
+/// The other way to a fraction of a second under criterion before 0.4, whose flags take whole
+/// seconds: lengths set in the bench's code, which its `configure_from_args` keeps when the run
+/// command names no flag (httparse sets 100 ms this way).
+pub fn criterion_code_lengths(warm_up: Option<f64>, measure: Option<f64>) -> String {
+    let calls: Vec<String> = [("warm_up_time", warm_up), ("measurement_time", measure)]
+        .into_iter()
+        .filter_map(|(call, secs)| {
+            secs.map(|s| format!(".{call}(Duration::from_millis({}))", (s * 1000.0).round()))
+        })
+        .collect();
+    let flags = if calls.len() > 1 { "flags" } else { "flag" };
+    format!(
+        "any version takes it set in the bench's code (`Criterion::default(){}`) with the {flags} \
+         left out of the run command",
+        calls.join("")
+    )
+}
+
 /// One length as the run command sets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Length {

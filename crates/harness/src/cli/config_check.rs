@@ -108,8 +108,9 @@ fn dominant_warm_up(
         let free = advised_warm_up(measure, &LengthSteps::Fractions);
         text.push_str(&format!(
             ". {source} takes whole seconds, none shorter than 1 s: criterion 0.4 or later takes \
-             `{}`",
-            lengths.warm_up_flag_text(free)
+             `{}`; {}",
+            lengths.warm_up_flag_text(free),
+            crate::run_lengths::criterion_code_lengths(Some(free), None)
         ));
     }
     Some(text)
@@ -197,7 +198,9 @@ mod tests {
                 "each benchmark warms up 1 s (`--warm-up-time 1`) for 1 s measured \
               (measure = \"1s\"): half of every run is warm-up, which no round's answer uses and \
               every round pays. criterion 0.3.6 (Cargo.lock) takes whole seconds, none shorter \
-              than 1 s: criterion 0.4 or later takes `--warm-up-time 0.2`"
+              than 1 s: criterion 0.4 or later takes `--warm-up-time 0.2`; any version takes it \
+              set in the bench's code (`Criterion::default().warm_up_time(Duration::from_millis(200))`) \
+              with the flag left out of the run command"
             ]
         );
     }

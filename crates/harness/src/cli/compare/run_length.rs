@@ -288,9 +288,10 @@ impl RunSetting {
             parts.push(format!(
                 "{source} takes whole seconds for `--measurement-time` and `--warm-up-time`, \
                  none shorter than 1 s: criterion 0.4 or later takes fractions ({warm}~{} s per \
-                 benchmark: ~{:.1}× the minutes to an answer)",
+                 benchmark: ~{:.1}× the minutes to an answer), and {}",
                 measure_text(free.measure),
-                free.minutes
+                free.minutes,
+                crate::run_lengths::criterion_code_lengths(free.warm_up, Some(free.measure))
             ));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
@@ -406,7 +407,10 @@ mod tests {
              (`--warm-up-time 1`); criterion 0.3.6 (Cargo.lock) takes whole seconds for \
              `--measurement-time` and `--warm-up-time`, none shorter than 1 s: criterion 0.4 or \
              later takes fractions (`--warm-up-time 0.1` and ~0.066 s per benchmark: ~0.2× the \
-             minutes to an answer)"
+             minutes to an answer), and any version takes it set in the bench's code \
+             (`Criterion::default().warm_up_time(Duration::from_millis(100))\
+             .measurement_time(Duration::from_millis(66))`) with the flags left out of the run \
+             command"
         );
     }
 
