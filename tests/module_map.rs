@@ -46,7 +46,8 @@ fn the_module_map_names_every_module() {
         .expect("docs/architecture.md has a module map")..];
     let mut missing = Vec::new();
     let crates = [
-        "stats", "api", "harness", "profile", "claims", "store", "github", "server", "agent",
+        "stats", "api", "harness", "profile", "claims", "store", "github", "gitlab", "server",
+        "agent",
     ];
     for (heading, dir) in crates
         .iter()

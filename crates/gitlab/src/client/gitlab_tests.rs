@@ -1,0 +1,215 @@
+//! benchgate's GitLab calls against the strict fake GitLab (`fake/`): what GitLab refuses is
+//! never sent, the bot edits only its own note, and failures come back as retry-or-give-up.
+
+#[path = "../../tests/fake/mod.rs"]
+mod fake;
+
+use super::{DEVELOPER, GitlabClient, GitlabError, StatusState, StatusUpdate};
+use fake::{BOT, FakeGitlab, MergeRequest, TOKEN};
+
+const PROJECT: u64 = 42;
+const MARKER: &str = "<!-- benchgate:report -->";
+
+async fn setup() -> (FakeGitlab, GitlabClient) {
+    let fake = FakeGitlab::start().await;
+    fake.merge_request(
+        PROJECT,
+        7,
+        MergeRequest {
+            sha: "a".repeat(40),
+            base_sha: "b".repeat(40),
+            pipeline: Some(555),
+        },
+    );
+    let client = GitlabClient::new(&fake.url(), TOKEN).unwrap();
+    (fake, client)
+}
+
+fn status(state: StatusState, description: &str) -> StatusUpdate {
+    StatusUpdate {
+        state,
+        name: "benchgate".to_owned(),
+        description: description.to_owned(),
+        target_url: Some("https://bench.example/c/1".to_owned()),
+    }
+}
+
+#[tokio::test]
+async fn the_bot_edits_its_own_note_past_150_others_and_never_anyone_elses() {
+    let (fake, client) = setup().await;
+    let bot = client.current_user().await.unwrap();
+    assert_eq!((bot.id, bot.username.as_str()), BOT);
+    let alice = (11, "alice");
+    fake.member(PROJECT, alice, DEVELOPER);
+    // Someone quoting the bot's marker: a note the bot must not take for its own.
+    fake.note_by(PROJECT, 7, alice.0, &format!("> {MARKER} old report"));
+    for i in 0..150 {
+        fake.note_by(PROJECT, 7, alice.0, &format!("review note {i}"));
+    }
+    let first = client
+        .upsert_note(
+            PROJECT,
+            7,
+            bot.id,
+            MARKER,
+            &format!("{MARKER}\nno result yet"),
+        )
+        .await
+        .unwrap();
+    for i in 0..3 {
+        fake.note_by(PROJECT, 7, alice.0, &format!("later note {i}"));
+    }
+    let again = client
+        .upsert_note(
+            PROJECT,
+            7,
+            bot.id,
+            MARKER,
+            &format!("{MARKER}\n+50% slower"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first, again, "the same note, edited in place");
+    let s = fake.state();
+    let notes = &s.notes[&(PROJECT, 7)];
+    let own: Vec<_> = notes.iter().filter(|n| n.author == BOT.0).collect();
+    assert_eq!(own.len(), 1, "one note of the bot's");
+    assert!(own[0].body.ends_with("+50% slower"));
+    assert!(notes[0].body.starts_with("> "), "alice's quote untouched");
+    assert!(s.refusals.is_empty(), "{:?}", s.refusals);
+    assert_eq!(s.writes.iter().filter(|w| w.starts_with("PUT")).count(), 1);
+}
+
+#[tokio::test]
+async fn the_status_goes_to_the_merge_requests_pipeline_cut_to_255_characters() {
+    let (fake, client) = setup().await;
+    let long = "req/req +52% [+41%, +64%] slower; ".repeat(12);
+    client
+        .set_mr_status(
+            PROJECT,
+            7,
+            &status(StatusState::Running, "measuring: round 3 of 72"),
+        )
+        .await
+        .unwrap();
+    client
+        .set_mr_status(PROJECT, 7, &status(StatusState::Failed, &long))
+        .await
+        .unwrap();
+    // The same state again (a report tick with nothing new) is not an error.
+    client
+        .set_mr_status(PROJECT, 7, &status(StatusState::Failed, &long))
+        .await
+        .unwrap();
+    let s = fake.state();
+    let states: Vec<(&str, Option<u64>)> = s
+        .statuses
+        .iter()
+        .map(|st| (st.state.as_str(), st.pipeline_id))
+        .collect();
+    assert_eq!(states, [("running", Some(555)), ("failed", Some(555))]);
+    assert_eq!(s.statuses[1].description.chars().count(), 255);
+    // The fake's own refusal of the repeat is the only one.
+    assert_eq!(s.refusals.len(), 1, "{:?}", s.refusals);
+    assert!(s.refusals[0].contains("Cannot transition status via :drop from :failed"));
+}
+
+#[tokio::test]
+async fn what_gitlab_refuses_comes_back_as_a_refusal_with_its_reason() {
+    let (fake, client) = setup().await;
+    // A status on the head without the pipeline: GitLab would start an external pipeline.
+    let err = client
+        .set_status(
+            PROJECT,
+            &"a".repeat(40),
+            None,
+            &status(StatusState::Success, "ok"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, GitlabError::Refused { status: 400, .. }),
+        "{err}"
+    );
+    // A commit GitLab does not have.
+    let err = client
+        .set_status(
+            PROJECT,
+            &"c".repeat(40),
+            None,
+            &status(StatusState::Success, "ok"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("404 References for commit Not Found"),
+        "{err}"
+    );
+    // Someone else's note cannot be edited, as on GitLab.
+    let alice = (11, "alice");
+    fake.member(PROJECT, alice, 10);
+    let theirs = fake.note_by(PROJECT, 7, alice.0, "LGTM");
+    let put = reqwest::Client::new()
+        .put(format!(
+            "{}/api/v4/projects/{PROJECT}/merge_requests/7/notes/{theirs}",
+            fake.url()
+        ))
+        .header("PRIVATE-TOKEN", TOKEN)
+        .json(&serde_json::json!({"body": "edited"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status().as_u16(), 403);
+    // A wrong token: GitLab's 401, not a retry.
+    let stranger = GitlabClient::new(&fake.url(), "glpat-wrong").unwrap();
+    let err = stranger.current_user().await.unwrap_err();
+    assert_eq!(
+        err,
+        GitlabError::Refused {
+            status: 401,
+            what: "the token's user".to_owned(),
+            message: "401 Unauthorized".to_owned()
+        }
+    );
+    assert!(!err.is_transient());
+}
+
+#[tokio::test]
+async fn a_commenters_access_level_and_the_branch_point_are_read() {
+    let (fake, client) = setup().await;
+    fake.member(PROJECT, (11, "dev"), DEVELOPER);
+    fake.member(PROJECT, (12, "guest"), 10);
+    assert_eq!(client.access_level(PROJECT, 11).await.unwrap(), Some(30));
+    assert_eq!(client.access_level(PROJECT, 12).await.unwrap(), Some(10));
+    assert_eq!(
+        client.access_level(PROJECT, 13).await.unwrap(),
+        None,
+        "not a member"
+    );
+    let mr = client.merge_request(PROJECT, 7).await.unwrap();
+    assert_eq!(mr.base_sha.as_deref(), Some("b".repeat(40).as_str()));
+    assert_eq!(mr.pipeline_id, Some(555));
+    let err = client.merge_request(PROJECT, 8).await.unwrap_err();
+    assert!(
+        matches!(err, GitlabError::Refused { status: 404, .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_a_retry_at_the_time_gitlab_names() {
+    let (fake, client) = setup().await;
+    fake.state().rate_limited = 1;
+    let err = client.merge_request(PROJECT, 7).await.unwrap_err();
+    match &err {
+        GitlabError::RetryLater { after, .. } => {
+            assert_eq!(*after, Some(std::time::Duration::from_secs(1)), "{err}")
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        client.merge_request(PROJECT, 7).await.is_ok(),
+        "served again after"
+    );
+}

@@ -1,0 +1,377 @@
+//! A fake GitLab (REST v4) as strict as GitLab where benchgate depends on it: a token on every
+//! call (`PRIVATE-TOKEN` or `Authorization: Bearer`, else 401), notes paginated as GitLab does
+//! (20 a page by default, at most 100; `X-Next-Page`, `X-Total`), a note edited only by its
+//! author (403), commit statuses with GitLab's states, a description of at most 255
+//! characters, no transition to the state a status already has (400 "Cannot transition status
+//! via …"), and — the rule benchgate holds itself to — no status on a merge request's head
+//! without that merge request's `pipeline_id` (GitLab would start an external pipeline beside
+//! it that can hide a failed one: gitlab#443254). Rate limits on demand (429 with
+//! `Retry-After` and `RateLimit-Reset`). It keeps every write, and every refusal it answered
+//! on its own, so a test can assert benchgate never sent what GitLab refuses.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+pub const TOKEN: &str = "glpat-e2e-test-token";
+/// The user the token belongs to (a project bot).
+pub const BOT: (u64, &str) = (9001, "project_42_bot_benchgate");
+
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub id: u64,
+    pub author: u64,
+    pub body: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub sha: String,
+    pub name: String,
+    pub state: String,
+    pub description: String,
+    pub pipeline_id: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MergeRequest {
+    pub sha: String,
+    pub base_sha: String,
+    pub pipeline: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub users: BTreeMap<u64, String>,
+    /// (project, user) → access level.
+    pub members: BTreeMap<(u64, u64), u32>,
+    /// (project, iid) → merge request.
+    pub mrs: BTreeMap<(u64, u64), MergeRequest>,
+    /// (project, iid) → notes, oldest first.
+    pub notes: BTreeMap<(u64, u64), Vec<Note>>,
+    pub statuses: Vec<Status>,
+    /// Calls to answer 429 before serving again.
+    pub rate_limited: u32,
+    /// Every write it accepted, as "METHOD path".
+    pub writes: Vec<String>,
+    /// Every refusal it answered on its own: "status path: message".
+    pub refusals: Vec<String>,
+    next_id: u64,
+}
+
+/// The fake, on a real port.
+pub struct FakeGitlab {
+    pub server: MockServer,
+    pub state: Arc<Mutex<State>>,
+}
+
+impl FakeGitlab {
+    pub async fn start() -> Self {
+        let mut state = State {
+            next_id: 1000,
+            ..State::default()
+        };
+        state.users.insert(BOT.0, BOT.1.to_owned());
+        let state = Arc::new(Mutex::new(state));
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(Rules {
+                state: state.clone(),
+            })
+            .mount(&server)
+            .await;
+        FakeGitlab { server, state }
+    }
+
+    pub fn url(&self) -> String {
+        self.server.uri()
+    }
+
+    pub fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap()
+    }
+
+    /// A user who is a member of `project` at `level` (Guest 10 … Owner 50).
+    pub fn member(&self, project: u64, user: (u64, &str), level: u32) {
+        let mut s = self.state();
+        s.users.insert(user.0, user.1.to_owned());
+        s.members.insert((project, user.0), level);
+    }
+
+    pub fn merge_request(&self, project: u64, iid: u64, mr: MergeRequest) {
+        self.state().mrs.insert((project, iid), mr);
+    }
+
+    /// A note by `author`, as if written in GitLab's UI.
+    pub fn note_by(&self, project: u64, iid: u64, author: u64, body: &str) -> u64 {
+        let mut s = self.state();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.notes.entry((project, iid)).or_default().push(Note {
+            id,
+            author,
+            body: body.to_owned(),
+        });
+        id
+    }
+}
+
+struct Rules {
+    state: Arc<Mutex<State>>,
+}
+
+fn answer(status: u16, body: Value) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_json(body)
+}
+
+impl Respond for Rules {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut s = self.state.lock().unwrap();
+        let path = request.url.path().to_owned();
+        let method = request.method.as_str().to_owned();
+        let refuse = |s: &mut State, status: u16, body: Value| {
+            s.refusals.push(format!("{status} {method} {path}: {body}"));
+            answer(status, body)
+        };
+        let token = request
+            .headers
+            .get("private-token")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| {
+                request
+                    .headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Bearer ").map(str::to_owned))
+            });
+        if token.as_deref() != Some(TOKEN) {
+            return refuse(&mut s, 401, json!({"message": "401 Unauthorized"}));
+        }
+        if s.rate_limited > 0 {
+            s.rate_limited -= 1;
+            let reset = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 1;
+            return ResponseTemplate::new(429)
+                .insert_header("Retry-After", "1")
+                .insert_header("RateLimit-Reset", reset.to_string().as_str())
+                .set_body_string("Retry later");
+        }
+        let Some(rest) = path.strip_prefix("/api/v4/") else {
+            return refuse(&mut s, 404, json!({"error": "404 Not Found"}));
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
+        match (method.as_str(), parts.as_slice()) {
+            ("GET", ["user"]) => answer(200, json!({"id": BOT.0, "username": BOT.1})),
+            ("GET", ["projects", _, "merge_requests", _]) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                match s.mrs.get(&key) {
+                    Some(mr) => answer(
+                        200,
+                        json!({
+                            "iid": key.1, "sha": mr.sha,
+                            "diff_refs": {"base_sha": mr.base_sha, "head_sha": mr.sha, "start_sha": mr.base_sha},
+                            "head_pipeline": mr.pipeline.map(|id| json!({"id": id, "sha": mr.sha})),
+                        }),
+                    ),
+                    None => refuse(&mut s, 404, json!({"message": "404 Not found"})),
+                }
+            }
+            ("GET", ["projects", _, "members", "all", _]) => {
+                let (project, user) = (num(1).unwrap_or(0), num(4).unwrap_or(0));
+                match s.members.get(&(project, user)) {
+                    Some(level) => answer(
+                        200,
+                        json!({"id": user, "username": s.users[&user], "access_level": level}),
+                    ),
+                    None => answer(404, json!({"message": "404 Not found"})),
+                }
+            }
+            ("GET", ["projects", _, "merge_requests", _, "notes"]) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let per_page = query
+                    .get("per_page")
+                    .and_then(|p| p.parse::<usize>().ok())
+                    .unwrap_or(20)
+                    .clamp(1, 100);
+                let page = query
+                    .get("page")
+                    .and_then(|p| p.parse::<usize>().ok())
+                    .unwrap_or(1)
+                    .max(1);
+                let all = s.notes.get(&key).cloned().unwrap_or_default();
+                let pages = all.len().div_ceil(per_page).max(1);
+                let items: Vec<Value> = all
+                    .iter()
+                    .skip((page - 1) * per_page)
+                    .take(per_page)
+                    .map(|n| {
+                        json!({"id": n.id, "body": n.body, "system": false,
+                               "author": {"id": n.author, "username": s.users.get(&n.author)}})
+                    })
+                    .collect();
+                let next = if page < pages {
+                    (page + 1).to_string()
+                } else {
+                    String::new()
+                };
+                answer(200, Value::Array(items))
+                    .insert_header("X-Page", page.to_string().as_str())
+                    .insert_header("X-Per-Page", per_page.to_string().as_str())
+                    .insert_header("X-Total", all.len().to_string().as_str())
+                    .insert_header("X-Total-Pages", pages.to_string().as_str())
+                    .insert_header("X-Next-Page", next.as_str())
+            }
+            ("POST", ["projects", _, "merge_requests", _, "notes"]) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let text = body["body"].as_str().unwrap_or("").to_owned();
+                if text.trim().is_empty() {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"message": "400 Bad request - body is missing"}),
+                    );
+                }
+                if text.chars().count() > 1_000_000 {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"message": "Note {:note=>[\"is too long (maximum is 1000000 characters)\"]}"}),
+                    );
+                }
+                s.next_id += 1;
+                let id = s.next_id;
+                s.notes.entry(key).or_default().push(Note {
+                    id,
+                    author: BOT.0,
+                    body: text.clone(),
+                });
+                s.writes.push(format!("POST {path}"));
+                answer(
+                    201,
+                    json!({"id": id, "body": text, "author": {"id": BOT.0, "username": BOT.1}}),
+                )
+            }
+            ("PUT", ["projects", _, "merge_requests", _, "notes", _]) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let id = num(5).unwrap_or(0);
+                let text = body["body"].as_str().unwrap_or("").to_owned();
+                let Some(note) = s
+                    .notes
+                    .get(&key)
+                    .and_then(|n| n.iter().find(|n| n.id == id))
+                    .cloned()
+                else {
+                    return refuse(&mut s, 404, json!({"message": "404 Not found"}));
+                };
+                if note.author != BOT.0 {
+                    return refuse(&mut s, 403, json!({"message": "403 Forbidden"}));
+                }
+                let slot = s
+                    .notes
+                    .get_mut(&key)
+                    .unwrap()
+                    .iter_mut()
+                    .find(|n| n.id == id)
+                    .unwrap();
+                slot.body = text.clone();
+                s.writes.push(format!("PUT {path}"));
+                answer(
+                    200,
+                    json!({"id": id, "body": text, "author": {"id": BOT.0, "username": BOT.1}}),
+                )
+            }
+            ("POST", ["projects", _, "statuses", sha]) => {
+                let project = num(1).unwrap_or(0);
+                let sha = sha.to_string();
+                let of_sha: Vec<MergeRequest> = s
+                    .mrs
+                    .iter()
+                    .filter(|((p, _), mr)| *p == project && mr.sha == sha)
+                    .map(|(_, mr)| mr.clone())
+                    .collect();
+                if of_sha.is_empty() {
+                    return refuse(
+                        &mut s,
+                        404,
+                        json!({"message": "404 References for commit Not Found"}),
+                    );
+                }
+                let state = body["state"].as_str().unwrap_or("").to_owned();
+                let event = match state.as_str() {
+                    "pending" => "enqueue",
+                    "running" => "run",
+                    "success" => "success",
+                    "failed" => "drop",
+                    "canceled" => "cancel",
+                    _ => {
+                        return refuse(
+                            &mut s,
+                            400,
+                            json!({"error": "state does not have a valid value"}),
+                        );
+                    }
+                };
+                let description = body["description"].as_str().unwrap_or("").to_owned();
+                if description.chars().count() > 255 {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"message": {"description": ["is too long (maximum is 255 characters)"]}}),
+                    );
+                }
+                let pipeline_id = body["pipeline_id"].as_u64();
+                let pipelines: Vec<u64> = of_sha.iter().filter_map(|mr| mr.pipeline).collect();
+                match pipeline_id {
+                    None if !pipelines.is_empty() => {
+                        return refuse(
+                            &mut s,
+                            400,
+                            json!({"message": "no pipeline_id: this would start an external pipeline beside the merge request's (gitlab#443254)"}),
+                        );
+                    }
+                    Some(id) if !pipelines.contains(&id) => {
+                        return refuse(&mut s, 404, json!({"message": "404 Pipeline Not Found"}));
+                    }
+                    _ => {}
+                }
+                let name = body["name"].as_str().unwrap_or("default").to_owned();
+                let latest =
+                    s.statuses.iter().rev().find(|st| {
+                        st.sha == sha && st.name == name && st.pipeline_id == pipeline_id
+                    });
+                if let Some(latest) = latest
+                    && latest.state == state
+                {
+                    let message = format!(
+                        "Cannot transition status via :{event} from :{state} (Reason(s): Status cannot transition via \"{event}\")"
+                    );
+                    return refuse(&mut s, 400, json!({"message": message}));
+                }
+                s.statuses.push(Status {
+                    sha: sha.clone(),
+                    name: name.clone(),
+                    state: state.clone(),
+                    description: description.clone(),
+                    pipeline_id,
+                });
+                s.writes.push(format!("POST {path}"));
+                answer(
+                    201,
+                    json!({"sha": sha, "name": name, "status": state, "description": description, "pipeline_id": pipeline_id}),
+                )
+            }
+            _ => refuse(&mut s, 404, json!({"error": "404 Not Found"})),
+        }
+    }
+}
