@@ -41,6 +41,39 @@ enum Command {
     /// Check a repository's `.benchgate.toml` locally.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// GitLab set-up (merge requests are not gated yet: the service side is being built).
+    #[command(subcommand)]
+    Gitlab(GitlabCommand),
+}
+
+#[derive(Subcommand)]
+enum GitlabCommand {
+    /// Check a GitLab project before its hook points at benchgate: the token (user, `api`
+    /// scope, expiry), the token's role in the project (Developer or above for commit
+    /// statuses) and, with --hook-url, the hook's events. Exit 0 when nothing needs fixing, 1
+    /// when something does, 2 when GitLab could not be asked.
+    Check(GitlabCheckArgs),
+}
+
+#[derive(clap::Args)]
+struct GitlabCheckArgs {
+    /// The GitLab instance: gitlab.com or a self-managed host.
+    #[arg(
+        long,
+        env = "BENCHGATE_GITLAB_URL",
+        default_value = "https://gitlab.com"
+    )]
+    url: String,
+    /// The project: `group/name` or its numeric id.
+    #[arg(long)]
+    project: String,
+    /// A file holding the access token (a project or group access token, or a bot user's
+    /// personal one). Without it the token comes from BENCHGATE_GITLAB_TOKEN; never a flag.
+    #[arg(long, env = "BENCHGATE_GITLAB_TOKEN_FILE", value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// Where the project's hook should deliver: benchgate's `/webhooks/gitlab` URL.
+    #[arg(long, value_name = "URL")]
+    hook_url: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -136,6 +169,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(_) | Command::Analyze(_) | Command::Spin(_) | Command::Config(_) => {
             unreachable!("handled before the runtime")
         }
+        Command::Gitlab(GitlabCommand::Check(args)) => Ok(gitlab_check(args).await),
         Command::Agent(AgentCommand { args, log_format }) => {
             init_tracing(log_format);
             match benchgate_agent::run(args).await {
@@ -255,4 +289,41 @@ fn colour_logs() -> bool {
     use std::io::IsTerminal;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     std::io::stderr().is_terminal() && !no_color
+}
+
+/// `benchgate gitlab check`: one line per finding, "ok" or "fix".
+async fn gitlab_check(args: GitlabCheckArgs) -> ExitCode {
+    let token = match &args.token_file {
+        Some(path) => std::fs::read_to_string(path)
+            .map(|t| t.trim().to_owned())
+            .map_err(|e| format!("--token-file {}: {e}", path.display())),
+        None => std::env::var("BENCHGATE_GITLAB_TOKEN")
+            .map_err(|_| "no token: set BENCHGATE_GITLAB_TOKEN or --token-file FILE".to_owned()),
+    };
+    let client = token.and_then(|t| {
+        benchgate_gitlab::GitlabClient::new(&args.url, &t).map_err(|e| e.to_string())
+    });
+    let client = match client {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match benchgate_gitlab::check::check(&client, &args.project, args.hook_url.as_deref()).await {
+        Ok(findings) => {
+            for f in &findings {
+                println!("{}  {}", if f.ok { "ok " } else { "fix" }, f.text);
+            }
+            if findings.iter().all(|f| f.ok) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

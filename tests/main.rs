@@ -21,6 +21,7 @@ mod demo;
 mod faults;
 mod github_e2e;
 mod github_setup;
+mod gitlab_check;
 mod hostile_pr;
 mod house;
 mod logs;

@@ -7,6 +7,7 @@
 //! Only the fields benchgate acts on are read, so a field GitLab adds, drops or reformats
 //! elsewhere in a payload cannot make a delivery fail.
 
+pub mod check;
 pub mod client;
 pub mod events;
 pub mod token;

@@ -213,3 +213,68 @@ async fn a_rate_limit_is_a_retry_at_the_time_gitlab_names() {
         "served again after"
     );
 }
+
+/// `benchgate gitlab check` on a project set up right, then on one set up as people often do
+/// first: a `read_api` token, the bot a Reporter, a hook without comments and pipelines.
+#[tokio::test]
+async fn the_setup_check_names_each_thing_to_fix() {
+    let (fake, client) = setup().await;
+    fake.state()
+        .projects
+        .insert(PROJECT, "perf/parser".to_owned());
+    fake.member(PROJECT, BOT, 40);
+    let hook = |notes: bool| {
+        serde_json::json!({"id": 3, "url": "https://bench.example/webhooks/gitlab",
+            "push_events": true, "merge_requests_events": true, "note_events": notes,
+            "pipeline_events": notes})
+    };
+    fake.state().hooks.insert(PROJECT, vec![hook(true)]);
+    let url = Some("https://bench.example/webhooks/gitlab");
+    let good = crate::check::check(&client, "perf/parser", url)
+        .await
+        .unwrap();
+    assert!(good.iter().all(|f| f.ok), "{good:#?}");
+    assert!(
+        good.iter()
+            .any(|f| f.text.contains("with every event benchgate acts on"))
+    );
+
+    fake.state().scopes = vec!["read_api".to_owned()];
+    fake.member(PROJECT, BOT, 20);
+    let bad = crate::check::check(&client, "42", url).await.unwrap();
+    let problems: Vec<&str> = bad
+        .iter()
+        .filter(|f| !f.ok)
+        .map(|f| f.text.as_str())
+        .collect();
+    assert_eq!(problems.len(), 2, "{bad:#?}");
+    assert!(problems[0].contains("needs `api`"), "{problems:?}");
+    assert!(
+        problems[1].starts_with("role: Reporter (20)"),
+        "{problems:?}"
+    );
+    // Below Maintainer GitLab will not list hooks: said, not a failure.
+    assert!(
+        bad.iter().any(|f| f.text.contains("Maintainers only")),
+        "{bad:#?}"
+    );
+
+    fake.member(PROJECT, BOT, 40);
+    fake.state().scopes = vec!["api".to_owned()];
+    fake.state().hooks.insert(PROJECT, vec![hook(false)]);
+    let hookless = crate::check::check(&client, "42", url).await.unwrap();
+    let problem = hookless
+        .iter()
+        .find(|f| !f.ok)
+        .expect("the hook's missing events");
+    assert!(
+        problem
+            .text
+            .contains("without comments (commands such as /rebench), pipeline events"),
+        "{problem:?}"
+    );
+    let err = crate::check::check(&client, "perf/other", url)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("404 Project Not Found"), "{err}");
+}

@@ -86,6 +86,43 @@ pub struct StatusUpdate {
     pub target_url: Option<String>,
 }
 
+/// `GET /personal_access_tokens/self` (also a project's or group's access token).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct TokenInfo {
+    pub name: String,
+    pub scopes: Vec<String>,
+    pub active: bool,
+    #[serde(default)]
+    pub revoked: bool,
+    /// `YYYY-MM-DD`, or none for a token that never expires.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+/// `GET /projects/:id`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ProjectInfo {
+    pub id: u64,
+    pub path_with_namespace: String,
+    #[serde(default)]
+    pub default_branch: Option<String>,
+}
+
+/// `GET /projects/:id/hooks`: where a hook delivers and which events it sends.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct HookInfo {
+    pub id: u64,
+    pub url: String,
+    #[serde(default)]
+    pub push_events: bool,
+    #[serde(default)]
+    pub merge_requests_events: bool,
+    #[serde(default)]
+    pub note_events: bool,
+    #[serde(default)]
+    pub pipeline_events: bool,
+}
+
 #[derive(Deserialize)]
 struct WireUser {
     id: u64,
@@ -189,6 +226,37 @@ impl GitlabClient {
             Err(GitlabError::Refused { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The token's own record: its scopes, and whether and when it stops working.
+    pub async fn token_info(&self) -> Result<TokenInfo, GitlabError> {
+        let (_, t): (_, TokenInfo) = self
+            .call(
+                Method::GET,
+                "/personal_access_tokens/self",
+                None,
+                "the token's scopes",
+            )
+            .await?;
+        Ok(t)
+    }
+
+    /// The project at `project`: a numeric id or its path (`group/name`).
+    pub async fn project(&self, project: &str) -> Result<ProjectInfo, GitlabError> {
+        let path = format!("/projects/{}", project_segment(project));
+        let (_, p): (_, ProjectInfo) = self
+            .call(Method::GET, &path, None, &format!("project {project}"))
+            .await?;
+        Ok(p)
+    }
+
+    /// The project's webhooks (GitLab answers 403 below Maintainer).
+    pub async fn hooks(&self, project: u64) -> Result<Vec<HookInfo>, GitlabError> {
+        let path = format!("/projects/{project}/hooks?per_page={PER_PAGE}");
+        let (_, hooks): (_, Vec<HookInfo>) = self
+            .call(Method::GET, &path, None, "the project's webhooks")
+            .await?;
+        Ok(hooks)
     }
 
     /// Writes benchgate's note on the merge request: the note `bot` wrote that holds `marker`
@@ -327,6 +395,17 @@ impl GitlabClient {
     }
 }
 
+/// A project as one path segment: an id as it is, a path with its `/` encoded.
+fn project_segment(project: &str) -> String {
+    project
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
 /// GitLab's refusal to move a status to the state it has.
 fn already_in(message: &str, state: StatusState) -> bool {
     message.starts_with("Cannot transition status via")
@@ -357,6 +436,13 @@ mod tests {
         assert_eq!(c.chars().count(), 255);
         assert!(c.ends_with('…'));
         assert_eq!(cut("short", 255), "short");
+    }
+
+    #[test]
+    fn a_project_path_is_one_segment() {
+        assert_eq!(project_segment("42"), "42");
+        assert_eq!(project_segment("group/sub/name"), "group%2Fsub%2Fname");
+        assert_eq!(project_segment("a/../b?x"), "a%2F..%2Fb%3Fx");
     }
 
     #[test]

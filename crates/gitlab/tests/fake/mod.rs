@@ -54,6 +54,12 @@ pub struct State {
     /// (project, iid) → notes, oldest first.
     pub notes: BTreeMap<(u64, u64), Vec<Note>>,
     pub statuses: Vec<Status>,
+    /// The token's scopes (`GET /personal_access_tokens/self`).
+    pub scopes: Vec<String>,
+    /// Project id → `group/name`.
+    pub projects: BTreeMap<u64, String>,
+    /// Project id → its hooks as GitLab lists them.
+    pub hooks: BTreeMap<u64, Vec<Value>>,
     /// Calls to answer 429 before serving again.
     pub rate_limited: u32,
     /// Every write it accepted, as "METHOD path".
@@ -76,6 +82,7 @@ impl FakeGitlab {
             ..State::default()
         };
         state.users.insert(BOT.0, BOT.1.to_owned());
+        state.scopes = vec!["api".to_owned()];
         let state = Arc::new(Mutex::new(state));
         let server = MockServer::start().await;
         Mock::given(any())
@@ -173,6 +180,36 @@ impl Respond for Rules {
         let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
         match (method.as_str(), parts.as_slice()) {
             ("GET", ["user"]) => answer(200, json!({"id": BOT.0, "username": BOT.1})),
+            ("GET", ["personal_access_tokens", "self"]) => answer(
+                200,
+                json!({"id": 1, "name": "benchgate", "scopes": s.scopes, "active": true,
+                       "revoked": false, "expires_at": "2027-06-30", "user_id": BOT.0}),
+            ),
+            ("GET", ["projects", id]) => {
+                let wanted = id.replace("%2F", "/").replace("%2f", "/");
+                let found = s
+                    .projects
+                    .iter()
+                    .find(|(pid, path)| pid.to_string() == wanted || **path == wanted)
+                    .map(|(pid, path)| (*pid, path.clone()));
+                match found {
+                    Some((pid, path)) => answer(
+                        200,
+                        json!({"id": pid, "path_with_namespace": path, "default_branch": "main"}),
+                    ),
+                    None => refuse(&mut s, 404, json!({"message": "404 Project Not Found"})),
+                }
+            }
+            ("GET", ["projects", _, "hooks"]) => {
+                let project = num(1).unwrap_or(0);
+                if s.members.get(&(project, BOT.0)).copied().unwrap_or(0) < 40 {
+                    return refuse(&mut s, 403, json!({"message": "403 Forbidden"}));
+                }
+                answer(
+                    200,
+                    Value::Array(s.hooks.get(&project).cloned().unwrap_or_default()),
+                )
+            }
             ("GET", ["projects", _, "merge_requests", _]) => {
                 let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
                 match s.mrs.get(&key) {
