@@ -278,3 +278,106 @@ async fn the_setup_check_names_each_thing_to_fix() {
         .unwrap_err();
     assert!(err.to_string().contains("404 Project Not Found"), "{err}");
 }
+
+#[tokio::test]
+async fn the_base_config_the_changed_files_and_the_branch_point_are_read() {
+    let (fake, client) = setup().await;
+    let base = "b".repeat(40);
+    fake.state().files.insert(
+        (PROJECT, base.clone()),
+        [(
+            ".benchgate.toml".to_owned(),
+            "[benchmark]\nrun = \"x\"\n".to_owned(),
+        )]
+        .into(),
+    );
+    let config = client
+        .read_file(PROJECT, ".benchgate.toml", &base)
+        .await
+        .unwrap();
+    assert_eq!(config.as_deref(), Some("[benchmark]\nrun = \"x\"\n"));
+    assert_eq!(
+        client
+            .read_file(PROJECT, ".benchgate.toml", &"c".repeat(40))
+            .await
+            .unwrap(),
+        None
+    );
+    // 130 changed files, one renamed: two pages, both names of the rename.
+    let mut diffs: Vec<(String, String)> = (0..129)
+        .map(|i| (format!("src/f{i}.rs"), format!("src/f{i}.rs")))
+        .collect();
+    diffs.push(("benches/old.rs".to_owned(), "benches/new.rs".to_owned()));
+    fake.state().diffs.insert((PROJECT, 7), diffs);
+    let files = client.merge_request_files(PROJECT, 7).await.unwrap();
+    assert_eq!(files.len(), 131);
+    assert!(
+        files.contains(&"benches/old.rs".to_owned())
+            && files.contains(&"benches/new.rs".to_owned())
+    );
+    fake.state()
+        .merge_bases
+        .insert(("main".to_owned(), "a".repeat(40)), base.clone());
+    assert_eq!(
+        client
+            .merge_base(PROJECT, "main", &"a".repeat(40))
+            .await
+            .unwrap(),
+        base
+    );
+}
+
+#[tokio::test]
+async fn a_command_gets_eyes_once_and_a_regression_issue_is_found_again_by_its_marker() {
+    let (fake, client) = setup().await;
+    let command = fake.note_by(PROJECT, 7, 11, "/rebench 4");
+    client.award_eyes(PROJECT, 7, command).await.unwrap();
+    client.award_eyes(PROJECT, 7, command).await.unwrap();
+    assert_eq!(fake.state().awards, [(command, "eyes".to_owned())]);
+
+    let label = ["benchgate".to_owned()];
+    let marker = "<!-- benchgate:main:parse -->";
+    assert_eq!(
+        client
+            .find_marked_issue(PROJECT, "benchgate", marker)
+            .await
+            .unwrap(),
+        None
+    );
+    // Someone's issue quoting the marker without the label is not benchgate's.
+    fake.state()
+        .issues
+        .entry(PROJECT)
+        .or_default()
+        .push(serde_json::json!({
+        "iid": 90, "title": "x", "description": marker, "labels": ["bug"], "state": "opened",
+        "web_url": "https://gitlab.example/issues/90"}));
+    let made = client
+        .create_issue(
+            PROJECT,
+            "parse +12% on main",
+            &format!("{marker}\nsince abc123"),
+            &label,
+        )
+        .await
+        .unwrap();
+    let found = client
+        .find_marked_issue(PROJECT, "benchgate", marker)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.iid, made.iid);
+    let closed = client
+        .update_issue(PROJECT, made.iid, "parse back to normal", marker, false)
+        .await
+        .unwrap();
+    assert_eq!(closed.state, "closed");
+    assert!(
+        fake.state()
+            .refusals
+            .iter()
+            .all(|r| r.contains("already been taken")),
+        "{:?}",
+        fake.state().refusals
+    );
+}

@@ -5,15 +5,18 @@
 //! access token (`PRIVATE-TOKEN`); the base URL is the instance's, so self-managed hosts work.
 
 mod error;
+mod issues;
+mod repository;
 
 use std::time::Duration;
 
+use reqwest::Method;
 use reqwest::header::HeaderMap;
-use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use error::GitlabError;
+pub use issues::Issue;
 
 use crate::events::UserRef;
 
@@ -367,6 +370,22 @@ impl GitlabClient {
         body: Option<Value>,
         what: &str,
     ) -> Result<(HeaderMap, T), GitlabError> {
+        let (headers, text) = self.send(method, path, body, what).await?;
+        let value = serde_json::from_str(&text).map_err(|e| GitlabError::Unreadable {
+            what: what.to_owned(),
+            why: e.to_string(),
+        })?;
+        Ok((headers, value))
+    }
+
+    /// One request; a success's headers and body text, else the error GitLab's answer means.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        what: &str,
+    ) -> Result<(HeaderMap, String), GitlabError> {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.api))
@@ -386,22 +405,24 @@ impl GitlabClient {
         if !status.is_success() {
             return Err(GitlabError::from_answer(status, &headers, &text, what));
         }
-        let value = serde_json::from_str(&text).map_err(|e| GitlabError::Unreadable {
-            what: what.to_owned(),
-            why: e.to_string(),
-        })?;
-        debug_assert!(status != StatusCode::NO_CONTENT);
-        Ok((headers, value))
+        Ok((headers, text))
     }
 }
 
 /// A project as one path segment: an id as it is, a path with its `/` encoded.
 fn project_segment(project: &str) -> String {
-    project
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            other => format!("%{other:02X}"),
+    encode(project, b"-_.")
+}
+
+/// `text` percent-encoded but for ASCII letters, digits and `keep`.
+fn encode(text: &str, keep: &[u8]) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || keep.contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
         })
         .collect()
 }

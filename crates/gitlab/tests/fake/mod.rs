@@ -60,6 +60,16 @@ pub struct State {
     pub projects: BTreeMap<u64, String>,
     /// Project id → its hooks as GitLab lists them.
     pub hooks: BTreeMap<u64, Vec<Value>>,
+    /// (project, sha) → path → contents.
+    pub files: BTreeMap<(u64, String), BTreeMap<String, String>>,
+    /// (project, iid) → (old_path, new_path) of each changed file.
+    pub diffs: BTreeMap<(u64, u64), Vec<(String, String)>>,
+    /// (a, b) → their merge base.
+    pub merge_bases: BTreeMap<(String, String), String>,
+    /// (note id, emoji name) awarded by the bot.
+    pub awards: Vec<(u64, String)>,
+    /// project → issues (iid, title, description, labels, state).
+    pub issues: BTreeMap<u64, Vec<Value>>,
     /// Calls to answer 429 before serving again.
     pub rate_limited: u32,
     /// Every write it accepted, as "METHOD path".
@@ -125,6 +135,38 @@ impl FakeGitlab {
         });
         id
     }
+}
+
+/// One page of `all` as GitLab pages lists: `per_page` 20 by default, at most 100.
+fn page_of(all: &[Value], query: &BTreeMap<String, String>) -> ResponseTemplate {
+    let per_page = query
+        .get("per_page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(20)
+        .clamp(1, 100);
+    let page = query
+        .get("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let pages = all.len().div_ceil(per_page).max(1);
+    let items: Vec<Value> = all
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .cloned()
+        .collect();
+    let next = if page < pages {
+        (page + 1).to_string()
+    } else {
+        String::new()
+    };
+    answer(200, Value::Array(items))
+        .insert_header("X-Page", page.to_string().as_str())
+        .insert_header("X-Per-Page", per_page.to_string().as_str())
+        .insert_header("X-Total", all.len().to_string().as_str())
+        .insert_header("X-Total-Pages", pages.to_string().as_str())
+        .insert_header("X-Next-Page", next.as_str())
 }
 
 struct Rules {
@@ -200,6 +242,141 @@ impl Respond for Rules {
                     None => refuse(&mut s, 404, json!({"message": "404 Project Not Found"})),
                 }
             }
+            ("GET", ["projects", _, "repository", "files", file, "raw"]) => {
+                let project = num(1).unwrap_or(0);
+                let path = file.replace("%2F", "/").replace("%2E", ".");
+                let sha = query.get("ref").cloned().unwrap_or_default();
+                match s.files.get(&(project, sha)).and_then(|f| f.get(&path)) {
+                    Some(text) => ResponseTemplate::new(200).set_body_string(text.clone()),
+                    None => answer(404, json!({"message": "404 File Not Found"})),
+                }
+            }
+            ("GET", ["projects", _, "merge_requests", _, "diffs"]) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let all: Vec<Value> = s
+                    .diffs
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(old, new)| json!({"old_path": old, "new_path": new, "renamed_file": old != new, "diff": ""}))
+                    .collect();
+                page_of(&all, &query)
+            }
+            ("GET", ["projects", _, "repository", "merge_base"]) => {
+                let refs: Vec<String> = request
+                    .url
+                    .query_pairs()
+                    .filter(|(k, _)| k == "refs[]")
+                    .map(|(_, v)| v.into_owned())
+                    .collect();
+                if refs.len() < 2 {
+                    return refuse(&mut s, 400, json!({"message": "Provide at least 2 refs"}));
+                }
+                match s.merge_bases.get(&(refs[0].clone(), refs[1].clone())) {
+                    Some(id) => answer(200, json!({"id": id})),
+                    None => refuse(&mut s, 404, json!({"message": "404 Commit Not Found"})),
+                }
+            }
+            (
+                "POST",
+                [
+                    "projects",
+                    _,
+                    "merge_requests",
+                    _,
+                    "notes",
+                    _,
+                    "award_emoji",
+                ],
+            ) => {
+                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let note = num(5).unwrap_or(0);
+                let name = body["name"].as_str().unwrap_or("").to_owned();
+                if !s
+                    .notes
+                    .get(&key)
+                    .is_some_and(|n| n.iter().any(|n| n.id == note))
+                {
+                    return refuse(&mut s, 404, json!({"message": "404 Note Not Found"}));
+                }
+                if s.awards.contains(&(note, name.clone())) {
+                    return refuse(
+                        &mut s,
+                        404,
+                        json!({"message": "404 Award Emoji Name has already been taken Not Found"}),
+                    );
+                }
+                s.awards.push((note, name.clone()));
+                s.writes.push(format!("POST {path}"));
+                answer(
+                    201,
+                    json!({"id": s.awards.len(), "name": name, "user": {"id": BOT.0}}),
+                )
+            }
+            ("GET", ["projects", _, "issues"]) => {
+                let project = num(1).unwrap_or(0);
+                let wanted: Vec<String> = query
+                    .get("labels")
+                    .map(|l| l.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default();
+                let all: Vec<Value> = s
+                    .issues
+                    .get(&project)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|i| {
+                        wanted.iter().all(|w| {
+                            i["labels"]
+                                .as_array()
+                                .is_some_and(|l| l.iter().any(|x| x == w.as_str()))
+                        })
+                    })
+                    .collect();
+                page_of(&all, &query)
+            }
+            ("POST", ["projects", _, "issues"]) => {
+                let project = num(1).unwrap_or(0);
+                let Some(title) = body["title"].as_str().filter(|t| !t.is_empty()) else {
+                    return refuse(&mut s, 400, json!({"error": "title is missing"}));
+                };
+                let issues = s.issues.entry(project).or_default();
+                let iid = issues.len() as u64 + 1;
+                let labels: Vec<&str> = body["labels"]
+                    .as_str()
+                    .unwrap_or("")
+                    .split(',')
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                let issue = json!({"iid": iid, "title": title, "description": body["description"], "labels": labels, "state": "opened", "web_url": format!("https://gitlab.example/issues/{iid}")});
+                issues.push(issue.clone());
+                s.writes.push(format!("POST {path}"));
+                answer(201, issue)
+            }
+            ("PUT", ["projects", _, "issues", _]) => {
+                let (project, iid) = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let Some(issue) = s
+                    .issues
+                    .get_mut(&project)
+                    .and_then(|i| i.iter_mut().find(|i| i["iid"] == iid))
+                else {
+                    return refuse(&mut s, 404, json!({"message": "404 Issue Not Found"}));
+                };
+                for key in ["title", "description"] {
+                    if let Some(v) = body.get(key) {
+                        issue[key] = v.clone();
+                    }
+                }
+                match body["state_event"].as_str() {
+                    Some("close") => issue["state"] = "closed".into(),
+                    Some("reopen") => issue["state"] = "opened".into(),
+                    _ => {}
+                }
+                let issue = issue.clone();
+                s.writes.push(format!("PUT {path}"));
+                answer(200, issue)
+            }
             ("GET", ["projects", _, "hooks"]) => {
                 let project = num(1).unwrap_or(0);
                 if s.members.get(&(project, BOT.0)).copied().unwrap_or(0) < 40 {
@@ -236,38 +413,18 @@ impl Respond for Rules {
             }
             ("GET", ["projects", _, "merge_requests", _, "notes"]) => {
                 let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
-                let per_page = query
-                    .get("per_page")
-                    .and_then(|p| p.parse::<usize>().ok())
-                    .unwrap_or(20)
-                    .clamp(1, 100);
-                let page = query
-                    .get("page")
-                    .and_then(|p| p.parse::<usize>().ok())
-                    .unwrap_or(1)
-                    .max(1);
-                let all = s.notes.get(&key).cloned().unwrap_or_default();
-                let pages = all.len().div_ceil(per_page).max(1);
-                let items: Vec<Value> = all
+                let all: Vec<Value> = s
+                    .notes
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or_default()
                     .iter()
-                    .skip((page - 1) * per_page)
-                    .take(per_page)
                     .map(|n| {
                         json!({"id": n.id, "body": n.body, "system": false,
                                "author": {"id": n.author, "username": s.users.get(&n.author)}})
                     })
                     .collect();
-                let next = if page < pages {
-                    (page + 1).to_string()
-                } else {
-                    String::new()
-                };
-                answer(200, Value::Array(items))
-                    .insert_header("X-Page", page.to_string().as_str())
-                    .insert_header("X-Per-Page", per_page.to_string().as_str())
-                    .insert_header("X-Total", all.len().to_string().as_str())
-                    .insert_header("X-Total-Pages", pages.to_string().as_str())
-                    .insert_header("X-Next-Page", next.as_str())
+                page_of(&all, &query)
             }
             ("POST", ["projects", _, "merge_requests", _, "notes"]) => {
                 let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
