@@ -260,6 +260,7 @@ pub fn analyze_pairs(
             running
         };
         let tail_seen = basis == Basis::Mean && modes.as_ref().is_some_and(PairedModes::any);
+        let unwidened = interval;
         let interval = match &modes {
             Some(m) if tail_seen => {
                 let current = sequence.current_interval();
@@ -280,6 +281,10 @@ pub fn analyze_pairs(
             n: judged_n as u64,
         };
         let mut v = verdict(interval, &boundary, progress, &rule, opts.rounds_cap);
+        if let Some(m) = modes.as_ref().filter(|_| tail_seen) {
+            let tuning = (opts.alpha, opts.n_star);
+            v = mode_gate::held_pass_forecast(v, unwidened, &d, m, &rule, tuning)?;
+        }
         let mut interval = interval;
         if let Some((floor_interval, e)) =
             floor_spread.and_then(|sd| floor_sequence(&d, sd, floor_alpha / 2.0))

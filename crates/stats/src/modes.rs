@@ -191,11 +191,18 @@ impl PairedModes {
     /// `p_h·Δ_h − p_b·Δ_b` (log scale, worse side): head's share at its upper bound, base's at
     /// its lower, each mode at the excess its runs showed; `0.0` at the least.
     pub fn mean_shift_upper(&self, alpha: f64) -> f64 {
-        let n = self.head.slow.len();
-        let head =
-            share_upper(self.head.slow_count(), n, alpha / 2.0) * self.head.excess.unwrap_or(0.0);
-        let base =
-            share_lower(self.base.slow_count(), n, alpha / 2.0) * self.base.excess.unwrap_or(0.0);
+        self.mean_shift_upper_after(alpha, 1.0)
+    }
+
+    /// [`PairedModes::mean_shift_upper`] after `scale` times the runs, the slow runs keeping
+    /// their shares: how the room for a pass grows with more rounds.
+    pub fn mean_shift_upper_after(&self, alpha: f64, scale: f64) -> f64 {
+        let grow = |k: usize| (k as f64 * scale).round() as usize;
+        let n = grow(self.head.slow.len());
+        let head = share_upper(grow(self.head.slow_count()), n, alpha / 2.0)
+            * self.head.excess.unwrap_or(0.0);
+        let base = share_lower(grow(self.base.slow_count()), n, alpha / 2.0)
+            * self.base.excess.unwrap_or(0.0);
         (head - base).max(0.0)
     }
 

@@ -29,6 +29,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// A pass: not slower, no change, or faster.
+    pub fn is_pass(&self) -> bool {
+        matches!(
+            self,
+            Verdict::NotSlower | Verdict::Equivalent | Verdict::Faster { .. }
+        )
+    }
+
     /// The wire form of the verdict.
     pub fn kind(&self) -> VerdictKind {
         match self {
