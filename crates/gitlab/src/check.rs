@@ -100,8 +100,8 @@ pub async fn check(
         Err(e) => return Err(e),
     }
     out.push(ok(
-        "hook token: GitLab never shows it back; send a test delivery (Settings → Webhooks → Test → \
-         Merge request events): benchgate answers 401 to a token it does not hold"
+        "hook token: GitLab never shows it back: it must be the secret token benchgate is given \
+         for GitLab webhooks (not readable here)"
             .to_owned(),
     ));
     Ok(out)
