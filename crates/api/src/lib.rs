@@ -9,6 +9,7 @@ pub mod format;
 pub mod markdown;
 pub mod metric;
 pub mod paths;
+pub mod payload;
 pub mod results;
 pub mod rules;
 pub mod sample;

@@ -4,8 +4,6 @@
 mod types;
 mod wire;
 
-use serde::de::DeserializeOwned;
-
 pub use types::{
     AuthorAssociation, CheckRunRerequestedEvent, CheckSuiteRerequestedEvent, DestroyReason, GitRef,
     IgnoredEvent, InstallationEvent, InstallationRepositoriesEvent, MergeGroupAction,
@@ -16,21 +14,8 @@ pub use types::{
 /// The header naming the event type of a delivery.
 pub const EVENT_HEADER: &str = "X-GitHub-Event";
 
-/// A payload that is not valid JSON or lacks a field benchgate needs; answered with 400.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {event} payload at `{path}` (line {line}, column {column}): {message}")]
-pub struct EventParseError {
-    /// The `X-GitHub-Event` value.
-    pub event: String,
-    /// Where in the JSON it went wrong, e.g. `pull_request.head.sha`; `.` for the top level.
-    pub path: String,
-    /// 1-based line in the body.
-    pub line: usize,
-    /// 1-based column in the body.
-    pub column: usize,
-    /// serde_json's description of the problem.
-    pub message: String,
-}
+pub use benchgate_api::payload::EventParseError;
+use benchgate_api::payload::decode;
 
 /// Parses a delivery. `event` is the `X-GitHub-Event` header, `body` the raw (already verified) bytes.
 pub fn parse_event(event: &str, body: &[u8]) -> Result<WebhookEvent, EventParseError> {
@@ -319,38 +304,6 @@ fn repo_ref(r: wire::Repository) -> RepoRef {
 
 fn names(repos: Vec<wire::RepoName>) -> Vec<String> {
     repos.into_iter().map(|r| r.full_name).collect()
-}
-
-fn decode<T: DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, EventParseError> {
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        EventParseError {
-            event: event.to_owned(),
-            path,
-            line: inner.line(),
-            column: inner.column(),
-            message: strip_position(&inner.to_string()),
-        }
-    })?;
-    // Trailing garbage after the JSON value is as malformed as a syntax error inside it.
-    de.end().map_err(|e| EventParseError {
-        event: event.to_owned(),
-        path: ".".to_owned(),
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e.to_string()),
-    })?;
-    Ok(value)
-}
-
-/// serde_json appends " at line L column C"; we report those as fields instead.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
 }
 
 #[cfg(test)]

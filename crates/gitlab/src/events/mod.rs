@@ -4,8 +4,6 @@
 
 mod wire;
 
-use serde::de::DeserializeOwned;
-
 use crate::token::{HookTokens, TokenError};
 
 /// The header naming the hook of a delivery ("Merge Request Hook").
@@ -49,19 +47,8 @@ pub enum DeliveryError {
     Body(#[from] EventParseError),
 }
 
-/// A payload that is not valid JSON, lacks a field benchgate needs, or is another hook than
-/// its header says.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {event} payload at `{path}` (line {line}, column {column}): {message}")]
-pub struct EventParseError {
-    /// The `X-Gitlab-Event` value.
-    pub event: String,
-    /// Where in the JSON it went wrong, e.g. `object_attributes.last_commit.id`.
-    pub path: String,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
+pub use benchgate_api::payload::EventParseError;
+use benchgate_api::payload::decode;
 
 /// The project a delivery is about (the merge request's target project).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -369,27 +356,6 @@ fn is_uuid(s: &str) -> bool {
         && groups
             .iter()
             .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-fn decode<T: DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, EventParseError> {
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = inner.to_string();
-        // serde_json appends " at line L column C"; the fields say it already.
-        let message = message
-            .rsplit_once(" at line ")
-            .map_or(message.as_str(), |(m, _)| m)
-            .to_owned();
-        EventParseError {
-            event: event.to_owned(),
-            path,
-            line: inner.line(),
-            column: inner.column(),
-            message,
-        }
-    })
 }
 
 #[cfg(test)]

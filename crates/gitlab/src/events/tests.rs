@@ -209,6 +209,13 @@ fn a_missing_field_names_its_path() {
     let err = parse_event("Merge Request Hook", &serde_json::to_vec(&v).unwrap()).unwrap_err();
     assert_eq!(err.path, "object_attributes");
     assert!(err.message.contains("last_commit"), "{err}");
+    let mut trailing = PUSH.as_bytes().to_vec();
+    trailing.extend_from_slice(b"{}");
+    let err = parse_event("Push Hook", &trailing).unwrap_err();
+    assert_eq!(
+        err.path, ".",
+        "bytes after the JSON value are malformed too: {err}"
+    );
     let err = parse_event("Push Hook", b"{\"object_kind\": \"push\", ").unwrap_err();
     assert_eq!(err.line, 1);
     assert!(!err.message.contains(" at line "), "{err}");
