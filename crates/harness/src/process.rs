@@ -125,8 +125,39 @@ pub enum RunError {
     Limits { source: io::Error },
 }
 
+/// Tries `start` again while the kernel refuses the executable as busy (ETXTBSY). A file written
+/// a moment ago stays open for writing in every child any thread forked meanwhile, until that
+/// child execs: milliseconds, but a just-built benchmark or a script written by the caller can
+/// land in that window (rust-lang/rust#114554). About 1.3 s in all before the refusal stands.
+pub fn again_while_busy<T, E>(
+    mut start: impl FnMut() -> Result<T, E>,
+    busy: impl Fn(&E) -> bool,
+) -> Result<T, E> {
+    let mut wait = Duration::from_millis(5);
+    for _ in 0..8 {
+        match start() {
+            Err(e) if busy(&e) => std::thread::sleep(wait),
+            done => return done,
+        }
+        wait *= 2;
+    }
+    start()
+}
+
+/// Whether `e` is the kernel's "Text file busy".
+pub fn is_busy(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::ExecutableFileBusy
+}
+
 /// Runs one process to its end and measures it, watching it from the calling thread.
 pub fn run_process(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
+    again_while_busy(
+        || run_process_once(spec),
+        |e| matches!(e, RunError::Spawn { source, .. } if is_busy(source)),
+    )
+}
+
+fn run_process_once(spec: &RunSpec) -> Result<ProcessMeasurement, RunError> {
     let program = spec.argv.first().ok_or(RunError::EmptyCommand)?.clone();
     let spawn_err = |source| RunError::Spawn {
         program: program.clone(),

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use benchgate_profile::{Folded, Limits, ProfileError, collapse_perf_script_from};
 
 use crate::command::BenchCommand;
-use crate::process::{Exit, RunError, run_process};
+use crate::process::{Exit, RunError, again_while_busy, is_busy, run_process};
 use crate::rounds::{NoSandboxDir, RunnerConfig};
 
 /// The fields `perf script` prints: what inferno's perf collapser reads (the event line's
@@ -60,13 +60,14 @@ pub fn probe(perf: &Path) -> Profiler {
     let mut last_error = String::new();
     for event in ["cycles", "cpu-clock"] {
         let data = PerfData::new(&std::env::temp_dir(), "probe");
-        let recorded = Command::new(perf)
+        let mut record = Command::new(perf);
+        record
             .args(["record", "-q", "-e", event, "-g", "-o"])
             .arg(&data.path)
             .args(["--", "true"])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .output();
+            .stdout(Stdio::null());
+        let recorded = again_while_busy(|| record.output(), is_busy);
         let output = match recorded {
             Ok(output) => output,
             Err(e) => {

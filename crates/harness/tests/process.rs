@@ -176,6 +176,32 @@ fn a_missing_program_is_a_spawn_error() {
     assert!(err.to_string().contains("cannot start"), "{err}");
 }
 
+#[test]
+fn an_executable_still_open_for_writing_is_started_once_it_is_closed() {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    // The state another thread's fork leaves a just-written script in: open for writing, so exec
+    // fails with "Text file busy" until the writer is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench");
+    let mut writer = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&path)
+        .unwrap();
+    writer.write_all(b"#!/bin/sh\necho started\n").unwrap();
+    let spec = RunSpec::new(vec![path.to_str().unwrap().into()]);
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        drop(writer);
+    });
+    let run = run_process(&spec).unwrap();
+    closer.join().unwrap();
+    assert!(run.exit.success());
+    assert_eq!(run.stdout.text(), "started\n");
+}
+
 /// Probe mode of this test binary: measures the two children from a fresh process. A forked
 /// child starts with the pages it shares with its parent, so in the parent test process, where
 /// other tests run at the same time and hold memory, the small child would report theirs.
