@@ -41,7 +41,7 @@ enum Command {
     /// Check a repository's `.benchgate.toml` locally.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// GitLab set-up (merge requests are not gated yet: the service side is being built).
+    /// GitLab set-up: whether a project and its token are ready for `serve --gitlab-url`.
     #[command(subcommand)]
     Gitlab(GitlabCommand),
 }

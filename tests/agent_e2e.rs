@@ -410,6 +410,7 @@ async fn a_cancelled_job_stops_after_the_current_round_and_ends_cancelled() {
             installation_id: None,
             full_name: path.clone(),
             clone_url: path,
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await
         .unwrap();

@@ -29,23 +29,23 @@ use serde_json::{Value, json};
 
 const SECRET: &str = "e2e-webhook-secret";
 const ADMIN_TOKEN: &str = "e2e-admin-token";
-const LABEL: &str = "e2e";
+pub(crate) const LABEL: &str = "e2e";
 /// The longest the server holds an agent's claim open (`BENCHGATE_CLAIM_WAIT`).
-const CLAIM_WAIT_SECS: u64 = 2;
+pub(crate) const CLAIM_WAIT_SECS: u64 = 2;
 /// Head spins four times as long as base: a known slowdown large enough that wall time (what
 /// gates) decides within 8 rounds even on a loaded machine.
 const BASE_ITERATIONS: u64 = 2_000_000;
 const HEAD_ITERATIONS: u64 = 8_000_000;
 
 /// A git repository whose head commit quadruples the benchmark's work.
-struct Project {
-    path: PathBuf,
-    base: String,
-    head: String,
+pub(crate) struct Project {
+    pub(crate) path: PathBuf,
+    pub(crate) base: String,
+    pub(crate) head: String,
 }
 
 impl Project {
-    fn create(dir: &Path) -> Project {
+    pub(crate) fn create(dir: &Path) -> Project {
         let path = dir.join("project");
         std::fs::create_dir_all(&path).unwrap();
         std::fs::write(path.join("iterations"), BASE_ITERATIONS.to_string()).unwrap();
@@ -63,7 +63,7 @@ impl Project {
 /// `.benchgate.toml` as the base branch has it. The tail guard is off: these tests are about the
 /// PR loop, and a pass held for 72 rounds of `spin` would only lengthen them;
 /// `github_e2e::early_answer` runs the loop with the guard on.
-fn repo_config(rounds: u32) -> String {
+pub(crate) fn repo_config(rounds: u32) -> String {
     format!(
         "[benchmark]\nrun = \"{BIN} spin --iterations $(cat iterations)\"\nformat = \"command\"\n\
          rounds = {rounds}\nwarmup = 1\nrunner = \"{LABEL}\"\n\n[gate]\nfail_on = \"regression\"\n\
@@ -367,7 +367,7 @@ fn built_lines(work: &std::path::Path, side: &str) -> usize {
         .count()
 }
 
-async fn count_rows(database_url: &str, sql: &str) -> i64 {
+pub(crate) async fn count_rows(database_url: &str, sql: &str) -> i64 {
     use sqlx::Connection;
     if database_url.starts_with("postgres") {
         let mut c = sqlx::PgConnection::connect(database_url).await.unwrap();

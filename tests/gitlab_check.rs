@@ -4,12 +4,7 @@
 
 use std::process::Command;
 
-// Shared with the crate's own tests, which use all of it.
-#[allow(dead_code)]
-#[path = "../crates/gitlab/tests/fake/mod.rs"]
-mod fake;
-
-use fake::{BOT, FakeGitlab, TOKEN};
+use crate::gitlab_fake::{BOT, FakeGitlab, TOKEN};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
 

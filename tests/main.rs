@@ -4,6 +4,10 @@
 
 /// A fake GitHub as strict as github.com, for the App's end-to-end tests.
 mod github;
+/// The strict fake GitLab of crates/gitlab, shared with that crate's own tests.
+#[allow(dead_code)]
+#[path = "../crates/gitlab/tests/fake/mod.rs"]
+mod gitlab_fake;
 mod support;
 
 mod agent_api;
@@ -22,6 +26,7 @@ mod faults;
 mod github_e2e;
 mod github_setup;
 mod gitlab_check;
+mod gitlab_e2e;
 mod hostile_pr;
 mod house;
 mod logs;

@@ -124,6 +124,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             installation_id: None,
             full_name: repo.path.display().to_string(),
             clone_url: repo.path.display().to_string(),
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await?;
     let config = ComparisonConfig {

@@ -46,6 +46,7 @@ async fn repository(store: &dyn Store, name: &str, github_id: i64) -> Repository
             installation_id: None,
             full_name: name.into(),
             clone_url: format!("https://github.com/{name}.git"),
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await
         .expect("repository")

@@ -100,8 +100,9 @@ pub async fn check(
         Err(e) => return Err(e),
     }
     out.push(ok(
-        "hook token: GitLab never shows it back: it must be the secret token benchgate is given \
-         for GitLab webhooks (not readable here)"
+        "hook token: GitLab never shows it back: it must be one of serve's \
+         BENCHGATE_GITLAB_HOOK_TOKEN (GitLab's \"Test\" button on the hook sends a delivery; \
+         benchgate answers 401 to a wrong token)"
             .to_owned(),
     ));
     Ok(out)

@@ -50,6 +50,65 @@ pub struct ServerConfig {
     /// How often the canary pass looks for idle runners.
     pub canary_tick: Duration,
     pub github: GitHubConfig,
+    pub gitlab: GitlabConfig,
+}
+
+/// How benchgate reaches a GitLab instance: its URL, the token it writes notes and statuses
+/// with, and the secret token(s) its webhooks carry. Without a URL, GitLab is off.
+#[derive(Clone, Default)]
+pub struct GitlabConfig {
+    pub url: Option<String>,
+    pub token: Option<String>,
+    /// Comma-separated (rotation).
+    pub hook_token: Option<String>,
+}
+
+impl GitlabConfig {
+    /// The instance benchgate acts on, or `None` when no URL (or no token) is configured.
+    pub fn forge(&self) -> anyhow::Result<Option<crate::forge::GitlabForge>> {
+        let (Some(url), Some(token)) = (&self.url, &self.token) else {
+            return Ok(None);
+        };
+        let host = gitlab_host(url)
+            .with_context(|| format!("--gitlab-url {url:?} names no host (https://HOST)"))?;
+        let client = benchgate_gitlab::client::GitlabClient::new(url, token)
+            .map_err(|e| anyhow::anyhow!("cannot build the GitLab client: {e}"))?;
+        Ok(Some(crate::forge::GitlabForge::new(client, host)))
+    }
+
+    /// The hook tokens deliveries are checked against; `None` refuses every delivery.
+    pub fn hook_tokens(&self) -> Option<benchgate_gitlab::token::HookTokens> {
+        let list = self.hook_token.as_deref()?;
+        let tokens: Vec<&str> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect();
+        (!tokens.is_empty()).then(|| benchgate_gitlab::token::HookTokens::new(tokens))
+    }
+
+    /// The host (and port) repositories on this instance are named under.
+    pub fn host(&self) -> Option<String> {
+        gitlab_host(self.url.as_deref()?)
+    }
+}
+
+/// `gitlab.example:8443` of `https://gitlab.example:8443/` (or of `…/api/v4`).
+fn gitlab_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split('/').next()?;
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
+impl fmt::Debug for GitlabConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let masked = |v: &Option<String>| v.as_ref().map(|_| "***");
+        f.debug_struct("GitlabConfig")
+            .field("url", &self.url)
+            .field("token", &masked(&self.token))
+            .field("hook_token", &masked(&self.hook_token))
+            .finish()
+    }
 }
 
 /// How benchgate reaches GitHub and links back to itself. Credentials set here win over the
@@ -149,6 +208,7 @@ impl fmt::Debug for ServerConfig {
             .field("canary_rounds", &self.canary_rounds)
             .field("canary_tick", &self.canary_tick)
             .field("github", &self.github)
+            .field("gitlab", &self.gitlab)
             .finish()
     }
 }

@@ -342,10 +342,7 @@ fn check_suite_rerequested(e: &CheckSuiteRerequestedEvent) -> Plan {
 }
 
 fn repo_name(full_name: &str, installation_id: Option<u64>) -> RepoName {
-    RepoName {
-        full_name: full_name.to_owned(),
-        installation_id,
-    }
+    RepoName::github(full_name, installation_id)
 }
 
 /// Repositories may arrive before their installation was ever seen (the app was installed
@@ -367,6 +364,7 @@ fn github_repository(
         installation_id,
         full_name: full_name.to_owned(),
         clone_url: clone_url.to_owned(),
+        forge: benchgate_store::model::Forge::GitHub,
     }
 }
 

@@ -127,6 +127,57 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub github: GitHubArgs,
+
+    #[command(flatten)]
+    pub gitlab: GitlabArgs,
+}
+
+/// GitLab flags of `benchgate serve` (docs/gitlab.md). Without --gitlab-url, GitLab is off and
+/// `/webhooks/gitlab` refuses every delivery.
+#[derive(Clone, clap::Args)]
+pub struct GitlabArgs {
+    /// The GitLab instance whose merge requests benchgate gates: `https://gitlab.com` or a
+    /// self-managed host's URL.
+    #[arg(long, env = "BENCHGATE_GITLAB_URL", value_name = "URL")]
+    pub gitlab_url: Option<String>,
+
+    /// File holding the token benchgate writes notes and statuses with: a project or group
+    /// access token, or a bot user's personal one (scope `api`, Developer or above). Or set
+    /// BENCHGATE_GITLAB_TOKEN to the token itself; `--gitlab-token` is refused.
+    #[arg(long, env = "BENCHGATE_GITLAB_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with = "gitlab_token", requires = "gitlab_url")]
+    pub gitlab_token_file: Option<SecretFromFile>,
+
+    /// The GitLab token from BENCHGATE_GITLAB_TOKEN; on the command line it is refused.
+    #[arg(long = "gitlab-token", env = "BENCHGATE_GITLAB_TOKEN", hide = true)]
+    pub gitlab_token: Option<String>,
+
+    /// File holding the webhook's secret token(s), comma-separated (rotation): what GitLab
+    /// sends as X-Gitlab-Token. Or set BENCHGATE_GITLAB_HOOK_TOKEN to the list itself.
+    #[arg(long, env = "BENCHGATE_GITLAB_HOOK_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
+          conflicts_with = "gitlab_hook_token")]
+    pub gitlab_hook_token_file: Option<SecretFromFile>,
+
+    /// The hook tokens from BENCHGATE_GITLAB_HOOK_TOKEN; on the command line they are refused.
+    #[arg(
+        long = "gitlab-hook-token",
+        env = "BENCHGATE_GITLAB_HOOK_TOKEN",
+        hide = true
+    )]
+    pub gitlab_hook_token: Option<String>,
+}
+
+impl From<GitlabArgs> for crate::config::GitlabConfig {
+    fn from(a: GitlabArgs) -> Self {
+        crate::config::GitlabConfig {
+            url: a.gitlab_url,
+            token: a.gitlab_token_file.map(|f| f.0).or(a.gitlab_token),
+            hook_token: a
+                .gitlab_hook_token_file
+                .map(|f| f.0)
+                .or(a.gitlab_hook_token),
+        }
+    }
 }
 
 fn planted_pct(text: &str) -> Result<f64, String> {
@@ -213,7 +264,7 @@ pub struct GitHubArgs {
 
 /// The flags whose value is a secret, each with the variable and the file flag to use instead:
 /// a process's arguments are readable by every local user (`/proc/PID/cmdline`, `ps`).
-const SECRET_FLAGS: [SecretFlag; 4] = [
+const SECRET_FLAGS: [SecretFlag; 6] = [
     SecretFlag::new("admin_token", "--admin-token", "BENCHGATE_ADMIN_TOKEN"),
     SecretFlag::new(
         "dashboard_token",
@@ -226,6 +277,12 @@ const SECRET_FLAGS: [SecretFlag; 4] = [
         "BENCHGATE_WEBHOOK_SECRET",
     ),
     SecretFlag::new("github_token", "--github-token", "BENCHGATE_GITHUB_TOKEN"),
+    SecretFlag::new("gitlab_token", "--gitlab-token", "BENCHGATE_GITLAB_TOKEN"),
+    SecretFlag::new(
+        "gitlab_hook_token",
+        "--gitlab-hook-token",
+        "BENCHGATE_GITLAB_HOOK_TOKEN",
+    ),
 ];
 
 /// A flag of `benchgate serve` that takes a secret; its file flag is the flag with `-file`.
@@ -314,6 +371,7 @@ impl From<ServeArgs> for ServerConfig {
             canary_rounds: a.canary_rounds,
             canary_tick: Duration::from_millis(a.canary_tick_ms),
             github: a.github.into(),
+            gitlab: a.gitlab.into(),
         }
     }
 }

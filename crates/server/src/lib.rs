@@ -11,6 +11,7 @@ pub mod config;
 mod delivery_plan;
 pub mod flags;
 mod floor_modes;
+pub mod forge;
 pub mod github_credentials;
 mod http;
 mod job_lifecycle;
@@ -32,8 +33,8 @@ use std::sync::Arc;
 use benchgate_store::Store;
 use tokio::net::TcpListener;
 
-pub use config::{GitHubConfig, ServerConfig};
-pub use flags::{GitHubArgs, LogFormat, ServeArgs, refuse_secrets_on_command_line};
+pub use config::{GitHubConfig, GitlabConfig, ServerConfig};
+pub use flags::{GitHubArgs, GitlabArgs, LogFormat, ServeArgs, refuse_secrets_on_command_line};
 pub use http::error::ApiError;
 pub use http::router;
 

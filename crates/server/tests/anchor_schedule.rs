@@ -87,6 +87,7 @@ async fn an_anchor_comparison_is_scheduled_when_due_and_only_then() {
             installation_id: None,
             full_name: "acme/widgets".into(),
             clone_url: "https://example.invalid/acme/widgets.git".into(),
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await
         .unwrap();

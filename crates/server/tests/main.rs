@@ -25,6 +25,7 @@ pub async fn sqlite_with_repository() -> (
             installation_id: None,
             full_name: "acme/widgets".into(),
             clone_url: "https://example.invalid/acme/widgets.git".into(),
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await
         .unwrap();

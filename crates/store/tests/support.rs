@@ -118,6 +118,7 @@ pub async fn repo(store: &Arc<dyn Store>, name: &str) -> Repository {
             installation_id: None,
             full_name: name.into(),
             clone_url: format!("https://example.invalid/{name}.git"),
+            forge: Default::default(),
         })
         .await
         .expect("upsert repository")

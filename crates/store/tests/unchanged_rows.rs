@@ -48,6 +48,7 @@ fn effects(account: &str, clone_url: &str) -> Vec<DeliveryEffect> {
             installation_id: Some(42),
             full_name: "acme/widgets".into(),
             clone_url: clone_url.into(),
+            forge: Default::default(),
         }),
     ]
 }
@@ -86,6 +87,7 @@ async fn unchanged_rows_are_left_alone(db: TestDb) {
             installation_id: Some(42),
             full_name: "acme/widgets".into(),
             clone_url: url.into(),
+            forge: Default::default(),
         })
         .await
         .unwrap();

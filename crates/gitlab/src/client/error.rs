@@ -58,6 +58,14 @@ impl GitlabError {
     pub fn is_transient(&self) -> bool {
         matches!(self, GitlabError::RetryLater { .. })
     }
+
+    /// When GitLab said to try again, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            GitlabError::RetryLater { after, .. } => *after,
+            _ => None,
+        }
+    }
 }
 
 /// GitLab's `{"message": …}` or `{"error": …}` as one line (a field's errors joined), else the

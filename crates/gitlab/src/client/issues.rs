@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{GitlabClient, GitlabError, PER_PAGE, encode};
+use super::{GitlabClient, GitlabError, PER_PAGE, Project, encode};
 
 /// Pages of labelled issues read while looking for a marker (10,000 issues).
 const MAX_ISSUE_PAGES: u32 = 100;
@@ -26,10 +26,11 @@ impl GitlabClient {
     /// The issue labelled `label` whose description holds `marker`, open or closed.
     pub async fn find_marked_issue(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         label: &str,
         marker: &str,
     ) -> Result<Option<Issue>, GitlabError> {
+        let project = project.into();
         for page in 1..=MAX_ISSUE_PAGES {
             let url = format!(
                 "/projects/{project}/issues?labels={}&state=all&per_page={PER_PAGE}&page={page}",
@@ -58,11 +59,12 @@ impl GitlabClient {
     /// A new issue with `labels`.
     pub async fn create_issue(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         title: &str,
         description: &str,
         labels: &[String],
     ) -> Result<Issue, GitlabError> {
+        let project = project.into();
         let body = json!({"title": title, "description": description, "labels": labels.join(",")});
         let url = format!("/projects/{project}/issues");
         let (_, issue): (_, Issue) = self
@@ -74,12 +76,13 @@ impl GitlabClient {
     /// Rewrites the issue, and opens or closes it (`state_event`) when its state differs.
     pub async fn update_issue(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         iid: u64,
         title: &str,
         description: &str,
         open: bool,
     ) -> Result<Issue, GitlabError> {
+        let project = project.into();
         let body = json!({
             "title": title,
             "description": description,

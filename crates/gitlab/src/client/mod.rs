@@ -29,6 +29,36 @@ const PER_PAGE: u32 = 100;
 /// Pages of notes read before giving up the search (10,000 notes).
 const MAX_NOTE_PAGES: u32 = 100;
 
+/// A project as the API's `:id` takes it: its numeric id, or its path (`group/sub/name`), which
+/// GitLab accepts URL-encoded; a path is what a repository row keeps, an id what a hook sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project(String);
+
+impl From<u64> for Project {
+    fn from(id: u64) -> Self {
+        Project(id.to_string())
+    }
+}
+
+impl From<&str> for Project {
+    fn from(path: &str) -> Self {
+        Project(project_segment(path))
+    }
+}
+
+impl From<&Project> for Project {
+    fn from(p: &Project) -> Self {
+        p.clone()
+    }
+}
+
+/// The encoded `:id`, ready for a path.
+impl std::fmt::Display for Project {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A GitLab instance and the token benchgate acts with there.
 #[derive(Clone)]
 pub struct GitlabClient {
@@ -204,9 +234,10 @@ impl GitlabClient {
     /// The merge request's head, branch point and head pipeline.
     pub async fn merge_request(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         iid: u64,
     ) -> Result<MergeRequestInfo, GitlabError> {
+        let project = project.into();
         let path = format!("/projects/{project}/merge_requests/{iid}");
         let (_, mr): (_, WireMergeRequest) = self
             .call(Method::GET, &path, None, &format!("merge request !{iid}"))
@@ -219,7 +250,12 @@ impl GitlabClient {
     }
 
     /// `user`'s access level in `project`, inherited ones included; `None` for a non-member.
-    pub async fn access_level(&self, project: u64, user: u64) -> Result<Option<u32>, GitlabError> {
+    pub async fn access_level(
+        &self,
+        project: impl Into<Project>,
+        user: u64,
+    ) -> Result<Option<u32>, GitlabError> {
+        let project = project.into();
         let path = format!("/projects/{project}/members/all/{user}");
         match self
             .call::<WireMember>(Method::GET, &path, None, "a member's access level")
@@ -267,12 +303,13 @@ impl GitlabClient {
     /// whatever they quote. Returns the note's id.
     pub async fn upsert_note(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         iid: u64,
         bot: u64,
         marker: &str,
         body: &str,
     ) -> Result<u64, GitlabError> {
+        let project = project.into();
         let notes = format!("/projects/{project}/merge_requests/{iid}/notes");
         let what = format!("the notes of !{iid}");
         for page in 1..=MAX_NOTE_PAGES {
@@ -318,23 +355,25 @@ impl GitlabClient {
     /// is cut to GitLab's 255 characters; the same state again is not an error.
     pub async fn set_mr_status(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         iid: u64,
         status: &StatusUpdate,
     ) -> Result<(), GitlabError> {
-        let mr = self.merge_request(project, iid).await?;
-        self.set_status(project, &mr.head_sha, mr.pipeline_id, status)
+        let project = project.into();
+        let mr = self.merge_request(&project, iid).await?;
+        self.set_status(&project, &mr.head_sha, mr.pipeline_id, status)
             .await
     }
 
     /// Sets a commit status on `sha`, in `pipeline` when the commit has one.
     pub async fn set_status(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         sha: &str,
         pipeline: Option<u64>,
         status: &StatusUpdate,
     ) -> Result<(), GitlabError> {
+        let project = project.into();
         let mut body = json!({
             "state": status.state.as_str(),
             "name": status.name,

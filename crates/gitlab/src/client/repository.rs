@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{GitlabClient, GitlabError, PER_PAGE, encode};
+use super::{GitlabClient, GitlabError, PER_PAGE, Project, encode};
 
 /// Pages of a merge request's diffs read at most (10,000 files).
 const MAX_DIFF_PAGES: u32 = 100;
@@ -26,10 +26,11 @@ impl GitlabClient {
     /// The file at `path` in commit `sha`; `None` where the commit has no such file.
     pub async fn read_file(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         path: &str,
         sha: &str,
     ) -> Result<Option<String>, GitlabError> {
+        let project = project.into();
         // GitLab wants the whole path as one segment, `.` included ("lib%2Fclass%2Erb").
         let file = encode(path, b"-_");
         let url = format!(
@@ -49,9 +50,10 @@ impl GitlabClient {
     /// Every path the merge request changes (a renamed file under both names), across pages.
     pub async fn merge_request_files(
         &self,
-        project: u64,
+        project: impl Into<Project>,
         iid: u64,
     ) -> Result<Vec<String>, GitlabError> {
+        let project = project.into();
         let mut files = Vec::new();
         for page in 1..=MAX_DIFF_PAGES {
             let url = format!(
@@ -81,7 +83,13 @@ impl GitlabClient {
     }
 
     /// The best common ancestor of `a` and `b`: where a merge request branched.
-    pub async fn merge_base(&self, project: u64, a: &str, b: &str) -> Result<String, GitlabError> {
+    pub async fn merge_base(
+        &self,
+        project: impl Into<Project>,
+        a: &str,
+        b: &str,
+    ) -> Result<String, GitlabError> {
+        let project = project.into();
         let url = format!(
             "/projects/{project}/repository/merge_base?refs[]={}&refs[]={}",
             encode(a, b"-_."),
@@ -99,7 +107,13 @@ impl GitlabClient {
     }
 
     /// 👀 on a merge request note: the command was read. Already there is not an error.
-    pub async fn award_eyes(&self, project: u64, iid: u64, note: u64) -> Result<(), GitlabError> {
+    pub async fn award_eyes(
+        &self,
+        project: impl Into<Project>,
+        iid: u64,
+        note: u64,
+    ) -> Result<(), GitlabError> {
+        let project = project.into();
         let url = format!("/projects/{project}/merge_requests/{iid}/notes/{note}/award_emoji");
         match self
             .send(

@@ -59,6 +59,23 @@ pub struct ProjectRef {
     pub path: String,
     pub web_url: String,
     pub default_branch: Option<String>,
+    /// Where the agent clones it from (`git_http_url`; the web URL with `.git` when absent).
+    pub clone_url: String,
+}
+
+impl ProjectRef {
+    /// The host (and port) of its web URL: `gitlab.com`, `gitlab.example:8443`.
+    pub fn host(&self) -> Option<&str> {
+        let rest = self.web_url.split_once("://")?.1;
+        let host = rest.split('/').next()?;
+        (!host.is_empty()).then_some(host)
+    }
+
+    /// How benchgate names it: `host/group/name`, which no GitHub `owner/name` can be (a
+    /// GitHub owner holds no dot or colon), so both forges' repositories share one namespace.
+    pub fn full_name(&self) -> Option<String> {
+        Some(format!("{}/{}", self.host()?, self.path))
+    }
 }
 
 /// Who did it.
@@ -332,6 +349,9 @@ fn project(p: wire::Project) -> ProjectRef {
     ProjectRef {
         id: p.id,
         path: p.path_with_namespace,
+        clone_url: p
+            .git_http_url
+            .unwrap_or_else(|| format!("{}.git", p.web_url)),
         web_url: p.web_url,
         default_branch: p.default_branch,
     }

@@ -14,6 +14,8 @@ pub struct Project {
     pub web_url: String,
     #[serde(default)]
     pub default_branch: Option<String>,
+    #[serde(default)]
+    pub git_http_url: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -64,6 +64,9 @@ pub struct State {
     pub files: BTreeMap<(u64, String), BTreeMap<String, String>>,
     /// (project, iid) → (old_path, new_path) of each changed file.
     pub diffs: BTreeMap<(u64, u64), Vec<(String, String)>>,
+    /// (project, sha) of commits the project has beside merge request heads (a status may go
+    /// on any of its commits).
+    pub commits: std::collections::BTreeSet<(u64, String)>,
     /// (a, b) → their merge base.
     pub merge_bases: BTreeMap<(String, String), String>,
     /// (note id, emoji name) awarded by the bot.
@@ -220,6 +223,19 @@ impl Respond for Rules {
         let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
+        // `:id` is a project's number or its URL-encoded path, as GitLab takes both.
+        let project = parts.get(1).and_then(|segment| {
+            let path = segment.replace("%2F", "/").replace("%2f", "/");
+            segment.parse::<u64>().ok().or_else(|| {
+                s.projects
+                    .iter()
+                    .find(|(_, p)| **p == path)
+                    .map(|(id, _)| *id)
+            })
+        });
+        if parts.first() == Some(&"projects") && parts.len() > 2 && project.is_none() {
+            return refuse(&mut s, 404, json!({"message": "404 Project Not Found"}));
+        }
         match (method.as_str(), parts.as_slice()) {
             ("GET", ["user"]) => answer(200, json!({"id": BOT.0, "username": BOT.1})),
             ("GET", ["personal_access_tokens", "self"]) => answer(
@@ -243,7 +259,7 @@ impl Respond for Rules {
                 }
             }
             ("GET", ["projects", _, "repository", "files", file, "raw"]) => {
-                let project = num(1).unwrap_or(0);
+                let project = project.unwrap_or(0);
                 let path = file.replace("%2F", "/").replace("%2E", ".");
                 let sha = query.get("ref").cloned().unwrap_or_default();
                 match s.files.get(&(project, sha)).and_then(|f| f.get(&path)) {
@@ -252,7 +268,7 @@ impl Respond for Rules {
                 }
             }
             ("GET", ["projects", _, "merge_requests", _, "diffs"]) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let all: Vec<Value> = s
                     .diffs
                     .get(&key)
@@ -290,7 +306,7 @@ impl Respond for Rules {
                     "award_emoji",
                 ],
             ) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let note = num(5).unwrap_or(0);
                 let name = body["name"].as_str().unwrap_or("").to_owned();
                 if !s
@@ -315,7 +331,7 @@ impl Respond for Rules {
                 )
             }
             ("GET", ["projects", _, "issues"]) => {
-                let project = num(1).unwrap_or(0);
+                let project = project.unwrap_or(0);
                 let wanted: Vec<String> = query
                     .get("labels")
                     .map(|l| l.split(',').map(str::to_owned).collect())
@@ -337,7 +353,7 @@ impl Respond for Rules {
                 page_of(&all, &query)
             }
             ("POST", ["projects", _, "issues"]) => {
-                let project = num(1).unwrap_or(0);
+                let project = project.unwrap_or(0);
                 let Some(title) = body["title"].as_str().filter(|t| !t.is_empty()) else {
                     return refuse(&mut s, 400, json!({"error": "title is missing"}));
                 };
@@ -355,7 +371,7 @@ impl Respond for Rules {
                 answer(201, issue)
             }
             ("PUT", ["projects", _, "issues", _]) => {
-                let (project, iid) = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let (project, iid) = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let Some(issue) = s
                     .issues
                     .get_mut(&project)
@@ -378,7 +394,7 @@ impl Respond for Rules {
                 answer(200, issue)
             }
             ("GET", ["projects", _, "hooks"]) => {
-                let project = num(1).unwrap_or(0);
+                let project = project.unwrap_or(0);
                 if s.members.get(&(project, BOT.0)).copied().unwrap_or(0) < 40 {
                     return refuse(&mut s, 403, json!({"message": "403 Forbidden"}));
                 }
@@ -388,7 +404,7 @@ impl Respond for Rules {
                 )
             }
             ("GET", ["projects", _, "merge_requests", _]) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 match s.mrs.get(&key) {
                     Some(mr) => answer(
                         200,
@@ -402,7 +418,7 @@ impl Respond for Rules {
                 }
             }
             ("GET", ["projects", _, "members", "all", _]) => {
-                let (project, user) = (num(1).unwrap_or(0), num(4).unwrap_or(0));
+                let (project, user) = (project.unwrap_or(0), num(4).unwrap_or(0));
                 match s.members.get(&(project, user)) {
                     Some(level) => answer(
                         200,
@@ -412,7 +428,7 @@ impl Respond for Rules {
                 }
             }
             ("GET", ["projects", _, "merge_requests", _, "notes"]) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let all: Vec<Value> = s
                     .notes
                     .get(&key)
@@ -427,7 +443,7 @@ impl Respond for Rules {
                 page_of(&all, &query)
             }
             ("POST", ["projects", _, "merge_requests", _, "notes"]) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let text = body["body"].as_str().unwrap_or("").to_owned();
                 if text.trim().is_empty() {
                     return refuse(
@@ -457,7 +473,7 @@ impl Respond for Rules {
                 )
             }
             ("PUT", ["projects", _, "merge_requests", _, "notes", _]) => {
-                let key = (num(1).unwrap_or(0), num(3).unwrap_or(0));
+                let key = (project.unwrap_or(0), num(3).unwrap_or(0));
                 let id = num(5).unwrap_or(0);
                 let text = body["body"].as_str().unwrap_or("").to_owned();
                 let Some(note) = s
@@ -486,7 +502,7 @@ impl Respond for Rules {
                 )
             }
             ("POST", ["projects", _, "statuses", sha]) => {
-                let project = num(1).unwrap_or(0);
+                let project = project.unwrap_or(0);
                 let sha = sha.to_string();
                 let of_sha: Vec<MergeRequest> = s
                     .mrs
@@ -494,7 +510,7 @@ impl Respond for Rules {
                     .filter(|((p, _), mr)| *p == project && mr.sha == sha)
                     .map(|(_, mr)| mr.clone())
                     .collect();
-                if of_sha.is_empty() {
+                if of_sha.is_empty() && !s.commits.contains(&(project, sha.clone())) {
                     return refuse(
                         &mut s,
                         404,

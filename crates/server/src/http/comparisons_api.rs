@@ -334,6 +334,7 @@ async fn create_comparison(
             installation_id: None,
             full_name: req.repository.clone(),
             clone_url: req.repository.clone(),
+            forge: benchgate_store::model::Forge::GitHub,
         })
         .await?;
     let plan = comparison_analysis::plan_rounds(

@@ -8,6 +8,7 @@ pub mod comparisons_api;
 mod dashboard;
 pub mod error;
 pub mod github_setup;
+mod gitlab_webhooks;
 mod health;
 mod metrics;
 mod profile;
@@ -38,7 +39,8 @@ pub fn router(state: crate::AppState) -> axum::Router {
         .merge(dashboard::routes(state.clone()))
         .merge(metrics::routes())
         .merge(github_setup::routes())
-        .merge(webhooks::routes());
+        .merge(webhooks::routes())
+        .merge(gitlab_webhooks::routes());
     layered(routes.with_state(state), body_limit, timeout)
 }
 

@@ -41,6 +41,14 @@ async fn receive(State(app): State<AppState>, request: Request) -> Response {
         }
     };
     let answer = handle(&app, &parts.headers, &body.bytes).await;
+    counted(&app, started, answer)
+}
+
+/// A delivery's answer, and what the server made of it.
+pub(super) type Answer = Result<((StatusCode, Json<Value>), &'static str), ApiError>;
+
+/// The answer to a delivery of either forge, counted by outcome and timed for `/metrics`.
+pub(super) fn counted(app: &AppState, started: std::time::Instant, answer: Answer) -> Response {
     let outcome = match &answer {
         Ok((_, outcome)) => *outcome,
         Err(ApiError::Unauthorized) => "unauthorized",
@@ -140,7 +148,7 @@ async fn verify(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), 
     }
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get(name)?
         .to_str()

@@ -22,7 +22,7 @@ impl OutboxTask for Reaction {
     }
 
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        cx.github
+        cx.github()?
             .add_eyes_reaction(&self.repo.target()?, self.comment_id)
             .await?;
         Ok(())

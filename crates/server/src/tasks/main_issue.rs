@@ -72,25 +72,25 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     let number = match episode.issue_number {
         Some(n) => Some(n as u64),
         None => cx
-            .github
+            .github()?
             .find_marked_issue(&target, &marker, &since)
             .await?
             .map(|i| i.number),
     };
     let number = match number {
         Some(n) => {
-            cx.github
+            cx.github()?
                 .update_issue(&target, n, &title, &body, episode.open)
                 .await?;
             n
         }
         None => {
             let issue = cx
-                .github
+                .github()?
                 .create_issue(&target, &title, &body, &labels)
                 .await?;
             if !episode.open {
-                cx.github
+                cx.github()?
                     .update_issue(&target, issue.number, &title, &body, false)
                     .await?;
             }

@@ -166,10 +166,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
             .await?
             .ok_or_else(|| TaskError::Permanent(format!("repository {}", c.repository_id)))?;
         cx.enqueue(MarkedComment {
-            repo: RepoName {
-                full_name: repository.full_name.clone(),
-                installation_id: repository.installation_id.map(|i| i as u64),
-            },
+            repo: RepoName::of(&repository),
             pr,
             label: MERGED_PR_LABEL.to_owned(),
             body: merged_pr_comment(&cx.github_config, &c, &series.branch, &slower_rows),

@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use benchgate_github::client::{GitHubClient, GitHubError, RepoTarget};
+use benchgate_gitlab::client::GitlabError;
 use benchgate_store::StoreError;
+use benchgate_store::model::Forge;
 use benchgate_store::model::{
     Comparison, ComparisonId, NewJob, NewOutboxMessage, OutboxId, Priority,
 };
@@ -64,11 +66,11 @@ pub fn is_check_name(name: &str) -> bool {
 }
 
 /// What a task needs to run: the [`Domain`](crate::Domain) (which it dereferences to, so
-/// `cx.store` and `cx.config` read it) and GitHub.
+/// `cx.store` and `cx.config` read it) and the forges.
 #[derive(Clone)]
 pub struct Context {
     pub domain: crate::Domain,
-    pub github: GitHubClient,
+    pub forges: crate::forge::Forges,
     pub github_config: Arc<GitHubConfig>,
 }
 
@@ -85,6 +87,11 @@ impl std::ops::Deref for Context {
 pub enum TaskError {
     #[error(transparent)]
     GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    GitLab(#[from] GitlabError),
+    /// The repository's forge has no credentials on this server (yet): kept for when it has.
+    #[error("no {forge} credentials are configured; the write waits until they are")]
+    NoCredentials { forge: &'static str },
     #[error("store: {0}")]
     Store(#[from] StoreError),
     /// The row cannot succeed however often it is tried.
@@ -92,10 +99,24 @@ pub enum TaskError {
     Permanent(String),
 }
 
+impl From<crate::forge::ForgeError> for TaskError {
+    fn from(e: crate::forge::ForgeError) -> Self {
+        use crate::forge::ForgeError;
+        match e {
+            ForgeError::GitHub(e) => TaskError::GitHub(e),
+            ForgeError::GitLab(e) => TaskError::GitLab(e),
+            ForgeError::NoCredentials { forge } => TaskError::NoCredentials { forge },
+            ForgeError::Elsewhere(why) => TaskError::Permanent(why),
+        }
+    }
+}
+
 impl crate::workers::outbox::RowError for TaskError {
     fn is_retryable(&self) -> bool {
         match self {
             TaskError::GitHub(e) => e.is_retryable(),
+            TaskError::GitLab(e) => e.is_transient(),
+            TaskError::NoCredentials { .. } => true,
             TaskError::Store(_) => true,
             TaskError::Permanent(_) => false,
         }
@@ -104,6 +125,7 @@ impl crate::workers::outbox::RowError for TaskError {
     fn retry_after(&self) -> Option<Duration> {
         match self {
             TaskError::GitHub(e) => e.retry_after(),
+            TaskError::GitLab(e) => e.retry_after(),
             _ => None,
         }
     }
@@ -121,7 +143,7 @@ impl crate::workers::outbox::Perform for Context {
         let task = registered(kind)
             .ok_or_else(|| TaskError::Permanent(format!("no task has the kind {kind:?}")))?;
         let done = (task.run)(self, payload, row).await;
-        if let Err(TaskError::GitHub(_)) = &done {
+        if let Err(TaskError::GitHub(_) | TaskError::GitLab(_)) = &done {
             self.metrics.github_api_error();
         }
         done
@@ -129,6 +151,22 @@ impl crate::workers::outbox::Perform for Context {
 }
 
 impl Context {
+    /// GitHub's client, for what only GitHub has (merge queues, check-run re-runs, culprit
+    /// searches' commit lists); an error the outbox retries until credentials exist.
+    pub fn github(&self) -> Result<&GitHubClient, TaskError> {
+        self.forges
+            .github
+            .as_ref()
+            .ok_or(TaskError::NoCredentials { forge: "GitHub" })
+    }
+
+    /// `repo` on its forge.
+    pub fn forge(&self, repo: &RepoName) -> Result<crate::forge::ForgeRepo<'_>, TaskError> {
+        Ok(self
+            .forges
+            .repo(repo.forge, &repo.full_name, repo.installation_id)?)
+    }
+
     /// The stored row of a repository a webhook recorded; a row for one never recorded cannot
     /// succeed however often it is tried.
     async fn recorded_repository(
@@ -152,25 +190,24 @@ impl Context {
     /// Writes comparison `id`'s check: a merge group's by its own rules (which use the plain
     /// check's writer, so the choice is made here and neither module imports the other).
     async fn report_check(&self, id: i64) -> Result<(), TaskError> {
-        let Some((loaded, target)) = self.loaded(id).await? else {
+        let Some((loaded, repo)) = self.loaded(id).await? else {
             return Ok(());
         };
         if loaded.comparison.kind() == ComparisonKind::MergeGroup {
-            merge_group::report(self, loaded, target).await
+            merge_group::report(self, loaded, repo.target()?).await
         } else {
-            report_check::run(self, loaded, target).await
+            report_check::run(self, loaded, &repo).await
         }
     }
 
     /// The report of comparison `id` and the repository it is posted to.
-    async fn loaded(&self, id: i64) -> Result<Option<(LoadedReport, RepoTarget)>, TaskError> {
+    async fn loaded(&self, id: i64) -> Result<Option<(LoadedReport, RepoName)>, TaskError> {
         let url = self.github_config.comparison_url(id);
         let Some(loaded) = report::load(self.store.as_ref(), ComparisonId(id), url).await? else {
             return Ok(None);
         };
-        let installation = loaded.repository.installation_id.map(|i| i as u64);
-        let target = RepoTarget::new(installation, &loaded.repository.full_name)?;
-        Ok(Some((loaded, target)))
+        let repo = RepoName::of(&loaded.repository);
+        Ok(Some((loaded, repo)))
     }
 
     /// A job of `rounds`, keyed by the outbox row that asked for it: the row carried out again
@@ -206,16 +243,41 @@ fn comment_key_of(c: &Comparison) -> String {
     benchgate_github::repo_config::comment_key(suite_of(c).as_deref(), &c.runner_label)
 }
 
-/// The repository a task acts on, as GitHub names it.
+/// The repository a task acts on, as its forge names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoName {
-    /// `owner/name`.
+    /// `owner/name` on GitHub; `host/group/name` on GitLab.
     pub full_name: String,
     /// The App installation whose token may touch it (`None` with a single token).
     pub installation_id: Option<u64>,
+    /// Rows written before GitLab was wired have none: they are GitHub's.
+    #[serde(default, skip_serializing_if = "is_github")]
+    pub forge: Forge,
+}
+
+fn is_github(forge: &Forge) -> bool {
+    *forge == Forge::GitHub
 }
 
 impl RepoName {
+    /// A GitHub repository's name.
+    pub fn github(full_name: &str, installation_id: Option<u64>) -> Self {
+        RepoName {
+            full_name: full_name.to_owned(),
+            installation_id,
+            forge: Forge::GitHub,
+        }
+    }
+
+    /// The name of a stored repository.
+    pub fn of(r: &benchgate_store::model::Repository) -> Self {
+        RepoName {
+            full_name: r.full_name.clone(),
+            installation_id: r.installation_id.map(|i| i as u64),
+            forge: r.forge,
+        }
+    }
+
     /// The client's target for this repository.
     pub fn target(&self) -> Result<RepoTarget, GitHubError> {
         RepoTarget::new(self.installation_id, &self.full_name)
@@ -408,10 +470,7 @@ mod tests {
 
     #[test]
     fn every_schedule_and_cancel_of_a_pr_shares_one_key() {
-        let repo = RepoName {
-            full_name: "acme/widgets".into(),
-            installation_id: Some(1),
-        };
+        let repo = RepoName::github("acme/widgets", Some(1));
         let schedule = |head: &str, pr| {
             SchedulePullRequest {
                 repo: repo.clone(),

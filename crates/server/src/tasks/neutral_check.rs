@@ -23,6 +23,9 @@ pub struct NeutralCheck {
     /// `None`: neutral.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conclusion: Option<CheckConclusion>,
+    /// The change the head belongs to: GitLab's status goes into its merge request's pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<u64>,
 }
 
 impl OutboxTask for NeutralCheck {
@@ -36,8 +39,9 @@ impl OutboxTask for NeutralCheck {
     }
 
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        let target = self.repo.target()?;
-        commit_check::write(&cx.github, &target, &self.check_write(), None).await?;
+        let forge = cx.forge(&self.repo)?;
+        let pr = self.pr;
+        forge.write_gate(pr, &self.check_write(), None).await?;
         Ok(())
     }
 }

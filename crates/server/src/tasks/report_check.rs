@@ -35,12 +35,22 @@ impl OutboxTask for ReportCheck {
 pub(super) async fn run(
     cx: &Context,
     loaded: report::LoadedReport,
-    target: benchgate_github::client::RepoTarget,
+    repo: &super::RepoName,
 ) -> Result<(), TaskError> {
     let c = &loaded.comparison;
     let id = c.id.0;
     let write = check_write(c, &loaded.input, cx.github_config.comparison_url(id));
-    let new_run = write_recorded(cx, &target, c, &write).await?;
+    let new_run = match cx.forge(repo)? {
+        crate::forge::ForgeRepo::GitHub { target, .. } => {
+            write_recorded(cx, &target, c, &write).await?
+        }
+        // A commit status has no id to keep: every write restates the gate.
+        gitlab => {
+            let pr = c.pr_number.map(|n| n as u64);
+            gitlab.write_gate(pr, &write, None).await?;
+            false
+        }
+    };
     tracing::info!(comparison = id, generation = c.rounds_generation, new_run, status = ?write.status, conclusion = ?write.conclusion, "check written");
     Ok(())
 }
@@ -61,11 +71,11 @@ pub(super) async fn write_recorded(
     if let Some(id) = existing
         && !completed
         && c.check_run_generation < c.rounds_generation
-        && cx.github.is_app()
+        && cx.github()?.is_app()
     {
         let older = external_id_of(c.id.0, c.check_run_generation);
         let found = cx
-            .github
+            .github()?
             .find_check_run(target, &c.head_sha, &write.name, &older)
             .await?;
         if found.is_some_and(|run| run.status == "completed") {
@@ -73,7 +83,7 @@ pub(super) async fn write_recorded(
             existing = None;
         }
     }
-    if let Some(check_run_id) = commit_check::write(&cx.github, target, write, existing).await? {
+    if let Some(check_run_id) = commit_check::write(cx.github()?, target, write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
             generation: c.rounds_generation,

@@ -29,7 +29,7 @@ impl OutboxTask for ReportComment {
 /// Renders comparison `id` and writes its PR comment, unless a newer comparison of the same
 /// PR, suite and label speaks there now.
 pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
-    let Some((loaded, target)) = cx.loaded(id).await? else {
+    let Some((loaded, repo)) = cx.loaded(id).await? else {
         return Ok(());
     };
     let c = &loaded.comparison;
@@ -47,17 +47,13 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
     }
     crate::profile::after_verdict(cx, &loaded).await?;
     let body = report::render_comment(&loaded.input);
-    let upsert = cx
-        .github
-        .upsert_marked_comment(&target, pr as u64, &key, &body)
+    let comment = cx
+        .forge(&repo)?
+        .upsert_comment(pr as u64, &key, &body)
         .await?;
     cx.store
-        .set_pull_request_comment_id(c.repository_id, pr, &key, upsert.comment.id as i64)
+        .set_pull_request_comment_id(c.repository_id, pr, &key, comment)
         .await?;
-    tracing::info!(
-        comparison = id,
-        created = upsert.created,
-        "PR comment written"
-    );
+    tracing::info!(comparison = id, comment, "PR comment written");
     Ok(())
 }

@@ -40,7 +40,11 @@ impl OutboxTask for ScheduleMain {
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
         let target = self.repo.target()?;
         let repository = cx.recorded_repository(&self.repo).await?;
-        let Some(text) = cx.github.read_file(&target, FILE_NAME, &self.after).await? else {
+        let Some(text) = cx
+            .github()?
+            .read_file(&target, FILE_NAME, &self.after)
+            .await?
+        else {
             tracing::info!("no {FILE_NAME} at the pushed commit; the branch's history is not kept");
             return Ok(());
         };

@@ -62,9 +62,9 @@ impl OutboxTask for SchedulePullRequest {
 
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, head = %t.head_sha))]
 async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError> {
-    let target = t.repo.target()?;
+    let forge = cx.forge(&t.repo)?;
     let repository = cx.recorded_repository(&t.repo).await?;
-    let Some(text) = cx.github.read_file(&target, FILE_NAME, &t.base_ref).await? else {
+    let Some(text) = forge.read_file(FILE_NAME, &t.base_ref).await? else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
         return cx.enqueue(no_config_check(&t)).await;
     };
@@ -83,18 +83,20 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
         .iter()
         .any(|s| !s.paths.patterns().is_empty() || !s.ignore.patterns().is_empty())
     {
-        cx.github.list_pr_files(&target, t.pr).await?
+        forge.changed_files(t.pr).await?
     } else {
         Vec::new()
     };
     // GitHub lists at most 3,000 files: a longer change may hold a file that counts.
     let listed_all = files.len() < MAX_LISTED_FILES;
-    let branch = match branch_point(cx, &target, &t).await {
+    let branch = match branch_point(&forge, &t).await {
         Ok(branch) => branch,
         // What trying again cannot change (a sha GitHub does not know, a refused compare)
         // concludes each check with the reason, so a required check does not wait on nothing.
         // What it can (5xx, rate limits, a dropped connection) the outbox retries.
-        Err(TaskError::GitHub(e)) if !e.is_retryable() => {
+        Err(e @ (TaskError::GitHub(_) | TaskError::GitLab(_)))
+            if !crate::workers::outbox::RowError::is_retryable(&e) =>
+        {
             tracing::warn!(error = %e, "cannot read the branch point; the checks conclude with the reason");
             for (suite, label) in config.comparisons() {
                 let stored = config.comparison_config(suite);
@@ -131,8 +133,7 @@ async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError>
 /// GitHub's compare API finds it (docs/statistics.md §1c). Two histories with nothing in
 /// common have none: the tip is measured then, and the comment says so.
 async fn branch_point(
-    cx: &Context,
-    target: &benchgate_github::client::RepoTarget,
+    forge: &crate::forge::ForgeRepo<'_>,
     t: &SchedulePullRequest,
 ) -> Result<(String, PullRequestBranch), TaskError> {
     let mut branch = PullRequestBranch {
@@ -142,20 +143,20 @@ async fn branch_point(
         no_merge_base: false,
         trees: None,
     };
-    let Some(point) = cx
-        .github
-        .branch_point(target, &t.base_sha, &t.head_sha)
-        .await?
-    else {
+    let Some(point) = forge.branch_point(t.pr, &t.base_sha, &t.head_sha).await? else {
         tracing::warn!(tip = %t.base_sha, "the PR shares no commit with its base branch; measuring against the tip");
         branch.no_merge_base = true;
         return Ok((t.base_sha.clone(), branch));
     };
     branch.base_ahead_by = point.base_ahead_by;
-    branch.trees = Some(MeasuredTrees {
+    // GitLab names no trees; they serve only merge groups, which GitLab has none of.
+    branch.trees = (!point.merge_base_tree.is_empty()).then_some(MeasuredTrees {
         base: point.merge_base_tree,
         head: point.head_tree,
     });
+    if branch.base_tip.is_empty() {
+        branch.base_tip = point.merge_base.clone();
+    }
     if point.base_ahead_by > 0 {
         tracing::info!(merge_base = %point.merge_base, tip = %t.base_sha, moved = point.base_ahead_by, "the base branch moved on since the PR branched; measuring from the merge base");
     }
@@ -290,6 +291,7 @@ fn ignored_check(
         .collect();
     NeutralCheck {
         repo: t.repo.clone(),
+        pr: Some(t.pr),
         head_sha: t.head_sha.clone(),
         title: "no benchmarked file changed".to_owned(),
         summary: format!(
@@ -311,25 +313,30 @@ fn ignored_check(
 }
 
 /// The neutral check of a head whose base branch has no `.benchgate.toml`.
-/// The check of one (suite, label) whose branch point GitHub would not give: neutral, or a
-/// failure where the repository fails closed (`on_no_answer`), saying what GitHub answered.
+/// The check of one (suite, label) whose branch point the forge would not give: neutral, or a
+/// failure where the repository fails closed (`on_no_answer`), saying what the forge answered.
 fn unreadable_branch_point_check(
     t: &SchedulePullRequest,
     stored: &ComparisonConfig,
     label: &str,
-    error: &benchgate_github::client::GitHubError,
+    error: &TaskError,
 ) -> NeutralCheck {
     use benchgate_api::agent::NoAnswerConclusion;
     NeutralCheck {
         repo: t.repo.clone(),
+        pr: Some(t.pr),
         head_sha: t.head_sha.clone(),
         title: "could not read the branch point".to_owned(),
         summary: format!(
             "benchgate could not find where this PR branched from `{}` (its tip `{}`): {error}. \
-             Nothing was benchmarked. Push again, or comment `/rebench` once GitHub has both \
+             Nothing was benchmarked. Push again, or comment `/rebench` once {} has both \
              commits.",
             t.base_ref,
-            benchgate_stats::words::short_sha(&t.base_sha)
+            benchgate_stats::words::short_sha(&t.base_sha),
+            match t.repo.forge {
+                benchgate_store::model::Forge::GitHub => "GitHub",
+                benchgate_store::model::Forge::GitLab => "GitLab",
+            }
         ),
         name: Some(benchgate_github::repo_config::check_run_name(
             stored.suite.as_deref(),
@@ -345,6 +352,7 @@ fn unreadable_branch_point_check(
 fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
     NeutralCheck {
         repo: t.repo.clone(),
+        pr: Some(t.pr),
         head_sha: t.head_sha.clone(),
         title: format!("no {FILE_NAME}"),
         summary: format!(
@@ -376,6 +384,7 @@ fn invalid_config_reports(
     };
     let check = NeutralCheck {
         repo: t.repo.clone(),
+        pr: Some(t.pr),
         head_sha: t.head_sha.clone(),
         title: format!("invalid {FILE_NAME}"),
         summary: format!("```\n{error}\n```"),
@@ -391,10 +400,7 @@ mod tests {
 
     fn pull_request() -> SchedulePullRequest {
         SchedulePullRequest {
-            repo: RepoName {
-                full_name: "acme/widgets".into(),
-                installation_id: Some(7),
-            },
+            repo: RepoName::github("acme/widgets", Some(7)),
             clone_url: "https://github.com/acme/widgets.git".into(),
             pr: 42,
             base_ref: "main".into(),

@@ -27,10 +27,9 @@ impl OutboxTask for MarkedComment {
     }
 
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        let target = self.repo.target()?;
         let body = crate::report::fit_bytes(self.body, crate::report::COMMENT_LIMIT);
-        cx.github
-            .upsert_marked_comment(&target, self.pr, &self.label, &body)
+        cx.forge(&self.repo)?
+            .upsert_comment(self.pr, &self.label, &body)
             .await?;
         Ok(())
     }

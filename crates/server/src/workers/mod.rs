@@ -53,20 +53,36 @@ fn spawn_github_workers(
     tasks: &mut JoinSet<()>,
 ) {
     let config = &domain.config.github;
+    let gitlab = match domain.config.gitlab.forge() {
+        Ok(forge) => forge.map(Arc::new),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot use the GitLab flags; GitLab writes wait in the outbox");
+            None
+        }
+    };
+    if let Some(forge) = &gitlab {
+        tracing::info!(host = %forge.host, "gating GitLab merge requests");
+    }
     if !credentials.has_flag_secret() {
         tracing::info!(
             "no webhook secret flag; deliveries are verified with the App stored by /github/setup, if any"
         );
     }
     match config.client() {
-        Ok(Some(github)) => spawn_github_tasks(domain, github, cancel, tasks),
+        Ok(Some(github)) => spawn_github_tasks(domain, Some(github), gitlab, cancel, tasks),
         Ok(None) => {
             tracing::info!(
                 "no GitHub App or token flags; GitHub writes wait in the outbox until /github/setup stores an App"
             );
+            // GitLab's writes need not wait for GitHub's App: this worker carries them out,
+            // and the one started with the App takes both.
+            if gitlab.is_some() {
+                spawn_github_tasks(domain, None, gitlab.clone(), cancel, tasks);
+            }
             tasks.spawn(start_with_stored_app(
                 domain.clone(),
                 credentials,
+                gitlab,
                 cancel.clone(),
             ));
         }
@@ -81,6 +97,7 @@ fn spawn_github_workers(
 async fn start_with_stored_app(
     domain: Domain,
     credentials: Arc<GitHubCredentials>,
+    gitlab: Option<Arc<crate::forge::GitlabForge>>,
     cancel: CancellationToken,
 ) {
     let mut next = credentials.wait_for_app_other_than(None, &cancel).await;
@@ -95,7 +112,7 @@ async fn start_with_stored_app(
         match domain.config.github.client_with(auth) {
             Ok(github) => {
                 tracing::info!(app_id = app.app_id, slug = %app.slug, "using the GitHub App stored by /github/setup");
-                spawn_github_tasks(&domain, github, &run, &mut tasks);
+                spawn_github_tasks(&domain, Some(github), gitlab.clone(), &run, &mut tasks);
             }
             Err(e) => {
                 tracing::error!(app_id = app.app_id, error = %e, "cannot use the stored GitHub App; run /github/setup again");
@@ -109,10 +126,12 @@ async fn start_with_stored_app(
     }
 }
 
-/// The outbox worker and the report watcher, writing to GitHub through `github`.
+/// The outbox worker and the report watcher, writing to GitHub through `github` (`None`:
+/// GitHub's rows wait) and to GitLab through `gitlab`.
 fn spawn_github_tasks(
     domain: &Domain,
-    github: GitHubClient,
+    github: Option<GitHubClient>,
+    gitlab: Option<Arc<crate::forge::GitlabForge>>,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) {
@@ -123,7 +142,7 @@ fn spawn_github_tasks(
         metrics: domain.metrics.clone(),
         perform: crate::tasks::Context {
             domain: domain.clone(),
-            github,
+            forges: crate::forge::Forges { github, gitlab },
             github_config: std::sync::Arc::new(config.clone()),
         },
     };

@@ -195,6 +195,7 @@ mod tests {
                 installation_id: None,
                 full_name: "acme/widgets".into(),
                 clone_url: "https://example.invalid/acme/widgets.git".into(),
+                forge: benchgate_store::model::Forge::GitHub,
             })
             .await
             .unwrap();

@@ -38,7 +38,7 @@ pub use outbox::{
     comparison_key,
 };
 pub use profile::{NewProfile, NewProfileJob, StoredProfile};
-pub use repository::{Installation, NewRepository, Repository};
+pub use repository::{Forge, Installation, NewRepository, Repository};
 pub use runner::{NewRunner, Runner, RunnerToken};
 pub use sample::{
     RoundUpload, RunnerSeries, Sample, SampleInput, SamplesSince, UploadMarks, UploadReceipt,

@@ -13,6 +13,33 @@ pub struct Installation {
     pub account_login: String,
 }
 
+/// The forge a repository lives on, which answers its webhooks and takes its comments and gate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Forge {
+    #[default]
+    GitHub,
+    GitLab,
+}
+
+impl Forge {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Forge::GitHub => "github",
+            Forge::GitLab => "gitlab",
+        }
+    }
+
+    /// The stored word; an unknown one is an error, never GitHub by default.
+    pub fn parse(word: &str) -> Option<Forge> {
+        match word {
+            "github" => Some(Forge::GitHub),
+            "gitlab" => Some(Forge::GitLab),
+            _ => None,
+        }
+    }
+}
+
 /// A repository to upsert: from GitHub (with its ids) or given by URL/path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewRepository {
@@ -22,6 +49,7 @@ pub struct NewRepository {
     /// `owner/name`, or the URL/path itself.
     pub full_name: String,
     pub clone_url: String,
+    pub forge: Forge,
 }
 
 /// A stored repository.
@@ -32,6 +60,8 @@ pub struct Repository {
     pub installation_id: Option<i64>,
     pub full_name: String,
     pub clone_url: String,
+    #[serde(default)]
+    pub forge: Forge,
     pub created_at: DateTime<Utc>,
     pub removed_at: Option<DateTime<Utc>>,
 }

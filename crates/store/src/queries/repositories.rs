@@ -61,9 +61,9 @@ pub(super) async fn ensure(
     let sql = if repo.github_id.is_some() {
         concatcp!(
             "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
-             created_at, updated_at) SELECT $1, $2, $3, $4, $5, $5 WHERE NOT EXISTS \
+             forge, created_at, updated_at) SELECT $1, $2, $3, $4, $6, $5, $5 WHERE NOT EXISTS \
              (SELECT 1 FROM repositories WHERE github_id = $1 AND full_name = $3 \
-             AND clone_url = $4 AND ($2 IS NULL OR installation_id = $2) \
+             AND clone_url = $4 AND forge = $6 AND ($2 IS NULL OR installation_id = $2) \
              AND removed_at IS NULL) \
              ON CONFLICT (github_id) DO UPDATE SET full_name = excluded.full_name, \
              clone_url = excluded.clone_url, \
@@ -74,10 +74,11 @@ pub(super) async fn ensure(
     } else {
         concatcp!(
             "INSERT INTO repositories (github_id, installation_id, full_name, clone_url, \
-             created_at, updated_at) SELECT $1, $2, $3, $4, $5, $5 WHERE NOT EXISTS \
-             (SELECT 1 FROM repositories WHERE full_name = $3 AND clone_url = $4 \
+             forge, created_at, updated_at) SELECT $1, $2, $3, $4, $6, $5, $5 WHERE NOT EXISTS \
+             (SELECT 1 FROM repositories WHERE full_name = $3 AND clone_url = $4 AND forge = $6 \
              AND ($2 IS NULL OR installation_id = $2) AND removed_at IS NULL) \
              ON CONFLICT (full_name) DO UPDATE SET clone_url = excluded.clone_url, \
+             forge = excluded.forge, \
              installation_id = COALESCE(excluded.installation_id, repositories.installation_id), \
              updated_at = excluded.updated_at, removed_at = NULL RETURNING ",
             REPOSITORY_COLUMNS
@@ -89,6 +90,7 @@ pub(super) async fn ensure(
         .bind(&repo.full_name)
         .bind(&repo.clone_url)
         .bind(crate::shared::now())
+        .bind(repo.forge.as_str())
         .fetch_optional(&mut *conn)
         .await?
         .as_ref()

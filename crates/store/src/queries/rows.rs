@@ -34,6 +34,14 @@ pub(super) fn repository(row: &DbRow) -> Result<Repository, StoreError> {
         installation_id: row.try_get("installation_id")?,
         full_name: row.try_get("full_name")?,
         clone_url: row.try_get("clone_url")?,
+        forge: {
+            let word: String = row.try_get("forge")?;
+            Forge::parse(&word).ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "repository forge {word:?} is not one benchgate knows"
+                ))
+            })?
+        },
         created_at: row.try_get("created_at")?,
         removed_at: row.try_get("removed_at")?,
     })

@@ -4,7 +4,7 @@ pub(crate) const RUNNER_COLUMNS: &str =
     "id, name, labels, fingerprint, created_at, last_seen_at, revoked_at, audit_since";
 
 pub(crate) const REPOSITORY_COLUMNS: &str =
-    "id, github_id, installation_id, full_name, clone_url, created_at, removed_at";
+    "id, github_id, installation_id, full_name, clone_url, forge, created_at, removed_at";
 
 /// Needs `FROM comparisons c JOIN repositories r ON r.id = c.repository_id`.
 pub(crate) const COMPARISON_COLUMNS: &str = "c.id, c.repository_id, r.full_name AS repository, c.pr_number, c.base_sha, c.head_sha, \

@@ -255,6 +255,7 @@ pub async fn comparison_results_and_github_ids(store: Arc<dyn Store>) {
         installation_id: None,
         full_name: "acme/old".into(),
         clone_url: "https://github.com/acme/old.git".into(),
+        forge: Default::default(),
     };
     store
         .upsert_installation(&Installation {

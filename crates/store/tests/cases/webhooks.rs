@@ -130,6 +130,7 @@ pub async fn a_pull_request_delivery_records_its_rows(store: Arc<dyn Store>) {
                 installation_id: Some(42),
                 full_name: repo.into(),
                 clone_url: clone.into(),
+                forge: Default::default(),
             }),
             DeliveryEffect::RecordPullRequestHead {
                 full_name: repo.into(),

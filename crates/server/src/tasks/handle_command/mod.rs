@@ -291,7 +291,7 @@ async fn permitted(cx: &Context, t: &HandleCommand) -> Result<Result<(), String>
     let target = t.repo.target()?;
     Ok(
         match cx
-            .github
+            .github()?
             .collaborator_permission(&target, &t.commenter)
             .await
         {
@@ -325,10 +325,7 @@ mod tests {
 
     fn command(commenter: &str) -> HandleCommand {
         HandleCommand {
-            repo: crate::tasks::RepoName {
-                full_name: "acme/widgets".into(),
-                installation_id: Some(7),
-            },
+            repo: crate::tasks::RepoName::github("acme/widgets", Some(7)),
             pr: 42,
             comment_id: 9001,
             commenter: commenter.into(),

@@ -518,10 +518,7 @@ async fn tell(cx: &Context, search: &Bisection, view: &SearchOutcome) -> Result<
             .await?
             .ok_or_else(|| TaskError::Permanent("repository of a culprit search".into()))?;
         cx.enqueue(MarkedComment {
-            repo: RepoName {
-                full_name: repository.full_name.clone(),
-                installation_id: repository.installation_id.map(|i| i as u64),
-            },
+            repo: RepoName::of(&repository),
             pr,
             label: CULPRIT_LABEL.to_owned(),
             body: culprit_comment(&cx.github_config, &repository.full_name, search, view),

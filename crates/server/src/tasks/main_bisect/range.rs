@@ -23,7 +23,7 @@ pub(super) async fn read_range(
         &repository.full_name,
     )?;
     match cx
-        .github
+        .github()?
         .compare_commits(&target, &search.good_sha, &search.bad_sha)
         .await
     {

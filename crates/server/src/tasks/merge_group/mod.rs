@@ -169,9 +169,9 @@ pub(super) async fn report(
             .into_iter()
             .find(|g| g.runner_label == c.runner_label && g.config.suite == c.config.suite);
         if let Some(group) = group
-            && let Some((loaded, target)) = cx.loaded(group.id.0).await?
+            && let Some((loaded, repo)) = cx.loaded(group.id.0).await?
         {
-            return Box::pin(report(cx, loaded, target)).await;
+            return Box::pin(report(cx, loaded, repo.target()?)).await;
         }
         return Ok(());
     }

@@ -47,7 +47,7 @@ impl OutboxTask for ScheduleMergeGroup {
         let target = self.repo.target()?;
         let repository = cx.recorded_repository(&self.repo).await?;
         let Some(text) = cx
-            .github
+            .github()?
             .read_file(&target, FILE_NAME, &self.base_ref)
             .await?
         else {
@@ -95,7 +95,7 @@ impl OutboxTask for ScheduleMergeGroup {
             return Ok(());
         }
         let commits = cx
-            .github
+            .github()?
             .compare_commits(&target, &self.base_sha, &self.head_sha)
             .await?;
         let listed: Vec<(String, String, Vec<String>)> = commits
@@ -172,7 +172,7 @@ impl ScheduleMergeGroup {
             .and_then(|g| g.branch.as_ref())
             .and_then(|b| b.trees.clone());
         let group = cx
-            .github
+            .github()?
             .branch_point(target, &self.base_sha, &self.head_sha)
             .await?
             .filter(|p| p.merge_base == self.base_sha)
@@ -270,6 +270,7 @@ impl ScheduleMergeGroup {
             summary,
             name: None,
             conclusion: None,
+            pr: None,
         }
     }
 
@@ -295,7 +296,7 @@ impl ScheduleMergeGroup {
             summary: commit_check::summary(summary),
             details_url,
         };
-        commit_check::write(&cx.github, target, &write, None).await?;
+        commit_check::write(cx.github()?, target, &write, None).await?;
         Ok(())
     }
 }

@@ -220,7 +220,10 @@ mod tests {
             backoff: Duration::from_secs(2),
             metrics: app.metrics.clone(),
             perform: crate::tasks::Context {
-                github: app.config.github.client().unwrap().expect("a token client"),
+                forges: crate::forge::Forges {
+                    github: app.config.github.client().unwrap(),
+                    gitlab: None,
+                },
                 github_config: Arc::new(app.config.github.clone()),
                 domain: app.domain,
             },
@@ -228,10 +231,7 @@ mod tests {
         let mut ids = Vec::new();
         for comment_id in [11, 12, 13] {
             let task = crate::tasks::Reaction {
-                repo: crate::tasks::RepoName {
-                    full_name: "acme/widgets".into(),
-                    installation_id: None,
-                },
+                repo: crate::tasks::RepoName::github("acme/widgets", None),
                 comment_id,
             };
             ids.push(
