@@ -19,6 +19,9 @@ const PROJECT_ID: u64 = 42;
 const PROJECT: &str = "acme/widgets";
 const MR: u64 = 7;
 const PIPELINE: u64 = 555;
+/// Rounds a job may run: the gate stops as soon as it is decided (about 6 rounds for these
+/// heads on a quiet machine), and the rest is room for a machine busy with other tests.
+const ROUNDS: u32 = 24;
 
 struct Setup {
     server: Server,
@@ -48,7 +51,7 @@ async fn setup() -> Setup {
         s.projects.insert(PROJECT_ID, PROJECT.to_owned());
         s.files.insert(
             (PROJECT_ID, "main".to_owned()),
-            [(".benchgate.toml".to_owned(), repo_config(8))].into(),
+            [(".benchgate.toml".to_owned(), repo_config(ROUNDS))].into(),
         );
         s.commits.insert((PROJECT_ID, project.base.clone()));
     }
@@ -115,17 +118,7 @@ impl Setup {
     /// GitLab's recorded Merge Request Hook body, moved onto this project, merge request and
     /// head.
     fn merge_request_hook(&self, fixture: &str, head: &str, oldrev: Option<&str>) -> Value {
-        let path = format!(
-            "{}/crates/gitlab/tests/fixtures/{fixture}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut hook: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        let web_url = format!("{}/{PROJECT}", self.gitlab.url());
-        hook["project"]["id"] = json!(PROJECT_ID);
-        hook["project"]["path_with_namespace"] = json!(PROJECT);
-        hook["project"]["web_url"] = json!(web_url);
-        hook["project"]["default_branch"] = json!("main");
-        hook["project"]["git_http_url"] = json!(self.project.path.to_string_lossy());
+        let mut hook = self.hook(fixture);
         let mr = &mut hook["object_attributes"];
         mr["iid"] = json!(MR);
         mr["target_branch"] = json!("main");
@@ -145,10 +138,59 @@ impl Setup {
         hook
     }
 
+    /// GitLab's recorded hook body `fixture`, its project moved onto this one.
+    fn hook(&self, fixture: &str) -> Value {
+        let path = format!(
+            "{}/crates/gitlab/tests/fixtures/{fixture}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut hook: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let project = &mut hook["project"];
+        project["id"] = json!(PROJECT_ID);
+        project["path_with_namespace"] = json!(PROJECT);
+        project["web_url"] = json!(format!("{}/{PROJECT}", self.gitlab.url()));
+        project["default_branch"] = json!("main");
+        project["git_http_url"] = json!(self.project.path.to_string_lossy());
+        hook
+    }
+
+    /// GitLab's recorded Note Hook body for note `text` by `user` on this merge request, whose
+    /// head is `head`; the note exists on the fake as GitLab would have it.
+    fn note_hook(&self, user: (u64, &str), text: &str, head: &str) -> Value {
+        let id = self.gitlab.note_by(PROJECT_ID, MR, user.0, text);
+        let mut hook = self.hook("note_merge_request.json");
+        hook["user"]["id"] = json!(user.0);
+        hook["user"]["username"] = json!(user.1);
+        hook["object_attributes"]["id"] = json!(id);
+        hook["object_attributes"]["note"] = json!(text);
+        hook["object_attributes"]["created_at"] = json!(
+            chrono::Utc::now()
+                .format("%Y-%m-%d %H:%M:%S UTC")
+                .to_string()
+        );
+        let mr = &mut hook["merge_request"];
+        mr["iid"] = json!(MR);
+        mr["source_project_id"] = json!(PROJECT_ID);
+        mr["target_project_id"] = json!(PROJECT_ID);
+        mr["last_commit"]["id"] = json!(head);
+        hook
+    }
+
     async fn deliver(&self, token: &str, uuid: &str, body: &Value) -> (u16, Value) {
+        self.deliver_event("Merge Request Hook", token, uuid, body)
+            .await
+    }
+
+    async fn deliver_event(
+        &self,
+        event: &str,
+        token: &str,
+        uuid: &str,
+        body: &Value,
+    ) -> (u16, Value) {
         let answer = http()
             .post(self.server.url("/webhooks/gitlab"))
-            .header("X-Gitlab-Event", "Merge Request Hook")
+            .header("X-Gitlab-Event", event)
             .header("X-Gitlab-Token", token)
             .header("X-Gitlab-Event-UUID", uuid)
             .header("Content-Type", "application/json")
@@ -304,6 +346,71 @@ async fn a_slower_merge_request_gets_one_note_and_a_failed_status_on_its_pipelin
         },
     )
     .await;
+    // `/rebench 4` from a Developer adds four rounds and gets 👀; from a Guest, a reply.
+    s.gitlab.member(PROJECT_ID, (88, "dev"), 30);
+    s.gitlab.member(PROJECT_ID, (99, "guest"), 10);
+    let jobs = "SELECT COUNT(*) FROM jobs WHERE state = 'done' AND kind = 'comparison'";
+    let done_before = count_rows(&s.database_url, jobs).await;
+    let dev_note = s.note_hook((88, "dev"), "/rebench 4", &head2);
+    let (status, answer) = s
+        .deliver_event(
+            "Note Hook",
+            HOOK_TOKEN,
+            "6a3d4d4e-0000-4000-8000-000000000004",
+            &dev_note,
+        )
+        .await;
+    assert_eq!((status, answer["outcome"].as_str()), (202, Some("command")));
+    let dev_note_id = dev_note["object_attributes"]["id"].as_u64().unwrap();
+    wait_until(
+        "the Developer's rounds",
+        Duration::from_secs(120),
+        async || {
+            let done = count_rows(&s.database_url, jobs).await;
+            let eyes = s
+                .gitlab
+                .state()
+                .awards
+                .contains(&(dev_note_id, "eyes".to_owned()));
+            match (done > done_before, eyes) {
+                (true, true) => Ok(()),
+                other => Err(format!("rounds ran, 👀: {other:?}")),
+            }
+        },
+    )
+    .await;
+    let guest_note = s.note_hook((99, "guest"), "/rebench 4", &head2);
+    let (status, _) = s
+        .deliver_event(
+            "Note Hook",
+            HOOK_TOKEN,
+            "6a3d4d4e-0000-4000-8000-000000000005",
+            &guest_note,
+        )
+        .await;
+    assert_eq!(status, 202);
+    wait_until("the Guest's reply", Duration::from_secs(30), async || {
+        let notes = s.bot_notes();
+        match notes.iter().find(|n| n.contains("@guest")) {
+            Some(reply) if reply.contains("Guest (10)") && reply.contains("Developers") => Ok(()),
+            _ => Err(format!("{notes:?}")),
+        }
+    })
+    .await;
+    let guest_note_id = guest_note["object_attributes"]["id"].as_u64().unwrap();
+    assert!(
+        !s.gitlab
+            .state()
+            .awards
+            .iter()
+            .any(|(note, _)| *note == guest_note_id),
+        "a refused command gets no 👀"
+    );
+    assert_eq!(
+        count_rows(&s.database_url, jobs).await,
+        done_before + 1,
+        "the Guest's command ran nothing"
+    );
     {
         let state = s.gitlab.state();
         // GitLab answers 400 to a status set again to the state it has ("Cannot transition
@@ -320,6 +427,11 @@ async fn a_slower_merge_request_gets_one_note_and_a_failed_status_on_its_pipelin
             .filter(|n| n.author == 77)
             .count();
         assert_eq!(people, 150, "nobody else's note was touched or removed");
+        let own = state.notes[&(PROJECT_ID, MR)]
+            .iter()
+            .filter(|n| n.author == BOT.0)
+            .count();
+        assert_eq!(own, 2, "one report note and one reply");
     }
     let rows = count_rows(
         &s.database_url,
@@ -350,14 +462,18 @@ async fn hooks_benchgate_does_not_act_on_are_answered_and_recorded_once() {
         let status = answer.status().as_u16();
         (status, answer.json::<Value>().await.unwrap_or(Value::Null))
     };
-    // A note (commands are not read on GitLab yet) and a push are answered, not acted on.
+    // A push is answered, not acted on (the default branch is not followed on GitLab yet),
+    // and a note from another GitLab host is not read.
     let (status, answer) = send(
         "Note Hook",
         "note_merge_request.json",
         "6a3d4d4e-0000-4000-8000-000000000011",
     )
     .await;
-    assert_eq!((status, answer["outcome"].as_str()), (202, Some("ignored")));
+    assert_eq!(
+        (status, answer["outcome"].as_str()),
+        (202, Some("other_instance"))
+    );
     let (status, answer) = send(
         "Push Hook",
         "push.json",
@@ -393,4 +509,74 @@ async fn hooks_benchgate_does_not_act_on_are_answered_and_recorded_once() {
     assert_eq!(deliveries, 3);
     let outbox = count_rows(&s.database_url, "SELECT COUNT(*) FROM outbox").await;
     assert_eq!(outbox, 0);
+}
+
+#[tokio::test]
+async fn a_push_to_the_default_branch_is_compared_with_its_parent_and_a_regression_opens_an_issue()
+{
+    let mut s = setup().await;
+    // The pushed commit holds the config the step is read from, with issues on.
+    let config = format!(
+        "{}\n[main]\nissues = true\nissue_labels = [\"perf\"]\n",
+        repo_config(ROUNDS)
+    );
+    s.gitlab.state().files.insert(
+        (PROJECT_ID, s.project.head.clone()),
+        [(".benchgate.toml".to_owned(), config)].into(),
+    );
+    let mut push = s.hook("push.json");
+    push["ref"] = json!("refs/heads/main");
+    push["before"] = json!(s.project.base);
+    push["after"] = json!(s.project.head);
+    push["checkout_sha"] = json!(s.project.head);
+    push["commits"][0]["id"] = json!(s.project.head);
+    let (status, answer) = s
+        .deliver_event(
+            "Push Hook",
+            HOOK_TOKEN,
+            "6a3d4d4e-0000-4000-8000-000000000021",
+            &push,
+        )
+        .await;
+    assert_eq!(
+        (status, answer["outcome"].as_str()),
+        (202, Some("main_scheduled")),
+        "{answer}"
+    );
+    s.start_agent().await;
+    wait_until(
+        "the regression issue",
+        Duration::from_secs(240),
+        async || {
+            let state = s.gitlab.state();
+            let issues = state.issues.get(&PROJECT_ID).cloned().unwrap_or_default();
+            match issues.as_slice() {
+                [issue]
+                    if issue["labels"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().any(|l| l == "benchgate"))
+                        && issue["description"]
+                            .as_str()
+                            .is_some_and(|d| d.contains("<!-- benchgate:main-regression:")) =>
+                {
+                    Ok(issue["title"].as_str().unwrap_or_default().to_owned())
+                }
+                other => Err(format!("issues {other:?}; refusals {:?}", state.refusals)),
+            }
+        },
+    )
+    .await;
+    let steps = count_rows(
+        &s.database_url,
+        &format!(
+            "SELECT COUNT(*) FROM comparisons WHERE pr_number IS NULL AND base_sha = '{}' \
+             AND head_sha = '{}' AND state = 'done'",
+            s.project.base, s.project.head
+        ),
+    )
+    .await;
+    assert_eq!(
+        steps, 1,
+        "the push is one step: its commit against its parent"
+    );
 }

@@ -259,12 +259,6 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         return Plan::new("ignored");
     }
     let repo = repo_name(&e.repo.full_name, e.installation_id);
-    let reply = |body: String| MarkedComment {
-        repo: repo.clone(),
-        pr: e.pr_number,
-        label: reply_label(e.comment_id),
-        body,
-    };
     if !e.on_pull_request {
         // On a plain issue only `/benchgate bisect` means anything (in a regression issue);
         // anything else is someone's text, not a command to answer.
@@ -274,6 +268,7 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
                 pr: e.pr_number,
                 comment_id: e.comment_id,
                 commenter: e.commenter.clone(),
+                commenter_id: None,
                 association: e.author_association.as_str().to_owned(),
                 command: GuardedCommand::Bisect,
                 commented_at: e.created_at,
@@ -281,10 +276,46 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
             _ => Plan::new("ignored"),
         };
     }
-    // A mistaken command is answered only once the commenter is known to be allowed to run
-    // commands: a stranger must not make the App post a reply about their text.
-    let guarded = match parse_command(&e.body) {
-        Ok(None) => return Plan::new("no_command"),
+    let (outcome, task) = command_on_change(CommandNote {
+        repo,
+        pr: e.pr_number,
+        comment_id: e.comment_id,
+        commenter: &e.commenter,
+        commenter_id: None,
+        association: e.author_association.as_str(),
+        body: &e.body,
+        commented_at: e.created_at,
+    });
+    match task {
+        Some(task) => Plan::new(outcome).with(DeliveryEffect::Outbox(task)),
+        None => Plan::new(outcome),
+    }
+}
+
+/// A comment on a pull request or merge request, as a command reads it.
+pub(crate) struct CommandNote<'a> {
+    pub repo: RepoName,
+    pub pr: u64,
+    pub comment_id: u64,
+    pub commenter: &'a str,
+    pub commenter_id: Option<u64>,
+    /// GitHub's `author_association`; `NONE` where the forge has none.
+    pub association: &'a str,
+    pub body: &'a str,
+    pub commented_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// What a comment on a change asks for: a word for the metrics and the task, if any. A
+/// mistaken command is answered only once the commenter is known to be allowed to run
+/// commands: a stranger must not make benchgate post a reply about their text.
+pub(crate) fn command_on_change(
+    n: CommandNote<'_>,
+) -> (
+    &'static str,
+    Option<benchgate_store::model::NewOutboxMessage>,
+) {
+    let guarded = match parse_command(n.body) {
+        Ok(None) => return ("no_command", None),
         Ok(Some(Command::Bisect)) => GuardedCommand::Malformed {
             reply: "`/benchgate bisect` works in a regression issue benchgate opened for the \
                     default branch; on a pull request, `/benchgate profile` shows where the \
@@ -295,7 +326,13 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
             reply: format!("{error}\n\nValid commands:\n\n{USAGE}"),
         },
         Ok(Some(Command::Help)) => {
-            return Plan::new("help").with_task(reply(format!("benchgate commands:\n\n{USAGE}")));
+            let reply = MarkedComment {
+                repo: n.repo,
+                pr: n.pr,
+                label: reply_label(n.comment_id),
+                body: format!("benchgate commands:\n\n{USAGE}"),
+            };
+            return ("help", Some(reply.message()));
         }
         Ok(Some(Command::Accept { reason })) => GuardedCommand::Accept { reason },
         Ok(Some(Command::Unaccept)) => GuardedCommand::Unaccept,
@@ -308,15 +345,17 @@ fn pr_comment(e: &PrCommentEvent) -> Plan {
         GuardedCommand::Malformed { .. } => "command_error",
         _ => "command",
     };
-    Plan::new(outcome).with_task(HandleCommand {
-        repo,
-        pr: e.pr_number,
-        comment_id: e.comment_id,
-        commenter: e.commenter.clone(),
-        association: e.author_association.as_str().to_owned(),
+    let task = HandleCommand {
+        repo: n.repo,
+        pr: n.pr,
+        comment_id: n.comment_id,
+        commenter: n.commenter.to_owned(),
+        commenter_id: n.commenter_id,
+        association: n.association.to_owned(),
         command: guarded,
-        commented_at: e.created_at,
-    })
+        commented_at: n.commented_at,
+    };
+    (outcome, Some(task.message()))
 }
 
 fn check_run_rerequested(e: &CheckRunRerequestedEvent) -> Plan {

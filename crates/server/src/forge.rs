@@ -9,7 +9,7 @@ use benchgate_github::client::{
     BranchPoint, ChangedFile, CheckConclusion, CheckStatus, GitHubClient, RepoTarget,
     comment_marker,
 };
-use benchgate_gitlab::client::{GitlabClient, GitlabError, StatusState, StatusUpdate};
+use benchgate_gitlab::client::{DEVELOPER, GitlabClient, GitlabError, StatusState, StatusUpdate};
 use benchgate_store::model::Forge;
 use tokio::sync::OnceCell;
 
@@ -29,6 +29,9 @@ pub enum ForgeError {
     #[error("{0}")]
     Elsewhere(String),
 }
+
+/// The label benchgate's regression issues carry on GitLab, where issues are searched by label.
+pub const ISSUE_LABEL: &str = "benchgate";
 
 /// A GitLab instance benchgate acts on: its client, its host (the first part of every GitLab
 /// repository's name) and the token's user, read once, who owns benchgate's notes.
@@ -270,9 +273,144 @@ impl ForgeRepo<'_> {
         }
     }
 
+    /// What `commenter` may do here: run benchmark commands (they run code, a fork's too, or
+    /// change a verdict) with write access on GitHub, or Developer and above on GitLab, which
+    /// knows members by id.
+    pub async fn permission(&self, commenter: &str, commenter_id: Option<u64>) -> Permission {
+        match self {
+            ForgeRepo::GitHub { client, target } => {
+                match client.collaborator_permission(target, commenter).await {
+                    Ok(p) if p.can_write() => Permission::Allowed,
+                    Ok(p) => Permission::Denied(p.name().to_owned()),
+                    Err(e) => Permission::Unknown(e.to_string()),
+                }
+            }
+            ForgeRepo::GitLab { forge, project } => {
+                let Some(user) = commenter_id else {
+                    return Permission::Unknown("the note names no user id".to_owned());
+                };
+                match forge.client.access_level(project.as_str(), user).await {
+                    Ok(Some(level)) if level >= DEVELOPER => Permission::Allowed,
+                    Ok(level) => Permission::Denied(gitlab_role(level)),
+                    Err(e) => Permission::Unknown(e.to_string()),
+                }
+            }
+        }
+    }
+
+    /// 👀 on comment `comment_id` of change `number`: the command was read.
+    pub async fn add_eyes(&self, number: Option<u64>, comment_id: u64) -> Result<(), ForgeError> {
+        match self {
+            ForgeRepo::GitHub { client, target } => {
+                client.add_eyes_reaction(target, comment_id).await?;
+                Ok(())
+            }
+            ForgeRepo::GitLab { forge, project } => {
+                let iid = number.ok_or_else(|| {
+                    ForgeError::Elsewhere("a GitLab note's reaction needs its merge request".into())
+                })?;
+                Ok(forge
+                    .client
+                    .award_eyes(project.as_str(), iid, comment_id)
+                    .await?)
+            }
+        }
+    }
+
+    /// The issue holding `marker`, opened at `since` (RFC 3339) or later; on GitLab, among
+    /// the issues labelled [`ISSUE_LABEL`].
+    pub async fn find_issue(&self, marker: &str, since: &str) -> Result<Option<u64>, ForgeError> {
+        Ok(match self {
+            ForgeRepo::GitHub { client, target } => client
+                .find_marked_issue(target, marker, since)
+                .await?
+                .map(|i| i.number),
+            ForgeRepo::GitLab { forge, project } => forge
+                .client
+                .find_marked_issue(project.as_str(), ISSUE_LABEL, marker)
+                .await?
+                .map(|i| i.iid),
+        })
+    }
+
+    /// A new issue with `labels` (and [`ISSUE_LABEL`] on GitLab, where it is found again by
+    /// it); returns its number.
+    pub async fn create_issue(
+        &self,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> Result<u64, ForgeError> {
+        Ok(match self {
+            ForgeRepo::GitHub { client, target } => {
+                client
+                    .create_issue(target, title, body, labels)
+                    .await?
+                    .number
+            }
+            ForgeRepo::GitLab { forge, project } => {
+                let mut labels = labels.to_vec();
+                if !labels.iter().any(|l| l == ISSUE_LABEL) {
+                    labels.push(ISSUE_LABEL.to_owned());
+                }
+                forge
+                    .client
+                    .create_issue(project.as_str(), title, body, &labels)
+                    .await?
+                    .iid
+            }
+        })
+    }
+
+    /// Rewrites issue `number`, open or closed as `open` says.
+    pub async fn update_issue(
+        &self,
+        number: u64,
+        title: &str,
+        body: &str,
+        open: bool,
+    ) -> Result<(), ForgeError> {
+        match self {
+            ForgeRepo::GitHub { client, target } => {
+                client
+                    .update_issue(target, number, title, body, open)
+                    .await?;
+            }
+            ForgeRepo::GitLab { forge, project } => {
+                forge
+                    .client
+                    .update_issue(project.as_str(), number, title, body, open)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the gate lives in check runs this server can look up (GitHub with an App).
     pub fn has_check_runs(&self) -> bool {
         matches!(self, ForgeRepo::GitHub { client, .. } if client.is_app())
+    }
+}
+
+/// What a commenter may do in a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Permission {
+    Allowed,
+    /// Not enough: the forge's own name for what they have (`read`, `Reporter (20)`).
+    Denied(String),
+    /// The forge could not say; a denial, with its answer.
+    Unknown(String),
+}
+
+/// A GitLab access level as its members page names it.
+fn gitlab_role(level: Option<u32>) -> String {
+    match level {
+        None => "none (not a member)".to_owned(),
+        Some(10) => "Guest (10)".to_owned(),
+        Some(15) => "Planner (15)".to_owned(),
+        Some(20) => "Reporter (20)".to_owned(),
+        Some(5) => "Minimal Access (5)".to_owned(),
+        Some(n) => format!("access level {n}"),
     }
 }
 

@@ -83,7 +83,7 @@ pub struct MainConfig {
     /// How often the anchor comparison runs: `"24h"`, `"7d"`, or `"off"` (on demand only).
     #[serde(default = "default_schedule")]
     pub schedule: ScheduleValue,
-    /// Open one GitHub issue per regression found on the branch.
+    /// Open one issue per regression found on the branch (on GitLab also labelled `benchgate`).
     #[serde(default)]
     pub issues: bool,
     #[serde(default)]

@@ -163,6 +163,8 @@ pub struct MrNoteEvent {
     /// The merge request's head when the note was written.
     pub head_sha: String,
     pub from_fork: bool,
+    /// As GitLab writes it (`2023-05-25 19:04:19 UTC`, or RFC 3339 on newer hosts).
+    pub created_at: Option<String>,
 }
 
 /// Commits pushed to a branch (tag pushes and deleted branches are [`GitlabEvent::Ignored`]).
@@ -309,6 +311,7 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<GitlabEvent, EventParseEr
                 author: user(p.user),
                 head_sha: mr.last_commit.id,
                 from_fork: mr.source_project_id != mr.target_project_id,
+                created_at: a.created_at,
             }))
         }
         "push" => {

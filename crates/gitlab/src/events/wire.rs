@@ -77,6 +77,8 @@ pub struct NoteAttributes {
     /// `create` or `update` on GitLab 16.4 and later; absent before (always a new note).
     #[serde(default)]
     pub action: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
 }
 
 #[derive(Deserialize)]

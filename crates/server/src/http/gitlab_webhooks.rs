@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use benchgate_gitlab::events::{
     DeliveryError, EVENT_HEADER, GitlabEvent, Headers, INSTANCE_HEADER, MergeRequestAction,
-    MergeRequestEvent, UUID_HEADER, parse_delivery,
+    MergeRequestEvent, MrNoteEvent, ProjectRef, PushEvent, UUID_HEADER, parse_delivery,
 };
 use benchgate_gitlab::token::TOKEN_HEADER;
 use benchgate_store::Store;
@@ -20,7 +20,8 @@ use serde_json::json;
 use sha2::Digest;
 
 use super::webhooks::header;
-use crate::tasks::{CancelPullRequest, OutboxTask, RepoName, SchedulePullRequest};
+use crate::delivery_plan::CommandNote;
+use crate::tasks::{CancelPullRequest, OutboxTask, RepoName, ScheduleMain, SchedulePullRequest};
 use crate::{ApiError, AppState};
 
 /// The longest description kept for its claims (GitLab allows 1,048,576 characters; a
@@ -138,35 +139,22 @@ async fn plan(
     host: Option<&str>,
     event: &GitlabEvent,
 ) -> Result<Plan, ApiError> {
-    let GitlabEvent::MergeRequest(e) = event else {
-        let why = match event {
-            GitlabEvent::Ignored(i) => i.why.clone(),
-            GitlabEvent::MrNote(_) => "commands in merge request notes are not read yet".into(),
-            GitlabEvent::Push(_) => {
-                "the default branch's history is not followed on GitLab yet".into()
-            }
-            _ => "no merge request".into(),
-        };
-        tracing::debug!(%why, "GitLab event ignored");
-        return Ok(Plan::new("ignored", None));
+    let e = match event {
+        GitlabEvent::MergeRequest(e) => e,
+        GitlabEvent::MrNote(note) => return Ok(command(host, note)),
+        GitlabEvent::Push(push) => return Ok(push_plan(host, push)),
+        GitlabEvent::Ignored(i) => {
+            tracing::debug!(why = %i.why, "GitLab event ignored");
+            return Ok(Plan::new("ignored", None));
+        }
+        GitlabEvent::Pipeline(_) => return Ok(Plan::new("ignored", None)),
     };
     let action = Some(action_word(e.action));
-    let Some(full_name) = e.project.full_name() else {
-        return Err(ApiError::BadRequest(format!(
-            "the project's web_url {:?} names no host",
-            e.project.web_url
-        )));
+    let repo = match on_instance(host, &e.project) {
+        Ok(repo) => repo,
+        Err(outcome) => return Ok(Plan::new(outcome, action)),
     };
-    // One instance per server: a hook from another host would be answered by the wrong API.
-    if host != e.project.host() {
-        tracing::warn!(project = %full_name, configured = ?host, "GitLab delivery from another instance; ignored");
-        return Ok(Plan::new("other_instance", action));
-    }
-    let repo = RepoName {
-        full_name: full_name.clone(),
-        installation_id: None,
-        forge: Forge::GitLab,
-    };
+    let full_name = repo.full_name.clone();
     match e.action {
         MergeRequestAction::Close | MergeRequestAction::Merge => {
             let Some(row) = store.repository_by_name(&full_name).await? else {
@@ -188,6 +176,102 @@ async fn plan(
             Ok(schedule(e, repo, action))
         }
     }
+}
+
+/// A note on a merge request: a command, as on a GitHub pull request. GitLab has no author
+/// association: every commenter's access level is asked.
+fn command(host: Option<&str>, note: &MrNoteEvent) -> Plan {
+    let repo = match on_instance(host, &note.project) {
+        Ok(repo) => repo,
+        Err(outcome) => return Plan::new(outcome, None),
+    };
+    // benchgate's own notes (reports, replies) open with its marker; they are never commands.
+    if note.body.trim_start().starts_with("<!-- benchgate:") {
+        return Plan::new("ignored", None);
+    }
+    let (outcome, task) = crate::delivery_plan::command_on_change(CommandNote {
+        repo,
+        pr: note.mr_iid,
+        comment_id: note.note_id,
+        commenter: &note.author.username,
+        commenter_id: Some(note.author.id),
+        association: "NONE",
+        body: &note.body,
+        commented_at: note.created_at.as_deref().and_then(gitlab_time),
+    });
+    let mut plan = Plan::new(outcome, None);
+    plan.effects.extend(task.map(DeliveryEffect::Outbox));
+    plan
+}
+
+/// The project as benchgate names it, when it lives on the configured instance: one instance
+/// per server, since a hook from another host would be answered through the wrong API.
+fn on_instance(host: Option<&str>, project: &ProjectRef) -> Result<RepoName, &'static str> {
+    let Some(full_name) = project.full_name() else {
+        tracing::warn!(web_url = %project.web_url, "GitLab project whose web_url names no host; ignored");
+        return Err("ignored");
+    };
+    if host != project.host() {
+        tracing::warn!(project = %full_name, configured = ?host, "GitLab delivery from another instance; ignored");
+        return Err("other_instance");
+    }
+    Ok(RepoName {
+        full_name,
+        installation_id: None,
+        forge: Forge::GitLab,
+    })
+}
+
+/// The repository's row, as a delivery records it.
+fn repository_row(repo: &RepoName, project: &ProjectRef) -> DeliveryEffect {
+    DeliveryEffect::UpsertRepository(NewRepository {
+        github_id: None,
+        installation_id: None,
+        full_name: repo.full_name.clone(),
+        clone_url: project.clone_url.clone(),
+        forge: Forge::GitLab,
+    })
+}
+
+/// A push to the default branch is compared with the commit before it, as on GitHub; other
+/// branches are merge requests' business, and a new branch has nothing before it.
+fn push_plan(host: Option<&str>, push: &PushEvent) -> Plan {
+    if !push.is_default_branch() {
+        return Plan::new("ignored", None);
+    }
+    let Some(before) = &push.before else {
+        return Plan::new("ignored", None);
+    };
+    let repo = match on_instance(host, &push.project) {
+        Ok(repo) => repo,
+        Err(outcome) => return Plan::new(outcome, None),
+    };
+    let mut plan = Plan::new("main_scheduled", None);
+    plan.effects.push(repository_row(&repo, &push.project));
+    let task = ScheduleMain {
+        repo,
+        branch: push.branch.clone(),
+        before: before.clone(),
+        after: push.after.clone(),
+        // GitLab lists at most 20 of a push's commits: a longer push is one step whose culprit
+        // is not searched for (searches need GitHub's commit list anyway).
+        commits: push.commits.clone(),
+        forced: false,
+        head_message: String::new(),
+    };
+    plan.effects.push(DeliveryEffect::Outbox(task.message()));
+    plan
+}
+
+/// GitLab's note times: `2023-05-25 19:04:19 UTC` in hooks, RFC 3339 on some hosts.
+fn gitlab_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&chrono::Utc));
+    }
+    let naive = text.strip_suffix(" UTC")?;
+    chrono::NaiveDateTime::parse_from_str(naive, "%Y-%m-%d %H:%M:%S")
+        .ok()
+        .map(|t| t.and_utc())
 }
 
 /// The repository's row, the merge request's newest head and, unless it is a draft, its

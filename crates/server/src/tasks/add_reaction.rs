@@ -11,6 +11,9 @@ use super::{Context, OutboxTask, RepoName, TaskError};
 pub struct Reaction {
     pub repo: RepoName,
     pub comment_id: u64,
+    /// The change the comment is on: GitLab's award needs its merge request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<u64>,
 }
 
 impl OutboxTask for Reaction {
@@ -22,8 +25,8 @@ impl OutboxTask for Reaction {
     }
 
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        cx.github()?
-            .add_eyes_reaction(&self.repo.target()?, self.comment_id)
+        cx.forge(&self.repo)?
+            .add_eyes(self.pr, self.comment_id)
             .await?;
         Ok(())
     }

@@ -41,10 +41,7 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         .repository(episode.series.repository_id)
         .await?
         .ok_or_else(|| TaskError::Permanent(format!("repository of regression {id}")))?;
-    let target = benchgate_github::client::RepoTarget::new(
-        repository.installation_id.map(|i| i as u64),
-        &repository.full_name,
-    )?;
+    let forge = cx.forge(&super::RepoName::of(&repository))?;
     let labels = match cx.store.comparison(episode.opened_by).await? {
         Some(c) => c.config.main.map(|m| m.issue_labels).unwrap_or_default(),
         None => Vec::new(),
@@ -71,30 +68,19 @@ pub async fn run(cx: &Context, id: i64) -> Result<(), TaskError> {
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let number = match episode.issue_number {
         Some(n) => Some(n as u64),
-        None => cx
-            .github()?
-            .find_marked_issue(&target, &marker, &since)
-            .await?
-            .map(|i| i.number),
+        None => forge.find_issue(&marker, &since).await?,
     };
     let number = match number {
         Some(n) => {
-            cx.github()?
-                .update_issue(&target, n, &title, &body, episode.open)
-                .await?;
+            forge.update_issue(n, &title, &body, episode.open).await?;
             n
         }
         None => {
-            let issue = cx
-                .github()?
-                .create_issue(&target, &title, &body, &labels)
-                .await?;
+            let n = forge.create_issue(&title, &body, &labels).await?;
             if !episode.open {
-                cx.github()?
-                    .update_issue(&target, issue.number, &title, &body, false)
-                    .await?;
+                forge.update_issue(n, &title, &body, false).await?;
             }
-            issue.number
+            n
         }
     };
     if episode.issue_number != Some(number as i64) {

@@ -38,13 +38,9 @@ impl OutboxTask for ScheduleMain {
 
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, branch = %self.branch, head = %self.after))]
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        let target = self.repo.target()?;
+        let forge = cx.forge(&self.repo)?;
         let repository = cx.recorded_repository(&self.repo).await?;
-        let Some(text) = cx
-            .github()?
-            .read_file(&target, FILE_NAME, &self.after)
-            .await?
-        else {
+        let Some(text) = forge.read_file(FILE_NAME, &self.after).await? else {
             tracing::info!("no {FILE_NAME} at the pushed commit; the branch's history is not kept");
             return Ok(());
         };

@@ -8,7 +8,7 @@ use benchgate_store::model::{
 
 use super::{GuardedCommand, HandleCommand};
 use crate::report;
-use crate::tasks::{Context, Reaction, ReportCheck, ReportComment, TaskError};
+use crate::tasks::{Context, ReportCheck, ReportComment, TaskError};
 
 /// Carries out an accept or unaccept on the PR's newest head.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
@@ -85,11 +85,7 @@ pub async fn run(
             unreachable!("only accept and unaccept come here")
         }
     }
-    cx.enqueue(Reaction {
-        repo: t.repo.clone(),
-        comment_id: t.comment_id,
-    })
-    .await?;
+    cx.enqueue(t.eyes()).await?;
     for c in &current {
         report_again(cx, c.id).await?;
     }

@@ -8,7 +8,7 @@ use benchgate_api::agent::{CommentClaim, MAX_COMMENT_CLAIMS};
 use benchgate_store::model::{Comparison, ComparisonState, PullRequestEdit};
 
 use super::HandleCommand;
-use crate::tasks::{Context, Reaction, TaskError};
+use crate::tasks::{Context, TaskError};
 
 /// Adds the claim on `line` to the comparisons of the PR's newest head.
 #[tracing::instrument(skip_all, fields(repo = %t.repo.full_name, pr = t.pr, commenter = %t.commenter))]
@@ -87,11 +87,7 @@ pub async fn run(
             .await;
     }
     tracing::info!(comparisons = edited.len(), "claim added");
-    cx.enqueue(Reaction {
-        repo: t.repo.clone(),
-        comment_id: t.comment_id,
-    })
-    .await?;
+    cx.enqueue(t.eyes()).await?;
     for id in edited {
         super::accept::report_again(cx, id).await?;
     }

@@ -5,7 +5,7 @@
 mod accept;
 mod claim;
 
-use benchgate_store::model::{ComparisonState, OutboxId, Priority};
+use benchgate_store::model::{ComparisonState, Forge, OutboxId, Priority};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,9 @@ pub struct HandleCommand {
     pub pr: u64,
     pub comment_id: u64,
     pub commenter: String,
+    /// The commenter's numeric id, where the forge asks by id (GitLab's members API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commenter_id: Option<u64>,
     /// GitHub's `author_association` of the commenter (`OWNER`, `MEMBER`, ...).
     pub association: String,
     pub command: GuardedCommand,
@@ -128,11 +131,7 @@ impl OutboxTask for HandleCommand {
                 return cx.enqueue(reply(why)).await;
             }
         }
-        cx.enqueue(Reaction {
-            repo: t.repo.clone(),
-            comment_id: t.comment_id,
-        })
-        .await?;
+        cx.enqueue(t.eyes()).await?;
         if let GuardedCommand::Profile { benchmark } = &t.command {
             let rows = benchmark.iter().cloned().collect();
             let asked = crate::profile::request(cx, &comparison, rows, &t.commenter, row).await?;
@@ -175,6 +174,15 @@ pub fn reply_label(comment_id: u64) -> String {
 const TRUSTED: [&str; 1] = ["OWNER"];
 
 impl HandleCommand {
+    /// 👀 on the command's comment: it was read and is being carried out.
+    pub(crate) fn eyes(&self) -> Reaction {
+        Reaction {
+            repo: self.repo.clone(),
+            comment_id: self.comment_id,
+            pr: Some(self.pr),
+        }
+    }
+
     /// The reply to this command: one per command, however often the write is retried.
     pub(crate) fn reply(&self, body: String) -> MarkedComment {
         MarkedComment {
@@ -239,11 +247,7 @@ async fn bisect_from_issue(
         episode = episode.id,
         "culprit search asked for"
     );
-    cx.enqueue(Reaction {
-        repo: t.repo.clone(),
-        comment_id: t.comment_id,
-    })
-    .await?;
+    cx.enqueue(t.eyes()).await?;
     if !new {
         return cx
             .enqueue(t.reply(format!(
@@ -285,27 +289,37 @@ fn unapproved_head(
 
 /// `Ok(Ok(()))` when allowed, `Ok(Err(reason))` when denied. A failed lookup is a denial.
 async fn permitted(cx: &Context, t: &HandleCommand) -> Result<Result<(), String>, TaskError> {
+    use crate::forge::Permission;
     if TRUSTED.contains(&t.association.as_str()) {
         return Ok(Ok(()));
     }
-    let target = t.repo.target()?;
-    Ok(
-        match cx
-            .github()?
-            .collaborator_permission(&target, &t.commenter)
-            .await
-        {
-            Ok(p) if p.can_write() => Ok(()),
-            Ok(p) => Err(denied(&t.repo.full_name, p.name())),
-            Err(e) => {
-                tracing::warn!(error = %e, "permission lookup failed; denying");
-                Err(format!(
-                    "benchgate could not check your permission on {} (GitHub answered: {e}), \
+    let forge = cx.forge(&t.repo)?;
+    Ok(match forge.permission(&t.commenter, t.commenter_id).await {
+        Permission::Allowed => Ok(()),
+        Permission::Denied(level) => Err(match t.repo.forge {
+            Forge::GitHub => denied(&t.repo.full_name, &level),
+            Forge::GitLab => gitlab_denied(&t.repo.full_name, &level),
+        }),
+        Permission::Unknown(e) => {
+            tracing::warn!(error = %e, "permission lookup failed; denying");
+            Err(format!(
+                "benchgate could not check your permission on {} ({} answered: {e}), \
                      so the command was not run. Please try again later.",
-                    t.repo.full_name
-                ))
-            }
-        },
+                t.repo.full_name,
+                match t.repo.forge {
+                    Forge::GitHub => "GitHub",
+                    Forge::GitLab => "GitLab",
+                }
+            ))
+        }
+    })
+}
+
+/// The reply to a GitLab commenter below Developer.
+fn gitlab_denied(project: &str, role: &str) -> String {
+    format!(
+        "only Developers, Maintainers and Owners of {project} can run benchmark commands; your \
+         role is {role}."
     )
 }
 
@@ -329,6 +343,7 @@ mod tests {
             pr: 42,
             comment_id: 9001,
             commenter: commenter.into(),
+            commenter_id: None,
             association: "CONTRIBUTOR".into(),
             command: GuardedCommand::Rebench { rounds: None },
             commented_at: None,

@@ -18,6 +18,12 @@ pub(super) async fn read_range(
         .repository(search.series.repository_id)
         .await?
         .ok_or_else(|| TaskError::Permanent("repository of a culprit search".into()))?;
+    if repository.forge != benchgate_store::model::Forge::GitHub {
+        return Ok(Err(format!(
+            "culprit searches read the range from GitHub's commit list; {} is not on GitHub",
+            repository.full_name
+        )));
+    }
     let target = RepoTarget::new(
         repository.installation_id.map(|i| i as u64),
         &repository.full_name,

@@ -233,6 +233,7 @@ mod tests {
             let task = crate::tasks::Reaction {
                 repo: crate::tasks::RepoName::github("acme/widgets", None),
                 comment_id,
+                pr: None,
             };
             ids.push(
                 store
