@@ -19,6 +19,8 @@ const PROJECT_ID: u64 = 42;
 const PROJECT: &str = "acme/widgets";
 const MR: u64 = 7;
 const PIPELINE: u64 = 555;
+/// The head's work: 1.5x the base's 2,000,000 spins.
+const SLOWER: u64 = 3_000_000;
 /// Rounds a job may run: the gate stops as soon as it is decided (about 6 rounds for these
 /// heads on a quiet machine), and the rest is room for a machine busy with other tests.
 const ROUNDS: u32 = 24;
@@ -45,7 +47,15 @@ impl Drop for Setup {
 async fn setup() -> Setup {
     let gitlab = FakeGitlab::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let project = Project::create(dir.path());
+    let mut project = Project::create(dir.path());
+    // The merge request's head does 1.5x the base's work.
+    git(
+        &project.path,
+        &["checkout", "-q", "--detach", &project.base],
+    );
+    std::fs::write(project.path.join("iterations"), SLOWER.to_string()).unwrap();
+    git(&project.path, &["commit", "-qam", "head: 1.5x the work"]);
+    project.head = git(&project.path, &["rev-parse", "HEAD"]);
     {
         let mut s = gitlab.state();
         s.projects.insert(PROJECT_ID, PROJECT.to_owned());

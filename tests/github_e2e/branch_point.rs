@@ -210,13 +210,7 @@ async fn a_branch_point_github_will_not_give_concludes_the_check_with_the_reason
             )
             .await;
         assert_eq!(status, 202, "{body}");
-        eventually(&s.github, "a completed check", 60, || {
-            checks_of(&s.github, &head)
-                .iter()
-                .any(|c| c.status == "completed")
-        })
-        .await;
-        let check = checks_of(&s.github, &head).remove(0);
+        let check = completed_check(&s, &head).await;
         assert_eq!(check.conclusion.as_deref(), Some(conclusion), "{check:#?}");
         assert_eq!(check.title, "could not read the branch point", "{check:#?}");
         assert!(
@@ -236,4 +230,49 @@ async fn a_branch_point_github_will_not_give_concludes_the_check_with_the_reason
             "{refused:#?}"
         );
     }
+}
+
+/// The same for `.benchgate.toml`: a read GitHub refuses for good (a token that lost access)
+/// concludes the head's check with GitHub's answer instead of giving the schedule up silently,
+/// and is not retried.
+#[tokio::test]
+async fn a_config_github_refuses_to_give_concludes_the_check_with_the_reason() {
+    let s = setup(Some(&config()), None).await;
+    s.github.fail_config_reads(&[(403, None)]);
+    let head = s.project.head.clone();
+    let (status, body) = s
+        .deliver(
+            "pull_request",
+            "d-config-403",
+            &s.pull_request_event("opened", &head),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let check = completed_check(&s, &head).await;
+    assert_eq!(check.conclusion.as_deref(), Some("neutral"), "{check:#?}");
+    assert_eq!(check.title, "could not read .benchgate.toml", "{check:#?}");
+    assert!(
+        check.summary.contains("GitHub answered 403")
+            && check.summary.contains("Nothing was benchmarked"),
+        "{}",
+        check.summary
+    );
+    s.outbox_drained().await;
+    assert_eq!(
+        s.github.config_failures_answered(),
+        1,
+        "asked once, not retried"
+    );
+    assert_eq!(s.count("SELECT COUNT(*) FROM comparisons").await, 0);
+}
+
+/// The first check on `head`, once one is completed.
+async fn completed_check(s: &Setup, head: &str) -> crate::github::CheckRun {
+    eventually(&s.github, "a completed check", 60, || {
+        checks_of(&s.github, head)
+            .iter()
+            .any(|c| c.status == "completed")
+    })
+    .await;
+    checks_of(&s.github, head).remove(0)
 }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use benchgate_github::client::{
-    BranchPoint, ChangedFile, CheckConclusion, CheckStatus, GitHubClient, RepoTarget,
-    comment_marker,
+    BranchPoint, ChangedFile, CheckConclusion, CheckStatus, ComparedCommit, GitHubClient,
+    ListedCheckRun, RepoTarget, comment_marker,
 };
 use benchgate_gitlab::client::{DEVELOPER, GitlabClient, GitlabError, StatusState, StatusUpdate};
 use benchgate_store::model::Forge;
@@ -28,6 +28,18 @@ pub enum ForgeError {
     /// The repository is not on the instance this server is configured for.
     #[error("{0}")]
     Elsewhere(String),
+}
+
+impl ForgeError {
+    /// Whether the same call may succeed later (rate limits, 5xx, credentials to come).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ForgeError::GitHub(e) => e.is_retryable(),
+            ForgeError::GitLab(e) => e.is_transient(),
+            ForgeError::NoCredentials { .. } => true,
+            ForgeError::Elsewhere(_) => false,
+        }
+    }
 }
 
 /// The label benchgate's regression issues carry on GitLab, where issues are searched by label.
@@ -384,6 +396,39 @@ impl ForgeRepo<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The commits of `head` since `base`, as GitHub's compare lists them: what merge queues
+    /// and culprit searches read. GitLab's list is not read yet.
+    pub async fn compare_commits(
+        &self,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<ComparedCommit>, ForgeError> {
+        match self {
+            ForgeRepo::GitHub { client, target } => {
+                Ok(client.compare_commits(target, base, head).await?)
+            }
+            ForgeRepo::GitLab { project, .. } => Err(ForgeError::Elsewhere(format!(
+                "benchgate reads commit ranges from GitHub only; {project} is on GitLab"
+            ))),
+        }
+    }
+
+    /// The check run `name` with `external_id` on `head`, where there are check runs (GitHub
+    /// with an App): a create whose answer was lost is found again.
+    pub async fn find_check_run(
+        &self,
+        head: &str,
+        name: &str,
+        external_id: &str,
+    ) -> Result<Option<ListedCheckRun>, ForgeError> {
+        match self {
+            ForgeRepo::GitHub { client, target } if client.is_app() => Ok(client
+                .find_check_run(target, head, name, external_id)
+                .await?),
+            _ => Ok(None),
+        }
     }
 
     /// Whether the gate lives in check runs this server can look up (GitHub with an App).

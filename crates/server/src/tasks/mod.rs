@@ -23,7 +23,7 @@ use benchgate_store::model::ComparisonKind;
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchgate_github::client::{GitHubClient, GitHubError, RepoTarget};
+use benchgate_github::client::{GitHubError, RepoTarget};
 use benchgate_gitlab::client::GitlabError;
 use benchgate_store::StoreError;
 use benchgate_store::model::Forge;
@@ -151,15 +151,6 @@ impl crate::workers::outbox::Perform for Context {
 }
 
 impl Context {
-    /// GitHub's client, for what only GitHub has (merge queues, check-run re-runs, culprit
-    /// searches' commit lists); an error the outbox retries until credentials exist.
-    pub fn github(&self) -> Result<&GitHubClient, TaskError> {
-        self.forges
-            .github
-            .as_ref()
-            .ok_or(TaskError::NoCredentials { forge: "GitHub" })
-    }
-
     /// `repo` on its forge.
     pub fn forge(&self, repo: &RepoName) -> Result<crate::forge::ForgeRepo<'_>, TaskError> {
         Ok(self
@@ -194,7 +185,7 @@ impl Context {
             return Ok(());
         };
         if loaded.comparison.kind() == ComparisonKind::MergeGroup {
-            merge_group::report(self, loaded, repo.target()?).await
+            merge_group::report(self, loaded, repo).await
         } else {
             report_check::run(self, loaded, &repo).await
         }

@@ -10,7 +10,8 @@ use benchgate_store::model::{
 use serde::{Deserialize, Serialize};
 
 use super::{Context, OutboxTask, TaskError};
-use crate::commit_check::{self, CheckWrite};
+use crate::commit_check::CheckWrite;
+use crate::forge::ForgeRepo;
 use crate::report;
 
 /// Render a comparison now and write its check run; every pending one of a comparison is one row.
@@ -40,26 +41,17 @@ pub(super) async fn run(
     let c = &loaded.comparison;
     let id = c.id.0;
     let write = check_write(c, &loaded.input, cx.github_config.comparison_url(id));
-    let new_run = match cx.forge(repo)? {
-        crate::forge::ForgeRepo::GitHub { target, .. } => {
-            write_recorded(cx, &target, c, &write).await?
-        }
-        // A commit status has no id to keep: every write restates the gate.
-        gitlab => {
-            let pr = c.pr_number.map(|n| n as u64);
-            gitlab.write_gate(pr, &write, None).await?;
-            false
-        }
-    };
+    let new_run = write_recorded(cx, &cx.forge(repo)?, c, &write).await?;
     tracing::info!(comparison = id, generation = c.rounds_generation, new_run, status = ?write.status, conclusion = ?write.conclusion, "check written");
     Ok(())
 }
 
 /// Writes comparison `c`'s check on the run of its generation and records that run; `true`
-/// when a new run was made.
+/// when a new run was made. A forge without check runs (GitLab, GitHub with a single token)
+/// gets a status, which has no run to record.
 pub(super) async fn write_recorded(
     cx: &Context,
-    target: &benchgate_github::client::RepoTarget,
+    forge: &ForgeRepo<'_>,
     c: &Comparison,
     write: &CheckWrite,
 ) -> Result<bool, TaskError> {
@@ -71,19 +63,18 @@ pub(super) async fn write_recorded(
     if let Some(id) = existing
         && !completed
         && c.check_run_generation < c.rounds_generation
-        && cx.github()?.is_app()
     {
         let older = external_id_of(c.id.0, c.check_run_generation);
-        let found = cx
-            .github()?
-            .find_check_run(target, &c.head_sha, &write.name, &older)
+        let found = forge
+            .find_check_run(&c.head_sha, &write.name, &older)
             .await?;
         if found.is_some_and(|run| run.status == "completed") {
             tracing::info!(check_run = id, comparison = %c.id, "the older generation's run was completed unrecorded; a new run is made");
             existing = None;
         }
     }
-    if let Some(check_run_id) = commit_check::write(cx.github()?, target, write, existing).await? {
+    let pr = c.pr_number.map(|n| n as u64);
+    if let Some(check_run_id) = forge.write_gate(pr, write, existing).await? {
         let record = CheckRunRecord {
             check_run_id,
             generation: c.rounds_generation,
@@ -130,6 +121,7 @@ fn external_id_of(comparison: i64, generation: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commit_check;
     use benchgate_store::model::{ComparisonId, ComparisonState, RepositoryId};
 
     fn comparison(

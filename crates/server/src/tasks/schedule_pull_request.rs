@@ -64,7 +64,18 @@ impl OutboxTask for SchedulePullRequest {
 async fn schedule(cx: &Context, t: SchedulePullRequest) -> Result<(), TaskError> {
     let forge = cx.forge(&t.repo)?;
     let repository = cx.recorded_repository(&t.repo).await?;
-    let Some(text) = forge.read_file(FILE_NAME, &t.base_ref).await? else {
+    // A refusal trying again cannot change (a token without access, a ref the forge does not
+    // know) concludes the check with the forge's answer: a required check must not wait on
+    // nothing. What may pass (5xx, rate limits) the outbox retries.
+    let text = match forge.read_file(FILE_NAME, &t.base_ref).await {
+        Ok(text) => text,
+        Err(e) if !e.is_retryable() => {
+            tracing::warn!(error = %e, "cannot read {FILE_NAME}; the check concludes with the reason");
+            return cx.enqueue(unreadable_config_check(&t, &e)).await;
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(text) = text else {
         tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
         return cx.enqueue(no_config_check(&t)).await;
     };
@@ -329,8 +340,8 @@ fn unreadable_branch_point_check(
         title: "could not read the branch point".to_owned(),
         summary: format!(
             "benchgate could not find where this PR branched from `{}` (its tip `{}`): {error}. \
-             Nothing was benchmarked. Push again, or comment `/rebench` once {} has both \
-             commits.",
+             Nothing was benchmarked. Push again once {} has both commits (`/rebench` needs a \
+             comparison, and there is none).",
             t.base_ref,
             benchgate_stats::words::short_sha(&t.base_sha),
             match t.repo.forge {
@@ -346,6 +357,27 @@ fn unreadable_branch_point_check(
             NoAnswerConclusion::Neutral => None,
             NoAnswerConclusion::Failure => Some(benchgate_github::client::CheckConclusion::Failure),
         },
+    }
+}
+
+/// The neutral check of a head whose base branch's `.benchgate.toml` the forge would not give.
+fn unreadable_config_check(
+    t: &SchedulePullRequest,
+    error: &crate::forge::ForgeError,
+) -> NeutralCheck {
+    NeutralCheck {
+        repo: t.repo.clone(),
+        pr: Some(t.pr),
+        head_sha: t.head_sha.clone(),
+        title: format!("could not read {FILE_NAME}"),
+        summary: format!(
+            "benchgate could not read `{FILE_NAME}` on `{}`: {error}. Nothing was benchmarked. \
+             Push again once benchgate's token can read it (`/rebench` needs a comparison, and \
+             there is none).",
+            t.base_ref
+        ),
+        name: None,
+        conclusion: None,
     }
 }
 

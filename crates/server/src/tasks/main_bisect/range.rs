@@ -1,11 +1,12 @@
 //! The range a culprit search runs over: the first-parent chain from the bad commit back to the
 //! good one, as GitHub's compare lists it, each commit with the PR its message names.
 
-use benchgate_github::client::{ComparedCommit, RepoTarget};
+use benchgate_github::client::ComparedCommit;
 use benchgate_stats::words::short_sha;
 use benchgate_store::model::{Bisection, RangeCommit};
 
 use super::super::{Context, TaskError};
+use crate::forge::ForgeError;
 
 /// The range's commits from GitHub, good first: the first-parent chain from the bad commit back
 /// to the good one. `Err` says why the range cannot be searched.
@@ -24,13 +25,9 @@ pub(super) async fn read_range(
             repository.full_name
         )));
     }
-    let target = RepoTarget::new(
-        repository.installation_id.map(|i| i as u64),
-        &repository.full_name,
-    )?;
-    match cx
-        .github()?
-        .compare_commits(&target, &search.good_sha, &search.bad_sha)
+    let forge = cx.forge(&super::super::RepoName::of(&repository))?;
+    match forge
+        .compare_commits(&search.good_sha, &search.bad_sha)
         .await
     {
         Ok(listed) => Ok(first_parent_range(
@@ -38,7 +35,7 @@ pub(super) async fn read_range(
             &search.good_sha,
             &search.bad_sha,
         )),
-        Err(e) if e.is_not_found() => Ok(Err(format!(
+        Err(ForgeError::GitHub(e)) if e.is_not_found() => Ok(Err(format!(
             "GitHub does not know {} or {} in {}",
             short_sha(&search.good_sha),
             short_sha(&search.bad_sha),

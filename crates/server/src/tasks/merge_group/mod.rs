@@ -5,7 +5,7 @@
 mod decide;
 mod schedule;
 
-use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
+use benchgate_github::client::{CheckConclusion, CheckStatus};
 use benchgate_github::repo_config::ROUNDS;
 use benchgate_store::model::OutboxId;
 use benchgate_store::model::{Comparison, ComparisonState, NewJob, Priority, RepositoryId};
@@ -157,7 +157,7 @@ async fn steps_of(cx: &Context, group: &Comparison) -> Result<Vec<Comparison>, T
 pub(super) async fn report(
     cx: &Context,
     loaded: LoadedReport,
-    target: RepoTarget,
+    repo: RepoName,
 ) -> Result<(), TaskError> {
     let c = &loaded.comparison;
     let Some(context) = c.config.merge_group.clone() else {
@@ -171,7 +171,7 @@ pub(super) async fn report(
         if let Some(group) = group
             && let Some((loaded, repo)) = cx.loaded(group.id.0).await?
         {
-            return Box::pin(report(cx, loaded, repo.target()?)).await;
+            return Box::pin(report(cx, loaded, repo)).await;
         }
         return Ok(());
     }
@@ -254,7 +254,7 @@ pub(super) async fn report(
         details_url: Some(cx.github_config.comparison_url(c.id)),
         external_id: super::report_check::external_id(c),
     };
-    super::report_check::write_recorded(cx, &target, c, &write).await?;
+    super::report_check::write_recorded(cx, &cx.forge(&repo)?, c, &write).await?;
     tracing::info!(comparison = %c.id, status = ?decided.status, conclusion = ?decided.conclusion, title = %decided.title, "merge group check written");
     if decided.concluded {
         // Concluded: nothing still measuring can change it.

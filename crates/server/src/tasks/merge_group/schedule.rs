@@ -6,7 +6,9 @@ use benchgate_api::agent::{
     ComparisonConfig, GroupPullRequest, MeasuredTrees, MergeGroupContext, MergeQueueMode,
     MergeQueueSettings, StoredComparisonConfig,
 };
-use benchgate_github::client::{CheckConclusion, CheckStatus, RepoTarget};
+use benchgate_github::client::{CheckConclusion, CheckStatus};
+
+use crate::forge::ForgeRepo;
 use benchgate_github::parse_repo_config;
 use benchgate_github::repo_config::{FILE_NAME, check_run_name};
 use benchgate_stats::words;
@@ -44,13 +46,9 @@ impl OutboxTask for ScheduleMergeGroup {
 
     #[tracing::instrument(skip_all, fields(repo = %self.repo.full_name, group = %self.head_ref))]
     async fn run(self, cx: &Context, _row: OutboxId) -> Result<(), TaskError> {
-        let target = self.repo.target()?;
+        let forge = cx.forge(&self.repo)?;
         let repository = cx.recorded_repository(&self.repo).await?;
-        let Some(text) = cx
-            .github()?
-            .read_file(&target, FILE_NAME, &self.base_ref)
-            .await?
-        else {
+        let Some(text) = forge.read_file(FILE_NAME, &self.base_ref).await? else {
             tracing::info!("no {FILE_NAME} on the base branch; nothing to run");
             return cx
                 .enqueue(self.neutral(
@@ -80,23 +78,14 @@ impl OutboxTask for ScheduleMergeGroup {
                                compares every merged commit."
                     .to_owned();
                 let title = "not measured in the merge queue".to_owned();
-                self.write_check(
-                    cx,
-                    &target,
-                    name,
-                    CheckConclusion::Success,
-                    title,
-                    summary,
-                    None,
-                )
-                .await?;
+                self.write_check(&forge, name, CheckConclusion::Success, title, summary, None)
+                    .await?;
             }
             tracing::info!("merge queue: skipped");
             return Ok(());
         }
-        let commits = cx
-            .github()?
-            .compare_commits(&target, &self.base_sha, &self.head_sha)
+        let commits = forge
+            .compare_commits(&self.base_sha, &self.head_sha)
             .await?;
         let listed: Vec<(String, String, Vec<String>)> = commits
             .into_iter()
@@ -115,7 +104,7 @@ impl OutboxTask for ScheduleMergeGroup {
                 && let [pr] = prs.as_slice()
                 && let Some(number) = pr.number
                 && self
-                    .reuse(cx, &target, repository.id, number, &compared, label, &name)
+                    .reuse(cx, &forge, repository.id, number, &compared, label, &name)
                     .await?
             {
                 continue;
@@ -135,7 +124,7 @@ impl ScheduleMergeGroup {
     async fn reuse(
         &self,
         cx: &Context,
-        target: &RepoTarget,
+        target: &ForgeRepo<'_>,
         repository_id: RepositoryId,
         number: u64,
         compared: &ComparisonConfig,
@@ -171,9 +160,9 @@ impl ScheduleMergeGroup {
             .as_ref()
             .and_then(|g| g.branch.as_ref())
             .and_then(|b| b.trees.clone());
-        let group = cx
-            .github()?
-            .branch_point(target, &self.base_sha, &self.head_sha)
+        // A group has no number; GitHub's branch point asks for none.
+        let group = target
+            .branch_point(0, &self.base_sha, &self.head_sha)
             .await?
             .filter(|p| p.merge_base == self.base_sha)
             .map(|p| MeasuredTrees {
@@ -213,7 +202,6 @@ impl ScheduleMergeGroup {
         );
         let title = format!("#{number}: {}", outcome.title);
         self.write_check(
-            cx,
             target,
             name.to_owned(),
             conclusion,
@@ -278,8 +266,7 @@ impl ScheduleMergeGroup {
     #[allow(clippy::too_many_arguments)]
     async fn write_check(
         &self,
-        cx: &Context,
-        target: &RepoTarget,
+        target: &ForgeRepo<'_>,
         name: String,
         conclusion: CheckConclusion,
         title: String,
@@ -296,7 +283,7 @@ impl ScheduleMergeGroup {
             summary: commit_check::summary(summary),
             details_url,
         };
-        commit_check::write(cx.github()?, target, &write, None).await?;
+        target.write_gate(None, &write, None).await?;
         Ok(())
     }
 }
