@@ -590,3 +590,27 @@ async fn a_push_to_the_default_branch_is_compared_with_its_parent_and_a_regressi
         "the push is one step: its commit against its parent"
     );
 }
+
+#[tokio::test]
+async fn a_gitlab_url_without_its_tokens_says_at_start_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let database_url = format!("sqlite://{}", dir.path().join("benchgate.db").display());
+    let server = spawn_server(
+        &database_url,
+        &[("BENCHGATE_GITLAB_URL", "https://gitlab.example")],
+    );
+    server.wait_for_log("--gitlab-url without a token", Duration::from_secs(20));
+    server.wait_for_log(
+        "/webhooks/gitlab refuses every delivery",
+        Duration::from_secs(20),
+    );
+    let answer = http()
+        .post(server.url("/webhooks/gitlab"))
+        .header("X-Gitlab-Event", "Merge Request Hook")
+        .header("X-Gitlab-Token", "anything")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 401);
+}

@@ -126,6 +126,9 @@ impl crate::workers::outbox::RowError for TaskError {
         match self {
             TaskError::GitHub(e) => e.retry_after(),
             TaskError::GitLab(e) => e.retry_after(),
+            // Credentials come by hand (flags, `/github/setup`): try seldom, so the row lasts
+            // the hours that can take (12 attempts) instead of minutes.
+            TaskError::NoCredentials { .. } => Some(Duration::from_secs(15 * 60)),
             _ => None,
         }
     }

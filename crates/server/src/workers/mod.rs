@@ -60,8 +60,18 @@ fn spawn_github_workers(
             None
         }
     };
+    let gitlab_flags = &domain.config.gitlab;
     if let Some(forge) = &gitlab {
         tracing::info!(host = %forge.host, "gating GitLab merge requests");
+    } else if gitlab_flags.url.is_some() {
+        tracing::warn!(
+            "--gitlab-url without a token (BENCHGATE_GITLAB_TOKEN or --gitlab-token-file); GitLab writes wait in the outbox"
+        );
+    }
+    if gitlab_flags.url.is_some() && gitlab_flags.hook_tokens().is_none() {
+        tracing::warn!(
+            "--gitlab-url without a hook token (BENCHGATE_GITLAB_HOOK_TOKEN or --gitlab-hook-token-file); /webhooks/gitlab refuses every delivery"
+        );
     }
     if !credentials.has_flag_secret() {
         tracing::info!(
