@@ -50,7 +50,10 @@ fn compare_finds_a_ten_percent_slower_sleep() {
     let row = wall_time(&report);
     assert_eq!(row["verdict"], "slower", "{row}");
     let lo = row["interval_pct"][0].as_f64().unwrap();
-    let hi = row["interval_pct"][1].as_f64().unwrap();
+    // The worse bound may be unbounded (null in the JSON): when only head ran a process in a
+    // slow mode, it adds what such runs can move the mean by, which a few rounds leave open
+    // (statistics.md, "One side shows it"). A loaded machine makes such runs; CI met one.
+    let hi = row["interval_pct"][1].as_f64().unwrap_or(f64::INFINITY);
     assert!(
         lo < 10.0 && 10.0 < hi,
         "interval [{lo}, {hi}] should contain +10%"
