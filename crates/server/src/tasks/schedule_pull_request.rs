@@ -339,11 +339,19 @@ fn unreadable_branch_point_check(
         head_sha: t.head_sha.clone(),
         title: "could not read the branch point".to_owned(),
         summary: format!(
-            "benchgate could not find where this PR branched from `{}` (its tip `{}`): {error}. \
+            "benchgate could not find where this PR branched from `{}`{}: {error}. \
              Nothing was benchmarked. Push again once {} has both commits (`/rebench` needs a \
              comparison, and there is none).",
             t.base_ref,
-            benchgate_stats::words::short_sha(&t.base_sha),
+            // GitLab's hook does not say the target's tip.
+            if t.base_sha.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (its tip `{}`)",
+                    benchgate_stats::words::short_sha(&t.base_sha)
+                )
+            },
             match t.repo.forge {
                 benchgate_store::model::Forge::GitHub => "GitHub",
                 benchgate_store::model::Forge::GitLab => "GitLab",
@@ -462,5 +470,36 @@ mod tests {
         assert_eq!(comment.label, CONFIG_LABEL);
         insta::assert_snapshot!("comment_invalid_config", comment.body);
         insta::assert_snapshot!("check_invalid_config", shown(check));
+    }
+
+    /// What a change shows when its forge refuses what the schedule needs, on GitLab.
+    #[test]
+    fn a_refused_read_concludes_with_the_forges_answer_as_pinned() {
+        let mut t = pull_request();
+        t.repo = RepoName {
+            full_name: "gitlab.example/acme/widgets".into(),
+            installation_id: None,
+            forge: benchgate_store::model::Forge::GitLab,
+        };
+        t.base_sha = String::new();
+        let refused = benchgate_gitlab::client::GitlabError::Refused {
+            status: 403,
+            what: ".benchgate.toml at main".into(),
+            message: "403 Forbidden".into(),
+        };
+        let forge = crate::forge::ForgeError::GitLab(refused.clone());
+        insta::assert_snapshot!(
+            "check_unreadable_config_gitlab",
+            shown(unreadable_config_check(&t, &forge))
+        );
+        let config =
+            parse_repo_config("[benchmark]\nrun = \"true\"\nrunner = \"quiet\"\n").unwrap();
+        let (suite, label) = config.comparisons().next().unwrap();
+        let stored = config.comparison_config(suite);
+        let error = TaskError::GitLab(refused);
+        insta::assert_snapshot!(
+            "check_unreadable_branch_point_gitlab",
+            shown(unreadable_branch_point_check(&t, &stored, label, &error))
+        );
     }
 }

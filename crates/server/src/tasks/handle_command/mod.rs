@@ -358,6 +358,10 @@ mod tests {
             format!("label: {}\n{}", c.label, c.body)
         };
         insta::assert_snapshot!("reply_denied", reply(denied("acme/widgets", "read")));
+        insta::assert_snapshot!(
+            "reply_denied_gitlab",
+            reply(gitlab_denied("gitlab.example/acme/widgets", "Guest (10)"))
+        );
         let at = Some(Utc.timestamp_opt(1_700_000_010, 0).unwrap());
         let a = "a".repeat(40);
         let late = unapproved_head(&a, Some(&head(&a, 20)), at).unwrap();
