@@ -115,12 +115,20 @@ async fn a_pr_changing_only_ignored_files_passes_at_once_with_no_job() {
 /// guard (1 in 20): the check passes ("not slower than +5.0%", or "no change" when equivalence
 /// came first) once head has run the guard's 72 times, before the rounds planned, and the
 /// comment says it answered early. The cap leaves room for this shared machine's noisy hours:
-/// without the guard three runs here took 16, 48 and 50 rounds.
+/// without the guard three runs here took 16, 48 and 50 rounds. The gate fails only beyond
+/// +5% (`practical-regression`): with `regression` this A/A reads "slower" in up to alpha/2 of
+/// runs by design (CI saw one, at round 58), which is not what this test is about.
 #[tokio::test]
 async fn a_pr_not_slower_than_the_tolerance_passes_before_its_round_cap() {
     const ROUNDS: u32 = 160;
-    let guarded = config(ROUNDS, "").replace("rare_slow_runs = \"off\"\n", "");
+    let guarded = config(ROUNDS, "")
+        .replace("rare_slow_runs = \"off\"\n", "")
+        .replace(
+            "fail_on = \"regression\"\n",
+            "fail_on = \"practical-regression\"\nmin_effect = \"5%\"\n",
+        );
     assert!(!guarded.contains("rare_slow_runs"), "{guarded}");
+    assert!(guarded.contains("practical-regression"), "{guarded}");
     let mut s = setup(Some(&guarded), None).await;
     let path = s.project.path.clone();
     let c0 = commit(&path, &s.project.base, Ok(WORK), "c0: the benchmark");
