@@ -426,12 +426,15 @@ async fn a_slower_merge_request_gets_one_note_and_a_failed_status_on_its_pipelin
         // GitLab answers 400 to a status set again to the state it has ("Cannot transition
         // …"), which benchgate takes as set; anything else refused is a call GitLab would not
         // take.
-        let refused: Vec<&String> = state
+        let refused = refused_calls(&state);
+        assert!(refused.is_empty(), "GitLab refused: {refused:?}");
+        // Below Ultimate, GitLab answers 401 to status checks: asked once, then not for an hour.
+        let asked = state
             .refusals
             .iter()
-            .filter(|r| !r.contains("Cannot transition status"))
-            .collect();
-        assert!(refused.is_empty(), "GitLab refused: {refused:?}");
+            .filter(|r| r.starts_with("401 GET") && r.contains("/status_checks"))
+            .count();
+        assert_eq!(asked, 1, "{:?}", state.refusals);
         let people = state.notes[&(PROJECT_ID, MR)]
             .iter()
             .filter(|n| n.author == 77)
@@ -613,4 +616,146 @@ async fn a_gitlab_url_without_its_tokens_says_at_start_what_is_missing() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 401);
+}
+
+/// An external status check (Ultimate) named as the gate, pointing at
+/// `/webhooks/gitlab/status-check` and signed with the hook's secret: GitLab fails it after its
+/// pending timeout while no runner has answered; benchgate answers it when the gate decides (a
+/// 2x faster head: `passed`), and again when someone presses "Retry". Another service's check
+/// is never answered; unsigned or wrongly signed requests are refused.
+#[tokio::test]
+async fn an_external_status_check_is_answered_when_the_gate_decides_and_on_retry() {
+    let mut s = setup().await;
+    git(
+        &s.project.path,
+        &["checkout", "-q", "--detach", &s.project.base],
+    );
+    std::fs::write(s.project.path.join("iterations"), "1000000").unwrap();
+    git(&s.project.path, &["commit", "-qam", "head: half the work"]);
+    let head = git(&s.project.path, &["rev-parse", "HEAD"]);
+    s.gitlab.merge_request(
+        PROJECT_ID,
+        MR,
+        MergeRequest {
+            sha: head.clone(),
+            base_sha: s.project.base.clone(),
+            pipeline: Some(PIPELINE),
+        },
+    );
+    let url = s.server.url("/webhooks/gitlab/status-check");
+    let ours = s.gitlab.status_check(PROJECT_ID, "benchgate", &url);
+    let theirs =
+        s.gitlab
+            .status_check(PROJECT_ID, "compliance", "https://compliance.example/check");
+    s.gitlab.state().status_check_timeout = Duration::from_millis(500);
+
+    let mut request = s.hook("status_check_request.json");
+    request["object_attributes"]["iid"] = json!(MR);
+    request["object_attributes"]["last_commit"]["id"] = json!(head);
+    request["external_approval_rule"] =
+        json!({"id": ours, "name": "benchgate", "external_url": url});
+    let body = serde_json::to_vec(&request).unwrap();
+    let ask = async |signature: Option<String>| {
+        let mut post = http()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .body(body.clone());
+        if let Some(sig) = signature {
+            post = post.header("X-Gitlab-Signature", sig);
+        }
+        let answer = post.send().await.unwrap();
+        let status = answer.status().as_u16();
+        (status, answer.json::<Value>().await.unwrap_or(Value::Null))
+    };
+    let signed = benchgate_gitlab::token::SigningSecrets::new([HOOK_TOKEN]).sign(&body);
+    let stranger = benchgate_gitlab::token::SigningSecrets::new(["guess"]).sign(&body);
+    assert_eq!(ask(None).await.0, 401, "unsigned");
+    assert_eq!(ask(Some(stranger)).await.0, 401, "signed by a stranger");
+    // GitLab asks as the merge request opens: nothing is decided yet, and nothing is measured
+    // on a status check's word.
+    let (status, answer) = ask(Some(signed.clone())).await;
+    assert_eq!(
+        (status, answer["outcome"].as_str()),
+        (202, Some("waiting")),
+        "{answer}"
+    );
+    assert_eq!(
+        count_rows(&s.database_url, "SELECT COUNT(*) FROM comparisons").await,
+        0
+    );
+
+    let open = s.merge_request_hook("merge_request_open.json", &head, None);
+    let (status, answer) = s
+        .deliver(HOOK_TOKEN, "6a3d4d4e-0000-4000-8000-0000000000c1", &open)
+        .await;
+    assert_eq!(status, 202, "{answer}");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        s.gitlab.status_check_state(PROJECT_ID, MR, ours),
+        "failed",
+        "GitLab fails a check left pending past its timeout"
+    );
+
+    s.start_agent().await;
+    let last = s.final_status(&head).await;
+    assert_eq!(last.state, "success", "{last:?}");
+    wait_until(
+        "the status check's answer",
+        Duration::from_secs(30),
+        async || match s.gitlab.status_check_state(PROJECT_ID, MR, ours).as_str() {
+            "passed" => Ok(()),
+            other => Err(other.to_owned()),
+        },
+    )
+    .await;
+
+    // "Retry": pending again, and GitLab sends the merge request once more.
+    s.gitlab.retry_status_check(PROJECT_ID, MR, ours);
+    let (status, answer) = ask(Some(signed)).await;
+    assert_eq!(
+        (status, answer["outcome"].as_str()),
+        (202, Some("answered")),
+        "{answer}"
+    );
+    wait_until(
+        "the answer after Retry",
+        Duration::from_secs(30),
+        async || {
+            let st = s.gitlab.state();
+            let answers: Vec<&str> = st
+                .check_responses
+                .iter()
+                .filter(|r| r.check == ours)
+                .map(|r| r.status.as_str())
+                .collect();
+            let retried = answers.iter().rposition(|a| *a == "pending");
+            match retried {
+                Some(at) if answers[at + 1..].contains(&"passed") => Ok(()),
+                _ => Err(format!("{answers:?}")),
+            }
+        },
+    )
+    .await;
+    let st = s.gitlab.state();
+    assert!(
+        st.check_responses
+            .iter()
+            .all(|r| r.check != theirs && r.sha == head),
+        "another service's check, or another head, answered: {:?}",
+        st.check_responses
+    );
+    let refused = refused_calls(&st);
+    assert!(refused.is_empty(), "GitLab refused: {refused:?}");
+}
+
+/// What the fake GitLab refused, but for what benchgate asks knowing GitLab may refuse it: a
+/// status set again to the state it has (400 "Cannot transition …", taken as set) and the
+/// status checks of a project below Ultimate (401).
+fn refused_calls(state: &crate::gitlab_fake::State) -> Vec<&String> {
+    state
+        .refusals
+        .iter()
+        .filter(|r| !r.contains("Cannot transition status"))
+        .filter(|r| !(r.starts_with("401 GET") && r.contains("/status_checks")))
+        .collect()
 }

@@ -78,13 +78,26 @@ impl GitlabConfig {
 
     /// The hook tokens deliveries are checked against; `None` refuses every delivery.
     pub fn hook_tokens(&self) -> Option<benchgate_gitlab::token::HookTokens> {
-        let list = self.hook_token.as_deref()?;
-        let tokens: Vec<&str> = list
+        self.hook_token_list()
+            .map(benchgate_gitlab::token::HookTokens::new)
+    }
+
+    /// The configured hook tokens, blanks left out; `None` when there are none.
+    fn hook_token_list(&self) -> Option<Vec<&str>> {
+        let tokens: Vec<&str> = self
+            .hook_token
+            .as_deref()?
             .split(',')
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .collect();
-        (!tokens.is_empty()).then(|| benchgate_gitlab::token::HookTokens::new(tokens))
+        (!tokens.is_empty()).then_some(tokens)
+    }
+
+    /// The secrets an external status check's request may be signed with: the hook tokens.
+    pub fn signing_secrets(&self) -> Option<benchgate_gitlab::token::SigningSecrets> {
+        self.hook_token_list()
+            .map(benchgate_gitlab::token::SigningSecrets::new)
     }
 
     /// The host (and port) repositories on this instance are named under.

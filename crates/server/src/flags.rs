@@ -153,7 +153,8 @@ pub struct GitlabArgs {
     pub gitlab_token: Option<String>,
 
     /// File holding the webhook's secret token(s), comma-separated (rotation): what GitLab
-    /// sends as X-Gitlab-Token. Or set BENCHGATE_GITLAB_HOOK_TOKEN to the list itself.
+    /// sends as X-Gitlab-Token, and the HMAC secret of an external status check. Or set
+    /// BENCHGATE_GITLAB_HOOK_TOKEN to the list itself.
     #[arg(long, env = "BENCHGATE_GITLAB_HOOK_TOKEN_FILE", value_name = "PATH", value_parser = secret_file,
           conflicts_with = "gitlab_hook_token")]
     pub gitlab_hook_token_file: Option<SecretFromFile>,

@@ -9,7 +9,9 @@ use benchgate_github::client::{
     BranchPoint, ChangedFile, CheckConclusion, CheckStatus, ComparedCommit, GitHubClient,
     ListedCheckRun, RepoTarget, comment_marker,
 };
-use benchgate_gitlab::client::{DEVELOPER, GitlabClient, GitlabError, StatusState, StatusUpdate};
+use benchgate_gitlab::client::{
+    CheckAnswer, DEVELOPER, GitlabClient, GitlabError, StatusState, StatusUpdate,
+};
 use benchgate_store::model::Forge;
 use tokio::sync::OnceCell;
 
@@ -51,7 +53,13 @@ pub struct GitlabForge {
     pub client: GitlabClient,
     pub host: String,
     bot: OnceCell<u64>,
+    /// Projects that answered that they have no status checks (below Ultimate), and when:
+    /// not asked again for [`NO_STATUS_CHECKS_FOR`].
+    no_status_checks: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
+
+/// How long a project below Ultimate is not asked for status checks again (it may upgrade).
+const NO_STATUS_CHECKS_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl std::fmt::Debug for GitlabForge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,7 +75,21 @@ impl GitlabForge {
             client,
             host,
             bot: OnceCell::new(),
+            no_status_checks: Default::default(),
         }
+    }
+
+    /// Whether `project` said lately that it has no status checks.
+    fn without_status_checks(&self, project: &str) -> bool {
+        let known = self.no_status_checks.lock().expect("not poisoned");
+        known
+            .get(project)
+            .is_some_and(|at| at.elapsed() < NO_STATUS_CHECKS_FOR)
+    }
+
+    fn note_without_status_checks(&self, project: &str) {
+        let mut known = self.no_status_checks.lock().expect("not poisoned");
+        known.insert(project.to_owned(), std::time::Instant::now());
     }
 
     /// The token's user id: the only author whose notes benchgate edits.
@@ -267,12 +289,13 @@ impl ForgeRepo<'_> {
                 };
                 // The merge request's head pipeline, when the head is still the one measured;
                 // a status on a commit an MR has moved past goes on the commit alone.
+                let mut current = None;
                 let pipeline = match number {
                     Some(iid) => {
                         let mr = forge.client.merge_request(project.as_str(), iid).await?;
-                        (mr.head_sha == w.head_sha)
-                            .then_some(mr.pipeline_id)
-                            .flatten()
+                        let is_head = mr.head_sha == w.head_sha;
+                        current = is_head.then_some(iid);
+                        is_head.then_some(mr.pipeline_id).flatten()
                     }
                     None => None,
                 };
@@ -280,6 +303,9 @@ impl ForgeRepo<'_> {
                     .client
                     .set_status(project.as_str(), &w.head_sha, pipeline, &status)
                     .await?;
+                if let (Some(iid), Some(answer)) = (current, check_answer(status.state)) {
+                    answer_status_checks(forge, project, iid, w, answer).await?;
+                }
                 Ok(None)
             }
         }
@@ -434,6 +460,59 @@ impl ForgeRepo<'_> {
     /// Whether the gate lives in check runs this server can look up (GitHub with an App).
     pub fn has_check_runs(&self) -> bool {
         matches!(self, ForgeRepo::GitHub { client, .. } if client.is_app())
+    }
+}
+
+/// Answers the merge request's external status checks named as the gate (Ultimate; none
+/// elsewhere) with its decided state. GitLab fails a check pending for two minutes, so a
+/// benchmark that runs longer shows it failed until this answer, which comes when the gate is
+/// decided; "Retry" on the check asks benchgate again (`/webhooks/gitlab/status-check`).
+async fn answer_status_checks(
+    forge: &GitlabForge,
+    project: &str,
+    iid: u64,
+    w: &CheckWrite,
+    answer: CheckAnswer,
+) -> Result<(), ForgeError> {
+    if forge.without_status_checks(project) {
+        return Ok(());
+    }
+    let Some(checks) = forge.client.status_checks(project, iid).await? else {
+        forge.note_without_status_checks(project);
+        return Ok(());
+    };
+    for check in checks.iter().filter(|c| c.name == w.name) {
+        match forge
+            .client
+            .answer_status_check(project, iid, &w.head_sha, check.id, answer)
+            .await
+        {
+            Ok(()) => {
+                tracing::info!(
+                    project,
+                    mr = iid,
+                    check = check.id,
+                    answer = answer.as_str(),
+                    "status check answered"
+                );
+            }
+            Err(e) if e.is_transient() => return Err(e.into()),
+            // The merge request moved on (409) or the check went away: nothing to answer.
+            Err(e) => {
+                tracing::warn!(project, mr = iid, check = check.id, error = %e, "status check not answered");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A decided gate's answer to a status check; `None` while it is not decided (a pending
+/// answer would fail in two minutes) or when a maintainer must act.
+fn check_answer(state: StatusState) -> Option<CheckAnswer> {
+    match state {
+        StatusState::Success => Some(CheckAnswer::Passed),
+        StatusState::Failed => Some(CheckAnswer::Failed),
+        StatusState::Pending | StatusState::Running | StatusState::Canceled => None,
     }
 }
 

@@ -381,3 +381,64 @@ async fn a_command_gets_eyes_once_and_a_regression_issue_is_found_again_by_its_m
         fake.state().refusals
     );
 }
+
+#[tokio::test]
+async fn status_checks_are_answered_only_on_ultimate_and_only_for_the_head() {
+    use super::{CheckAnswer, StatusCheck};
+    let (fake, client) = setup().await;
+    // Below Ultimate GitLab answers 401 to these calls: no checks, not an error.
+    assert_eq!(client.status_checks(PROJECT, 7).await.unwrap(), None);
+    let check = fake.status_check(
+        PROJECT,
+        "benchgate",
+        "https://bench.example/webhooks/gitlab/status-check",
+    );
+    let listed: Vec<StatusCheck> = client.status_checks(PROJECT, 7).await.unwrap().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (
+            listed[0].id,
+            listed[0].name.as_str(),
+            listed[0].status.as_str()
+        ),
+        (check, "benchgate", "pending")
+    );
+
+    let head = "a".repeat(40);
+    client
+        .answer_status_check(PROJECT, 7, &head, check, CheckAnswer::Failed)
+        .await
+        .unwrap();
+    assert_eq!(fake.status_check_state(PROJECT, 7, check), "failed");
+    // A head the merge request has moved past: GitLab's 409, not transient.
+    let old = client
+        .answer_status_check(PROJECT, 7, &"c".repeat(40), check, CheckAnswer::Passed)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(old, GitlabError::Refused { status: 409, .. }),
+        "{old}"
+    );
+    assert!(!old.is_transient());
+    let unknown = client
+        .answer_status_check(PROJECT, 7, &head, check + 1, CheckAnswer::Passed)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, GitlabError::Refused { status: 404, .. }),
+        "{unknown}"
+    );
+    client
+        .answer_status_check(PROJECT, 7, &head, check, CheckAnswer::Passed)
+        .await
+        .unwrap();
+    assert_eq!(fake.status_check_state(PROJECT, 7, check), "passed");
+    // "Retry" makes it pending until answered again.
+    fake.retry_status_check(PROJECT, 7, check);
+    assert_eq!(fake.status_check_state(PROJECT, 7, check), "pending");
+    client
+        .answer_status_check(PROJECT, 7, &head, check, CheckAnswer::Passed)
+        .await
+        .unwrap();
+    assert_eq!(fake.status_check_state(PROJECT, 7, check), "passed");
+}

@@ -7,6 +7,7 @@
 mod error;
 mod issues;
 mod repository;
+mod status_checks;
 
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 
 pub use error::GitlabError;
 pub use issues::Issue;
+pub use status_checks::{CheckAnswer, StatusCheck};
 
 use crate::events::UserRef;
 

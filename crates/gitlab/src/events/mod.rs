@@ -348,6 +348,41 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<GitlabEvent, EventParseEr
     }
 }
 
+/// What an external status check asks: the merge request, its head, and which check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCheckRequest {
+    pub project: ProjectRef,
+    pub iid: u64,
+    pub head_sha: String,
+    /// `external_approval_rule`: the check's id and name, when GitLab names it.
+    pub check: Option<(u64, String)>,
+}
+
+/// Parses an external status check's (verified) request body.
+pub fn parse_status_check(body: &[u8]) -> Result<StatusCheckRequest, EventParseError> {
+    const WHAT: &str = "status check request";
+    let said: wire::Kind = decode(WHAT, body)?;
+    if said.object_kind != "merge_request" {
+        return Err(EventParseError {
+            event: WHAT.to_owned(),
+            path: "object_kind".to_owned(),
+            line: 1,
+            column: 1,
+            message: format!(
+                "`{}` where a status check carries `merge_request`",
+                said.object_kind.chars().take(40).collect::<String>()
+            ),
+        });
+    }
+    let p: wire::StatusCheck = decode(WHAT, body)?;
+    Ok(StatusCheckRequest {
+        project: project(p.project),
+        iid: p.object_attributes.iid,
+        head_sha: p.object_attributes.last_commit.id,
+        check: p.external_approval_rule.map(|r| (r.id, r.name)),
+    })
+}
+
 fn project(p: wire::Project) -> ProjectRef {
     ProjectRef {
         id: p.id,

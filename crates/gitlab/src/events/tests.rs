@@ -262,3 +262,29 @@ fn a_delivery_is_verified_before_its_body_is_read() {
         Err(DeliveryError::NoEvent)
     );
 }
+
+#[test]
+fn a_status_check_request_names_the_merge_request_its_head_and_the_check() {
+    const BODY: &str = include_str!("../../tests/fixtures/status_check_request.json");
+    let r = parse_status_check(BODY.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.iid, 4);
+    assert_eq!(r.head_sha, "141be9714669a4c1ccaa013c6a7f3e462ff2a40f");
+    assert_eq!(r.check, Some((1, "QA".to_owned())));
+    assert_eq!(
+        r.project.full_name().as_deref(),
+        Some("example.com/flightjs/Flight")
+    );
+    // The merge request hook's parser ignores it: it carries no action.
+    assert!(matches!(
+        parse("Merge Request Hook", BODY.as_bytes()),
+        GitlabEvent::Ignored(_)
+    ));
+    let note = parse_status_check(NOTE.as_bytes()).unwrap_err();
+    assert!(
+        note.to_string()
+            .contains("`note` where a status check carries `merge_request`"),
+        "{note}"
+    );
+    let headless = edited(BODY, "/object_attributes/last_commit", Value::Null);
+    assert!(parse_status_check(&headless).is_err());
+}

@@ -125,3 +125,25 @@ pub struct PipelineAttributes {
 pub struct PipelineMergeRequest {
     pub iid: u64,
 }
+
+/// An external status check's request: the merge request hook's body (without `action`) and
+/// the check it is for.
+#[derive(Deserialize)]
+pub struct StatusCheck {
+    pub project: Project,
+    pub object_attributes: StatusCheckAttributes,
+    #[serde(default)]
+    pub external_approval_rule: Option<ApprovalRule>,
+}
+
+#[derive(Deserialize)]
+pub struct StatusCheckAttributes {
+    pub iid: u64,
+    pub last_commit: Commit,
+}
+
+#[derive(Deserialize)]
+pub struct ApprovalRule {
+    pub id: u64,
+    pub name: String,
+}

@@ -6,12 +6,14 @@
 //! via …"), and — the rule benchgate holds itself to — no status on a merge request's head
 //! without that merge request's `pipeline_id` (GitLab would start an external pipeline beside
 //! it that can hide a failed one: gitlab#443254). Rate limits on demand (429 with
-//! `Retry-After` and `RateLimit-Reset`). It keeps every write, and every refusal it answered
-//! on its own, so a test can assert benchgate never sent what GitLab refuses.
+//! `Retry-After` and `RateLimit-Reset`). External status checks as on Ultimate (401 on any
+//! other project; an answer only for the merge request's head, else 409; a check left pending
+//! past its timeout reads `failed`). It keeps every write, and every refusal it answered on its
+//! own, so a test can assert benchgate never sent what GitLab refuses.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use wiremock::matchers::any;
@@ -44,8 +46,36 @@ pub struct MergeRequest {
     pub pipeline: Option<u64>,
 }
 
+/// An external status check a project has (Settings → Merge requests → Status checks).
+#[derive(Debug, Clone)]
+pub struct ExternalCheck {
+    pub id: u64,
+    pub name: String,
+    pub external_url: String,
+}
+
+/// A status check's answer as GitLab records it.
+#[derive(Debug, Clone)]
+pub struct CheckResponse {
+    pub project: u64,
+    pub iid: u64,
+    pub check: u64,
+    pub sha: String,
+    pub status: String,
+    pub at: Instant,
+}
+
 #[derive(Debug, Default)]
 pub struct State {
+    /// Projects on Ultimate: the only ones with external status checks.
+    pub ultimate: std::collections::BTreeSet<u64>,
+    /// Project → its external status checks.
+    pub status_checks: BTreeMap<u64, Vec<ExternalCheck>>,
+    pub check_responses: Vec<CheckResponse>,
+    /// How long a check may stay pending before it reads `failed` (GitLab: two minutes).
+    pub status_check_timeout: Duration,
+    /// (project, iid) → when its head was last set: a check with no answer is pending from then.
+    pub head_since: BTreeMap<(u64, u64), Instant>,
     pub users: BTreeMap<u64, String>,
     /// (project, user) → access level.
     pub members: BTreeMap<(u64, u64), u32>,
@@ -96,6 +126,7 @@ impl FakeGitlab {
         };
         state.users.insert(BOT.0, BOT.1.to_owned());
         state.scopes = vec!["api".to_owned()];
+        state.status_check_timeout = Duration::from_secs(120);
         let state = Arc::new(Mutex::new(state));
         let server = MockServer::start().await;
         Mock::given(any())
@@ -123,7 +154,46 @@ impl FakeGitlab {
     }
 
     pub fn merge_request(&self, project: u64, iid: u64, mr: MergeRequest) {
-        self.state().mrs.insert((project, iid), mr);
+        let mut s = self.state();
+        s.mrs.insert((project, iid), mr);
+        s.head_since.insert((project, iid), Instant::now());
+    }
+
+    /// An external status check on `project`, which is then on Ultimate; returns its id.
+    pub fn status_check(&self, project: u64, name: &str, external_url: &str) -> u64 {
+        let mut s = self.state();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.ultimate.insert(project);
+        s.status_checks
+            .entry(project)
+            .or_default()
+            .push(ExternalCheck {
+                id,
+                name: name.to_owned(),
+                external_url: external_url.to_owned(),
+            });
+        id
+    }
+
+    /// "Retry" pressed on a failed status check: pending again until its service answers
+    /// (GitLab then sends the merge request to the check's URL).
+    pub fn retry_status_check(&self, project: u64, iid: u64, check: u64) {
+        let mut s = self.state();
+        let sha = s.mrs[&(project, iid)].sha.clone();
+        s.check_responses.push(CheckResponse {
+            project,
+            iid,
+            check,
+            sha,
+            status: "pending".to_owned(),
+            at: Instant::now(),
+        });
+    }
+
+    /// What merge request `iid`'s page shows for status check `check` now.
+    pub fn status_check_state(&self, project: u64, iid: u64, check: u64) -> String {
+        self.state().check_state(project, iid, check)
     }
 
     /// A note by `author`, as if written in GitLab's UI.
@@ -170,6 +240,34 @@ fn page_of(all: &[Value], query: &BTreeMap<String, String>) -> ResponseTemplate 
         .insert_header("X-Total", all.len().to_string().as_str())
         .insert_header("X-Total-Pages", pages.to_string().as_str())
         .insert_header("X-Next-Page", next.as_str())
+}
+
+impl State {
+    /// The latest answer for the merge request's head; `pending` without one, `failed` once
+    /// pending longer than the timeout.
+    fn check_state(&self, project: u64, iid: u64, check: u64) -> String {
+        let Some(mr) = self.mrs.get(&(project, iid)) else {
+            return "pending".to_owned();
+        };
+        let latest =
+            self.check_responses.iter().rev().find(|r| {
+                r.project == project && r.iid == iid && r.check == check && r.sha == mr.sha
+            });
+        let pending_since = match latest {
+            Some(r) if r.status != "pending" => return r.status.clone(),
+            Some(r) => r.at,
+            None => self
+                .head_since
+                .get(&(project, iid))
+                .copied()
+                .unwrap_or_else(Instant::now),
+        };
+        if pending_since.elapsed() > self.status_check_timeout {
+            "failed".to_owned()
+        } else {
+            "pending".to_owned()
+        }
+    }
 }
 
 struct Rules {
@@ -579,6 +677,86 @@ impl Respond for Rules {
                 answer(
                     201,
                     json!({"sha": sha, "name": name, "status": state, "description": description, "pipeline_id": pipeline_id}),
+                )
+            }
+            ("GET", ["projects", _, "merge_requests", _, "status_checks"]) => {
+                let (project, iid) = (project.unwrap_or(0), num(3).unwrap_or(0));
+                if !s.ultimate.contains(&project) {
+                    return refuse(&mut s, 401, json!({"message": "401 Unauthorized"}));
+                }
+                if !s.mrs.contains_key(&(project, iid)) {
+                    return refuse(&mut s, 404, json!({"message": "404 Not found"}));
+                }
+                let all: Vec<Value> = s
+                    .status_checks
+                    .get(&project)
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "name": c.name, "external_url": c.external_url,
+                               "status": s.check_state(project, iid, c.id)})
+                    })
+                    .collect();
+                page_of(&all, &query)
+            }
+            ("POST", ["projects", _, "merge_requests", _, "status_check_responses"]) => {
+                let (project, iid) = (project.unwrap_or(0), num(3).unwrap_or(0));
+                if !s.ultimate.contains(&project) {
+                    return refuse(&mut s, 401, json!({"message": "401 Unauthorized"}));
+                }
+                if s.members.get(&(project, BOT.0)).is_some_and(|l| *l < 30) {
+                    return refuse(&mut s, 403, json!({"message": "403 Forbidden"}));
+                }
+                let (Some(sha), Some(check)) = (
+                    body["sha"].as_str().map(str::to_owned),
+                    body["external_status_check_id"].as_u64(),
+                ) else {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"error": "sha is missing, external_status_check_id is missing"}),
+                    );
+                };
+                let status = body["status"].as_str().unwrap_or("").to_owned();
+                if !["passed", "failed", "pending"].contains(&status.as_str()) {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"error": "status does not have a valid value"}),
+                    );
+                }
+                let Some(head) = s.mrs.get(&(project, iid)).map(|mr| mr.sha.clone()) else {
+                    return refuse(&mut s, 404, json!({"message": "404 Not found"}));
+                };
+                let known = s
+                    .status_checks
+                    .get(&project)
+                    .is_some_and(|c| c.iter().any(|c| c.id == check));
+                if !known {
+                    return refuse(&mut s, 404, json!({"message": "404 Not found"}));
+                }
+                if sha != head {
+                    return refuse(
+                        &mut s,
+                        409,
+                        json!({"message": "SHA does not match HEAD of source branch"}),
+                    );
+                }
+                s.check_responses.push(CheckResponse {
+                    project,
+                    iid,
+                    check,
+                    sha: sha.clone(),
+                    status: status.clone(),
+                    at: Instant::now(),
+                });
+                s.writes.push(format!("POST {path}"));
+                s.next_id += 1;
+                answer(
+                    201,
+                    json!({"id": s.next_id, "merge_request": {"iid": iid},
+                           "external_status_check": {"id": check}, "status": status}),
                 )
             }
             _ => refuse(&mut s, 404, json!({"error": "404 Not Found"})),

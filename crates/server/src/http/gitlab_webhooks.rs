@@ -206,7 +206,10 @@ fn command(host: Option<&str>, note: &MrNoteEvent) -> Plan {
 
 /// The project as benchgate names it, when it lives on the configured instance: one instance
 /// per server, since a hook from another host would be answered through the wrong API.
-fn on_instance(host: Option<&str>, project: &ProjectRef) -> Result<RepoName, &'static str> {
+pub(super) fn on_instance(
+    host: Option<&str>,
+    project: &ProjectRef,
+) -> Result<RepoName, &'static str> {
     let Some(full_name) = project.full_name() else {
         tracing::warn!(web_url = %project.web_url, "GitLab project whose web_url names no host; ignored");
         return Err("ignored");

@@ -8,6 +8,7 @@ pub mod comparisons_api;
 mod dashboard;
 pub mod error;
 pub mod github_setup;
+mod gitlab_status_checks;
 mod gitlab_webhooks;
 mod health;
 mod metrics;
@@ -40,7 +41,8 @@ pub fn router(state: crate::AppState) -> axum::Router {
         .merge(metrics::routes())
         .merge(github_setup::routes())
         .merge(webhooks::routes())
-        .merge(gitlab_webhooks::routes());
+        .merge(gitlab_webhooks::routes())
+        .merge(gitlab_status_checks::routes());
     layered(routes.with_state(state), body_limit, timeout)
 }
 
