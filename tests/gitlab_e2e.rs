@@ -240,6 +240,36 @@ impl Setup {
         .await
     }
 
+    /// GitLab's recorded Push Hook body for `commits` (oldest first) pushed onto `before` on
+    /// the default branch, delivered; the step is scheduled.
+    async fn push_to_main(&self, uuid: &str, before: &str, commits: &[&str]) {
+        let after = *commits.last().expect("a push has commits");
+        let mut push = self.hook("push.json");
+        push["ref"] = json!("refs/heads/main");
+        push["before"] = json!(before);
+        push["after"] = json!(after);
+        push["checkout_sha"] = json!(after);
+        let listed = push["commits"][0].clone();
+        let commits: Vec<Value> = commits
+            .iter()
+            .map(|sha| {
+                let mut c = listed.clone();
+                c["id"] = json!(sha);
+                c
+            })
+            .collect();
+        push["total_commits_count"] = json!(commits.len());
+        push["commits"] = json!(commits);
+        let (status, answer) = self
+            .deliver_event("Push Hook", HOOK_TOKEN, uuid, &push)
+            .await;
+        assert_eq!(
+            (status, answer["outcome"].as_str()),
+            (202, Some("main_scheduled")),
+            "{answer}"
+        );
+    }
+
     fn bot_notes(&self) -> Vec<String> {
         let s = self.gitlab.state();
         s.notes
@@ -537,25 +567,12 @@ async fn a_push_to_the_default_branch_is_compared_with_its_parent_and_a_regressi
         (PROJECT_ID, s.project.head.clone()),
         [(".benchgate.toml".to_owned(), config)].into(),
     );
-    let mut push = s.hook("push.json");
-    push["ref"] = json!("refs/heads/main");
-    push["before"] = json!(s.project.base);
-    push["after"] = json!(s.project.head);
-    push["checkout_sha"] = json!(s.project.head);
-    push["commits"][0]["id"] = json!(s.project.head);
-    let (status, answer) = s
-        .deliver_event(
-            "Push Hook",
-            HOOK_TOKEN,
-            "6a3d4d4e-0000-4000-8000-000000000021",
-            &push,
-        )
-        .await;
-    assert_eq!(
-        (status, answer["outcome"].as_str()),
-        (202, Some("main_scheduled")),
-        "{answer}"
-    );
+    s.push_to_main(
+        "6a3d4d4e-0000-4000-8000-000000000021",
+        &s.project.base,
+        &[&s.project.head],
+    )
+    .await;
     s.start_agent().await;
     wait_until(
         "the regression issue",
@@ -758,4 +775,83 @@ fn refused_calls(state: &crate::gitlab_fake::State) -> Vec<&String> {
         .filter(|r| !r.contains("Cannot transition status"))
         .filter(|r| !(r.starts_with("401 GET") && r.contains("/status_checks")))
         .collect()
+}
+
+/// One push of three commits to the default branch, the second 1.5x the work: the step opens
+/// an episode, the culprit search reads the range from GitLab's compare (the fake answers from
+/// the real repository), and the issue names the slower commit by sha: never as `#N`, which on
+/// GitLab is an issue.
+#[tokio::test]
+async fn a_push_of_several_commits_that_regresses_names_its_culprit_in_the_issue() {
+    let mut s = setup().await;
+    let path = s.project.path.clone();
+    git(&path, &["checkout", "-q", "--detach", &s.project.base]);
+    let commit = |message: &str| {
+        git(&path, &["add", "-A"]);
+        git(&path, &["commit", "-qm", message]);
+        git(&path, &["rev-parse", "HEAD"])
+    };
+    std::fs::write(path.join("README"), "parser docs\n").unwrap();
+    let docs = commit("Document the parser");
+    std::fs::write(path.join("iterations"), SLOWER.to_string()).unwrap();
+    // A squash commit from a GitHub habit: "(#3)" would name issue #3 on GitLab.
+    let slower = commit("Slower parser (#3)\n\nSee merge request acme/widgets!14");
+    std::fs::write(path.join("NOTES"), "notes\n").unwrap();
+    let notes = commit("Release notes");
+    let config = format!(
+        "{}\n[main]\nschedule = \"off\"\nissues = true\n",
+        repo_config(ROUNDS)
+    );
+    {
+        let mut st = s.gitlab.state();
+        st.repo_dirs.insert(PROJECT_ID, path.clone());
+        for sha in [&s.project.base, &docs, &slower, &notes] {
+            st.files.insert(
+                (PROJECT_ID, sha.clone()),
+                [(".benchgate.toml".to_owned(), config.clone())].into(),
+            );
+            st.commits.insert((PROJECT_ID, sha.clone()));
+        }
+    }
+    s.push_to_main(
+        "6a3d4d4e-0000-4000-8000-0000000000b1",
+        &s.project.base,
+        &[&docs, &slower, &notes],
+    )
+    .await;
+    s.start_agent().await;
+    let short = slower[..7].to_owned();
+    let issue = wait_until(
+        "the issue to name the culprit",
+        Duration::from_secs(360),
+        async || {
+            let state = s.gitlab.state();
+            let issues = state.issues.get(&PROJECT_ID).cloned().unwrap_or_default();
+            match issues.as_slice() {
+                [issue]
+                    if issue["description"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("**Culprit:")) =>
+                {
+                    Ok(issue.clone())
+                }
+                other => Err(format!(
+                    "issues {:?}; refusals {:?}",
+                    other.iter().map(|i| &i["title"]).collect::<Vec<_>>(),
+                    state.refusals
+                )),
+            }
+        },
+    )
+    .await;
+    let body = issue["description"].as_str().unwrap();
+    let title = issue["title"].as_str().unwrap();
+    assert!(body.contains(&format!("**Culprit: `{short}` +")), "{body}");
+    assert!(title.contains(&format!("culprit {short}")), "{title}");
+    assert!(
+        !title.contains("(#") && !body.contains(&format!("`{short}` (#3)")),
+        "{title}\n{body}"
+    );
+    let refused = refused_calls(&s.gitlab.state()).len();
+    assert_eq!(refused, 0, "{:?}", s.gitlab.state().refusals);
 }

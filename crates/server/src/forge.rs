@@ -424,8 +424,8 @@ impl ForgeRepo<'_> {
         Ok(())
     }
 
-    /// The commits of `head` since `base`, as GitHub's compare lists them: what merge queues
-    /// and culprit searches read. GitLab's list is not read yet.
+    /// The commits of `head` since `base`, as the forge's compare lists them: what merge
+    /// queues and culprit searches read.
     pub async fn compare_commits(
         &self,
         base: &str,
@@ -435,9 +435,26 @@ impl ForgeRepo<'_> {
             ForgeRepo::GitHub { client, target } => {
                 Ok(client.compare_commits(target, base, head).await?)
             }
-            ForgeRepo::GitLab { project, .. } => Err(ForgeError::Elsewhere(format!(
-                "benchgate reads commit ranges from GitHub only; {project} is on GitLab"
-            ))),
+            ForgeRepo::GitLab { forge, project } => Ok(forge
+                .client
+                .compare(project.as_str(), base, head)
+                .await?
+                .into_iter()
+                .map(|c| ComparedCommit {
+                    sha: c.id,
+                    message: c.message,
+                    parents: c.parent_ids,
+                })
+                .collect()),
+        }
+    }
+
+    /// Whether the forge answered that it does not know a commit or the repository.
+    pub fn is_not_found(e: &ForgeError) -> bool {
+        match e {
+            ForgeError::GitHub(e) => e.is_not_found(),
+            ForgeError::GitLab(GitlabError::Refused { status, .. }) => *status == 404,
+            _ => false,
         }
     }
 

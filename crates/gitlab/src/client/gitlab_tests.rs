@@ -442,3 +442,61 @@ async fn status_checks_are_answered_only_on_ultimate_and_only_for_the_head() {
         .unwrap();
     assert_eq!(fake.status_check_state(PROJECT, 7, check), "passed");
 }
+
+/// A range read from a real repository's history: oldest first, each with its parents and
+/// whole message; a commit the project does not have is GitLab's 404.
+#[tokio::test]
+async fn compare_lists_the_commits_between_two_with_parents_and_messages() {
+    let (fake, client) = setup().await;
+    let dir = std::env::temp_dir().join(format!("benchgate-gitlab-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    let mut shas = Vec::new();
+    for message in [
+        "start",
+        "Split the lexer",
+        "Merge branch 'fast' into 'main'\n\nFaster parser\n\nSee merge request acme/widgets!14",
+    ] {
+        git(&["commit", "-q", "--allow-empty", "-m", message]);
+        shas.push(git(&["rev-parse", "HEAD"]));
+    }
+    fake.state().repo_dirs.insert(PROJECT, dir.clone());
+    let range = client.compare(PROJECT, &shas[0], &shas[2]).await.unwrap();
+    assert_eq!(range.len(), 2, "{range:?}");
+    assert_eq!(range[0].id, shas[1]);
+    assert_eq!(range[0].parent_ids, vec![shas[0].clone()]);
+    assert_eq!(range[1].id, shas[2]);
+    assert!(
+        range[1]
+            .message
+            .trim_end()
+            .ends_with("See merge request acme/widgets!14"),
+        "{:?}",
+        range[1].message
+    );
+    let unknown = client
+        .compare(PROJECT, &"f".repeat(40), &shas[2])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, GitlabError::Refused { status: 404, .. }),
+        "{unknown}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 pub use error::GitlabError;
 pub use issues::Issue;
+pub use repository::RangeCommit;
 pub use status_checks::{CheckAnswer, StatusCheck};
 
 use crate::events::UserRef;

@@ -1,6 +1,7 @@
 //! What benchgate reads of a project's repository and merge requests beside the note and the
 //! status: a file at a commit (`.benchgate.toml` from the base), the files a merge request
-//! changes (the suite's `paths`), the merge base (the branch point), and the 👀 on a command.
+//! changes (the suite's `paths`), the merge base (the branch point), the commits between two
+//! (a culprit search's range), and the 👀 on a command.
 
 use reqwest::Method;
 use serde::Deserialize;
@@ -20,6 +21,25 @@ struct WireDiff {
 #[derive(Deserialize)]
 struct WireCommit {
     id: String,
+}
+
+/// A commit as GitLab's compare lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RangeCommit {
+    pub id: String,
+    /// The whole message (a merge commit's ends "See merge request group/name!N").
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub parent_ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct WireCompare {
+    commits: Vec<RangeCommit>,
+    /// GitLab gave up computing the comparison: its list is not the whole range.
+    #[serde(default)]
+    compare_timeout: bool,
 }
 
 impl GitlabClient {
@@ -104,6 +124,31 @@ impl GitlabClient {
             )
             .await?;
         Ok(c.id)
+    }
+
+    /// The commits reachable from `to` and not from `from` (`git log from..to`), as GitLab's
+    /// compare lists them.
+    pub async fn compare(
+        &self,
+        project: impl Into<Project>,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<RangeCommit>, GitlabError> {
+        let project = project.into();
+        let what = format!("the commits from {from} to {to}");
+        let url = format!(
+            "/projects/{project}/repository/compare?from={}&to={}",
+            encode(from, b"-_."),
+            encode(to, b"-_.")
+        );
+        let (_, c): (_, WireCompare) = self.call(Method::GET, &url, None, &what).await?;
+        if c.compare_timeout {
+            return Err(GitlabError::Unreadable {
+                what,
+                why: "GitLab timed out comparing them (compare_timeout)".to_owned(),
+            });
+        }
+        Ok(c.commits)
     }
 
     /// 👀 on a merge request note: the command was read. Already there is not an error.

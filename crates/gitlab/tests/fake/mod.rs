@@ -67,6 +67,8 @@ pub struct CheckResponse {
 
 #[derive(Debug, Default)]
 pub struct State {
+    /// Project → its repository on disk: compare answers from its real history.
+    pub repo_dirs: BTreeMap<u64, std::path::PathBuf>,
     /// Projects on Ultimate: the only ones with external status checks.
     pub ultimate: std::collections::BTreeSet<u64>,
     /// Project → its external status checks.
@@ -679,6 +681,27 @@ impl Respond for Rules {
                     json!({"sha": sha, "name": name, "status": state, "description": description, "pipeline_id": pipeline_id}),
                 )
             }
+            ("GET", ["projects", _, "repository", "compare"]) => {
+                let project = project.unwrap_or(0);
+                let (Some(from), Some(to)) = (query.get("from"), query.get("to")) else {
+                    return refuse(
+                        &mut s,
+                        400,
+                        json!({"error": "from is missing, to is missing"}),
+                    );
+                };
+                let Some(dir) = s.repo_dirs.get(&project).cloned() else {
+                    return refuse(&mut s, 404, json!({"message": "404 Ref Not Found"}));
+                };
+                match compare(&dir, from, to) {
+                    Some(commits) => answer(
+                        200,
+                        json!({"commit": commits.last(), "commits": commits, "diffs": [],
+                               "compare_timeout": false, "compare_same_ref": from == to}),
+                    ),
+                    None => refuse(&mut s, 404, json!({"message": "404 Ref Not Found"})),
+                }
+            }
             ("GET", ["projects", _, "merge_requests", _, "status_checks"]) => {
                 let (project, iid) = (project.unwrap_or(0), num(3).unwrap_or(0));
                 if !s.ultimate.contains(&project) {
@@ -762,4 +785,43 @@ impl Respond for Rules {
             _ => refuse(&mut s, 404, json!({"error": "404 Not Found"})),
         }
     }
+}
+
+/// The commits of `to` not in `from`, oldest first, as GitLab's compare lists them, read from
+/// the real repository; `None` when git knows either ref not.
+fn compare(dir: &std::path::Path, from: &str, to: &str) -> Option<Vec<Value>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "log",
+            "--reverse",
+            "--format=%H%x00%P%x00%B%x1e",
+            &format!("{from}..{to}"),
+            "--",
+        ])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some(
+        text.split('\x1e')
+            .map(|r| r.trim_start_matches('\n'))
+            .filter(|r| !r.is_empty())
+            .map(|record| {
+                let mut parts = record.splitn(3, '\0');
+                let id = parts.next().unwrap_or_default();
+                let parents: Vec<&str> = parts
+                    .next()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .collect();
+                let message = parts.next().unwrap_or_default();
+                json!({"id": id, "short_id": &id[..id.len().min(8)], "parent_ids": parents,
+                       "title": message.lines().next().unwrap_or_default(), "message": message})
+            })
+            .collect(),
+    )
 }

@@ -256,8 +256,8 @@ fn push_plan(host: Option<&str>, push: &PushEvent) -> Plan {
         branch: push.branch.clone(),
         before: before.clone(),
         after: push.after.clone(),
-        // GitLab lists at most 20 of a push's commits: a longer push is one step whose culprit
-        // is not searched for (searches need GitHub's commit list anyway).
+        // GitLab lists at most 20 of a push's commits; a step of more than one is searched
+        // over the whole range, which the search reads from GitLab's compare.
         commits: push.commits.clone(),
         forced: false,
         head_message: String::new(),

@@ -1,14 +1,14 @@
 //! The range a culprit search runs over: the first-parent chain from the bad commit back to the
-//! good one, as GitHub's compare lists it, each commit with the PR its message names.
+//! good one, as the forge's compare lists it, each commit with the change its message names.
 
 use benchgate_github::client::ComparedCommit;
 use benchgate_stats::words::short_sha;
 use benchgate_store::model::{Bisection, RangeCommit};
 
 use super::super::{Context, TaskError};
-use crate::forge::ForgeError;
+use crate::forge::ForgeRepo;
 
-/// The range's commits from GitHub, good first: the first-parent chain from the bad commit back
+/// The range's commits from the forge, good first: the first-parent chain from the bad commit back
 /// to the good one. `Err` says why the range cannot be searched.
 pub(super) async fn read_range(
     cx: &Context,
@@ -19,24 +19,28 @@ pub(super) async fn read_range(
         .repository(search.series.repository_id)
         .await?
         .ok_or_else(|| TaskError::Permanent("repository of a culprit search".into()))?;
-    if repository.forge != benchgate_store::model::Forge::GitHub {
-        return Ok(Err(format!(
-            "culprit searches read the range from GitHub's commit list; {} is not on GitHub",
-            repository.full_name
-        )));
-    }
     let forge = cx.forge(&super::super::RepoName::of(&repository))?;
     match forge
         .compare_commits(&search.good_sha, &search.bad_sha)
         .await
     {
-        Ok(listed) => Ok(first_parent_range(
-            &listed,
-            &search.good_sha,
-            &search.bad_sha,
-        )),
-        Err(ForgeError::GitHub(e)) if e.is_not_found() => Ok(Err(format!(
-            "GitHub does not know {} or {} in {}",
+        Ok(listed) => {
+            let mut range = first_parent_range(&listed, &search.good_sha, &search.bad_sha);
+            // Reports name a change `#N`, which on GitLab is an issue: there a commit is named
+            // by its sha and title ("Merge branch 'x' into 'main'") alone.
+            if repository.forge == benchgate_store::model::Forge::GitLab
+                && let Ok(commits) = &mut range
+            {
+                commits.iter_mut().for_each(|c| c.pr = None);
+            }
+            Ok(range)
+        }
+        Err(e) if ForgeRepo::is_not_found(&e) => Ok(Err(format!(
+            "{} does not know {} or {} in {}",
+            match repository.forge {
+                benchgate_store::model::Forge::GitHub => "GitHub",
+                benchgate_store::model::Forge::GitLab => "GitLab",
+            },
             short_sha(&search.good_sha),
             short_sha(&search.bad_sha),
             repository.full_name
