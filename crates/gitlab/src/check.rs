@@ -1,8 +1,12 @@
 //! `benchgate gitlab check`: before a project's hook is pointed at benchgate, whether the token
 //! can do what benchgate will ask of it (the `api` scope, Developer or above for commit
-//! statuses, not expired) and whether the project's hook sends the events benchgate acts on.
+//! statuses, not expired), whether the project's hook sends the events benchgate acts on, and
+//! whether an external status check pointing at benchgate is signed.
 
-use crate::client::{DEVELOPER, GitlabClient, GitlabError, HookInfo};
+use crate::client::{DEVELOPER, GitlabClient, GitlabError, HookInfo, ProjectStatusCheck};
+
+/// The path of benchgate's external status check endpoint.
+const STATUS_CHECK_PATH: &str = "/webhooks/gitlab/status-check";
 
 /// Maintainer: the level at which GitLab lists a project's hooks.
 const MAINTAINER: u32 = 40;
@@ -85,6 +89,15 @@ pub async fn check(
             p.path_with_namespace
         )));
     }
+    match client.project_status_checks(p.id).await {
+        Ok(checks) => out.extend(status_check_findings(checks)),
+        Err(GitlabError::Refused {
+            status, message, ..
+        }) => out.push(ok(format!(
+            "status checks: not checked: GitLab did not list them ({status}: {message})"
+        ))),
+        Err(e) => return Err(e),
+    }
     let Some(url) = hook_url else {
         out.push(ok(
             "hook: not checked (give --hook-url to check it)".to_owned()
@@ -147,6 +160,48 @@ fn hook_finding(hooks: &[HookInfo], url: &str) -> Finding {
             missing.join(", ")
         ))
     }
+}
+
+/// The external status checks that point at benchgate, and whether GitLab signs their
+/// requests (benchgate refuses unsigned ones). `None`: below Ultimate.
+fn status_check_findings(checks: Option<Vec<ProjectStatusCheck>>) -> Vec<Finding> {
+    let Some(checks) = checks else {
+        return vec![ok(
+            "status checks: none (Ultimate only); the `benchgate` commit status gates with \
+             \"Pipelines must succeed\""
+                .to_owned(),
+        )];
+    };
+    let ours: Vec<&ProjectStatusCheck> = checks
+        .iter()
+        .filter(|c| {
+            c.external_url
+                .trim_end_matches('/')
+                .ends_with(STATUS_CHECK_PATH)
+        })
+        .collect();
+    if ours.is_empty() {
+        return vec![ok(format!(
+            "status checks: none points at {STATUS_CHECK_PATH} (optional; docs/gitlab.md)"
+        ))];
+    }
+    ours.iter()
+        .map(|c| {
+            if c.hmac {
+                ok(format!(
+                    "status check `{}` (id {}): signed; answered when its name is a suite's \
+                     check name (`benchgate` by default)",
+                    c.name, c.id
+                ))
+            } else {
+                problem(format!(
+                    "status check `{}` (id {}): no HMAC shared secret, so benchgate refuses \
+                     GitLab's requests (401); set it to the hook's secret token",
+                    c.name, c.id
+                ))
+            }
+        })
+        .collect()
 }
 
 fn role(level: u32) -> &'static str {

@@ -273,6 +273,42 @@ async fn the_setup_check_names_each_thing_to_fix() {
             .contains("without comments (commands such as /rebench), pipeline events"),
         "{problem:?}"
     );
+    // Below Ultimate: no status checks, said and fine.
+    assert!(
+        hookless
+            .iter()
+            .any(|f| f.ok && f.text.starts_with("status checks: none (Ultimate only)")),
+        "{hookless:#?}"
+    );
+    // On Ultimate, a check pointing at benchgate without a shared secret is refused by
+    // benchgate: a thing to fix. Another service's check is none of its business.
+    fake.state().hooks.insert(PROJECT, vec![hook(true)]);
+    let ours = fake.status_check(
+        PROJECT,
+        "benchgate",
+        "https://bench.example/webhooks/gitlab/status-check",
+    );
+    fake.status_check(PROJECT, "compliance", "https://compliance.example/check");
+    fake.state().status_checks.get_mut(&PROJECT).unwrap()[0].hmac = false;
+    let unsigned = crate::check::check(&client, "42", url).await.unwrap();
+    let problems: Vec<&str> = unsigned
+        .iter()
+        .filter(|f| !f.ok)
+        .map(|f| f.text.as_str())
+        .collect();
+    assert_eq!(
+        problems,
+        [format!("status check `benchgate` (id {ours}): no HMAC shared secret, so benchgate refuses GitLab's requests (401); set it to the hook's secret token").as_str()]
+    );
+    fake.state().status_checks.get_mut(&PROJECT).unwrap()[0].hmac = true;
+    let signed = crate::check::check(&client, "42", url).await.unwrap();
+    assert!(signed.iter().all(|f| f.ok), "{signed:#?}");
+    assert!(
+        signed
+            .iter()
+            .any(|f| f.text.starts_with("status check `benchgate`") && f.text.contains("signed")),
+        "{signed:#?}"
+    );
     let err = crate::check::check(&client, "perf/other", url)
         .await
         .unwrap_err();

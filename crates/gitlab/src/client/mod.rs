@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 pub use error::GitlabError;
 pub use issues::Issue;
 pub use repository::RangeCommit;
-pub use status_checks::{CheckAnswer, StatusCheck};
+pub use status_checks::{CheckAnswer, ProjectStatusCheck, StatusCheck};
 
 use crate::events::UserRef;
 

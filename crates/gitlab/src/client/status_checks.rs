@@ -23,6 +23,17 @@ pub struct StatusCheck {
     pub status: String,
 }
 
+/// One of a project's external status checks, as its settings list them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ProjectStatusCheck {
+    pub id: u64,
+    pub name: String,
+    pub external_url: String,
+    /// Whether GitLab signs its requests (a shared secret is set); absent before GitLab 16.
+    #[serde(default)]
+    pub hmac: bool,
+}
+
 /// What benchgate answers a status check with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckAnswer {
@@ -75,6 +86,23 @@ impl GitlabClient {
             }
         }
         Ok(Some(all))
+    }
+
+    /// The project's external status checks; `None` below Ultimate (GitLab's 401).
+    pub async fn project_status_checks(
+        &self,
+        project: impl Into<Project>,
+    ) -> Result<Option<Vec<ProjectStatusCheck>>, GitlabError> {
+        let project = project.into();
+        let path = format!("/projects/{project}/external_status_checks?per_page={PER_PAGE}");
+        match self
+            .call::<Vec<ProjectStatusCheck>>(Method::GET, &path, None, "the status checks")
+            .await
+        {
+            Ok((_, list)) => Ok(Some(list)),
+            Err(GitlabError::Refused { status: 401, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Answers status check `check` of merge request `iid` for head `sha`. GitLab refuses

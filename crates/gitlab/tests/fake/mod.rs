@@ -52,6 +52,8 @@ pub struct ExternalCheck {
     pub id: u64,
     pub name: String,
     pub external_url: String,
+    /// A shared secret is set: GitLab signs its requests.
+    pub hmac: bool,
 }
 
 /// A status check's answer as GitLab records it.
@@ -174,6 +176,7 @@ impl FakeGitlab {
                 id,
                 name: name.to_owned(),
                 external_url: external_url.to_owned(),
+                hmac: true,
             });
         id
     }
@@ -701,6 +704,25 @@ impl Respond for Rules {
                     ),
                     None => refuse(&mut s, 404, json!({"message": "404 Ref Not Found"})),
                 }
+            }
+            ("GET", ["projects", _, "external_status_checks"]) => {
+                let project = project.unwrap_or(0);
+                if !s.ultimate.contains(&project) {
+                    return refuse(&mut s, 401, json!({"message": "401 Unauthorized"}));
+                }
+                let all: Vec<Value> = s
+                    .status_checks
+                    .get(&project)
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "name": c.name, "project_id": project,
+                               "external_url": c.external_url, "hmac": c.hmac,
+                               "protected_branches": []})
+                    })
+                    .collect();
+                page_of(&all, &query)
             }
             ("GET", ["projects", _, "merge_requests", _, "status_checks"]) => {
                 let (project, iid) = (project.unwrap_or(0), num(3).unwrap_or(0));
