@@ -337,6 +337,13 @@ async fn a_slower_merge_request_gets_one_note_and_a_failed_status_on_its_pipelin
     .await;
     let note = s.bot_notes().remove(0);
     assert!(note.contains('%') && note.contains("rounds"), "{note}");
+    // A GitLab maintainer reads merge requests, not PRs.
+    assert!(
+        !note
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "PR" || w == "PRs"),
+        "{note}"
+    );
 
     // A push of new commits: the new head is measured, and the same note says so.
     std::fs::write(s.project.path.join("iterations"), "12000000").unwrap();

@@ -29,7 +29,10 @@ fn claims_outcome(input: &CommentInput) -> Option<CheckOutcome> {
     let answered =
         |c: &&benchgate_api::ClaimAnswer| c.answer.as_deref().and_then(Answer::from_words);
     let said = |c: &benchgate_api::ClaimAnswer, answer: Answer| {
-        let name = claim_name(c).unwrap_or("the PR");
+        let name = claim_name(c).map_or_else(
+            || format!("the {}", super::change_word(input.forge)),
+            str::to_owned,
+        );
         let claimed = claimed_size(c);
         let measured = c
             .measured_pct
@@ -91,7 +94,10 @@ fn outcome_with(input: &CommentInput, on_no_answer: NoAnswerConclusion) -> Check
     match input.state {
         ComparisonState::Queued if input.awaiting_approval && input.rounds_planned == 0 => done(
             CheckConclusion::ActionRequired,
-            "waiting for a maintainer's /rebench (fork PR)".to_owned(),
+            format!(
+                "waiting for a maintainer's /rebench (fork {})",
+                super::change_word(input.forge)
+            ),
         ),
         ComparisonState::Queued => CheckOutcome {
             status: CheckStatus::Queued,
@@ -122,7 +128,7 @@ fn outcome_with(input: &CommentInput, on_no_answer: NoAnswerConclusion) -> Check
         ),
         ComparisonState::Cancelled => done(
             CheckConclusion::Cancelled,
-            "PR closed or made a draft".to_owned(),
+            format!("{} closed or made a draft", super::change_word(input.forge)),
         ),
         ComparisonState::Failed => no_answer("the benchmark jobs failed".to_owned()),
         ComparisonState::Done if input.identical_build.is_some() => {

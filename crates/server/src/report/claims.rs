@@ -25,12 +25,13 @@ pub(super) fn claimed_size(c: &benchgate_api::ClaimAnswer) -> String {
 /// The PR's claims as the comment lists them: "`parse` −20% claimed (benchstat; 10 runs per
 /// side): **confirmed**, measured [−24.0%, −18.2%]". Names and the machine a description
 /// names are the author's text, shown safely.
-pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer]) -> Vec<String> {
+pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer], change: &str) -> Vec<String> {
     let mut lines: Vec<String> = claims
         .iter()
         .take(MAX_CLAIMS_SHOWN)
         .map(|c| {
-            let name = claim_name(c).map_or_else(|| "The PR as a whole:".to_owned(), format::code);
+            let name =
+                claim_name(c).map_or_else(|| format!("The {change} as a whole:"), format::code);
             let claimed = claimed_size(c);
             let answer = c
                 .answer
@@ -61,14 +62,14 @@ pub fn claim_lines(claims: &[benchgate_api::ClaimAnswer]) -> Vec<String> {
 /// The description's lines that compare rather than claim: "not read as a claim: compares
 /// `decode` with `serde_json` (line 4: “…”); if it is this PR's, restate it with
 /// `/benchgate claim BENCHMARK CHANGE`". The author's words are shown safely.
-pub fn not_read_lines(not_read: &[benchgate_claims::NotRead]) -> Vec<String> {
+pub fn not_read_lines(not_read: &[benchgate_claims::NotRead], change: &str) -> Vec<String> {
     not_read
         .iter()
         .take(MAX_CLAIMS_SHOWN)
         .map(|n| {
             let [a, b] = &n.compares;
             format!(
-                "not read as a claim: compares {} with {} (line {}: {}); if it is this PR's, \
+                "not read as a claim: compares {} with {} (line {}: {}); if it is this {change}'s, \
                  restate it with `/benchgate claim BENCHMARK CHANGE`",
                 format::code(a.trim_matches('`')),
                 format::code(b.trim_matches('`')),

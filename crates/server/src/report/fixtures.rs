@@ -56,6 +56,7 @@ pub(crate) fn example() -> CommentInput {
     let now = now();
     CommentInput {
         comparison_id: 42,
+        forge: benchgate_store::model::Forge::GitHub,
         comparison_url: "https://bench.example/comparisons/42".to_owned(),
         runner_label: "linux-x86-quiet".to_owned(),
         state: ComparisonState::Running,

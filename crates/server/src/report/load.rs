@@ -157,7 +157,7 @@ pub async fn load(
             rows: a.rows,
         });
     let profile = profile_view(store, &comparison, &jobs, &comparison_url).await?;
-    let claims = claims_answered(&context, &results);
+    let claims = claims_answered(&context, &results, repository.forge);
     let now = Utc::now();
     let queue = match comparison.state {
         ComparisonState::Queued => crate::queue_wait::queue_wait(store, &comparison, now).await?,
@@ -165,6 +165,7 @@ pub async fn load(
     };
     let input = CommentInput {
         comparison_id: comparison.id.0,
+        forge: repository.forge,
         comparison_url,
         runner_label: comparison.runner_label.clone(),
         state: comparison.state,
@@ -223,14 +224,16 @@ pub(crate) fn pr_claims_answered(
 fn claims_answered(
     context: &benchgate_api::agent::PullRequestContext,
     results: &[benchgate_api::BenchmarkResult],
+    forge: benchgate_store::model::Forge,
 ) -> Vec<benchgate_api::ClaimAnswer> {
     let mut answered = pr_claims_answered(context, results);
     if !context.benchmark_files_changed.is_empty() {
         let files = context.benchmark_files_changed.join(", ");
         for claim in answered.iter_mut().filter(|c| c.answer.is_some()) {
-            claim
-                .notes
-                .push(format!("benchmark code changed in this PR ({files})"));
+            claim.notes.push(format!(
+                "benchmark code changed in this {} ({files})",
+                super::change_word(forge)
+            ));
         }
     }
     answered
@@ -353,6 +356,7 @@ async fn profile_view(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use benchgate_store::model::Forge;
 
     /// The runner line names the sandbox and how the limits were enforced, and leaves out
     /// what an older agent did not report.
@@ -391,7 +395,7 @@ mod tests {
             body: "`parse` is 30% faster.".into(),
             ..Default::default()
         };
-        let plain = claims_answered(&context, &rows);
+        let plain = claims_answered(&context, &rows, Forge::GitHub);
         assert_eq!(plain[0].answer.as_deref(), Some("smaller than claimed"));
         assert!(
             plain[0]
@@ -407,7 +411,7 @@ mod tests {
             by: "octocat".into(),
             comment_id: 7,
         });
-        let answered = claims_answered(&context, &rows);
+        let answered = claims_answered(&context, &rows, Forge::GitHub);
         assert_eq!(answered.len(), 2);
         for claim in &answered {
             assert!(

@@ -17,7 +17,7 @@ use benchgate_api::{BenchmarkResult, VerdictKind};
 use benchgate_github::client::comment_marker;
 use benchgate_github::repo_config::comment_key;
 use benchgate_stats::{GateOutcome, words};
-use benchgate_store::model::ComparisonState;
+use benchgate_store::model::{ComparisonState, Forge};
 use chrono::{DateTime, Utc};
 
 pub use check::{CheckOutcome, check_outcome, pull_request_check_outcome};
@@ -67,6 +67,8 @@ pub struct FloorInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommentInput {
     pub comparison_id: i64,
+    /// Where the change lives: what it is called ("PR", "MR").
+    pub forge: Forge,
     /// `{public_url}/comparisons/{id}`.
     pub comparison_url: String,
     pub runner_label: String,
@@ -159,6 +161,9 @@ struct Row {
 #[template(path = "comment.md")]
 struct CommentTemplate<'a> {
     marker: String,
+    /// What the change is called: "PR" / "pull request", "MR" / "merge request".
+    change: &'static str,
+    change_long: &'static str,
     id: i64,
     label: String,
     headline: String,
@@ -202,6 +207,15 @@ struct CommentTemplate<'a> {
 /// the limit are cut and the dashboard link carries the rest).
 pub fn render_comment(input: &CommentInput) -> String {
     render_within(input, COMMENT_LIMIT)
+}
+
+/// What a change is called where it lives: a pull request ("PR") on GitHub, a merge request
+/// ("MR") on GitLab.
+pub fn change_word(forge: Forge) -> &'static str {
+    match forge {
+        Forge::GitHub => "PR",
+        Forge::GitLab => "MR",
+    }
 }
 
 /// The check run's summary: the same report within [`SUMMARY_LIMIT`] bytes.
@@ -339,6 +353,11 @@ fn render_rows(
     let suite = input.config.suite.as_deref();
     let template = CommentTemplate {
         marker: comment_marker(&comment_key(suite, &input.runner_label)),
+        change: change_word(input.forge),
+        change_long: match input.forge {
+            Forge::GitHub => "pull request",
+            Forge::GitLab => "merge request",
+        },
         id: input.comparison_id,
         label: match suite {
             Some(suite) => format!(
@@ -361,9 +380,12 @@ fn render_rows(
         awaiting_approval: input.awaiting_approval && input.rounds_planned == 0,
         head: words::short_sha(&input.head_sha).to_owned(),
         accepted: acceptance_line(input),
-        claims: claim_lines(&input.claims)
+        claims: claim_lines(&input.claims, change_word(input.forge))
             .into_iter()
-            .chain(not_read_lines(&input.claims_not_read))
+            .chain(not_read_lines(
+                &input.claims_not_read,
+                change_word(input.forge),
+            ))
             .collect(),
         failure: input.failure.as_deref().map(format::cell),
         summary: benchgate_stats::order::summary(&input.results)
@@ -381,7 +403,7 @@ fn render_rows(
         branch_note: input
             .branch
             .as_ref()
-            .and_then(|b| branch_note(b, &input.base_sha)),
+            .and_then(|b| branch_note(b, &input.base_sha, change_word(input.forge))),
         audit_flag: input
             .runner
             .as_ref()
@@ -528,12 +550,12 @@ fn answered_early(input: &CommentInput) -> bool {
 /// What the reader must know about the base of a PR comparison: that the base branch moved on
 /// since the PR branched (its newer commits are not measured), or that there is no merge base.
 /// The comment, the check and the dashboard say it in these words.
-pub fn branch_note(branch: &PullRequestBranch, base_sha: &str) -> Option<String> {
+pub fn branch_note(branch: &PullRequestBranch, base_sha: &str, change: &str) -> Option<String> {
     let base_ref = format::code(&branch.base_ref);
     if branch.no_merge_base {
         return Some(format!(
-            "This PR shares no commit with {base_ref}, so it is measured against {base_ref}'s \
-             tip `{}`: every difference between the two counts as the PR's.",
+            "This {change} shares no commit with {base_ref}, so it is measured against \
+             {base_ref}'s tip `{}`: every difference between the two counts as the {change}'s.",
             words::short_sha(base_sha)
         ));
     }
@@ -541,10 +563,10 @@ pub fn branch_note(branch: &PullRequestBranch, base_sha: &str) -> Option<String>
         return None;
     }
     Some(format!(
-        "{base_ref} has {} since this PR branched from it at `{}` (tip `{}` when scheduled); \
-         they are not measured here: this is the PR's own change, as \"Files changed\" shows \
-         it. Merge {base_ref} in (or rebase) to measure the PR on top of them; the merge queue \
-         measures both together.",
+        "{base_ref} has {} since this {change} branched from it at `{}` (tip `{}` when \
+         scheduled); they are not measured here: this is the {change}'s own change, as \
+         \"Files changed\" shows it. Merge {base_ref} in (or rebase) to measure the {change} on \
+         top of them; the merge queue measures both together.",
         words::count(branch.base_ahead_by as usize, "commit"),
         words::short_sha(base_sha),
         words::short_sha(&branch.base_tip)

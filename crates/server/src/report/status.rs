@@ -27,7 +27,10 @@ pub(super) fn status_line(input: &CommentInput) -> String {
         ComparisonState::Done => format!("done, {progress}"),
         ComparisonState::Failed => format!("failed, {progress}"),
         ComparisonState::Superseded => "superseded by a newer push".to_owned(),
-        ComparisonState::Cancelled => "cancelled (the PR was closed or made a draft)".to_owned(),
+        ComparisonState::Cancelled => format!(
+            "cancelled (the {} was closed or made a draft)",
+            super::change_word(input.forge)
+        ),
     };
     let base = match &input.branch {
         Some(b) if !b.no_merge_base => format!(

@@ -513,3 +513,38 @@ fn an_identical_build_passes_without_a_round() {
     let top: Vec<&str> = comment.lines().skip(1).take(5).collect();
     insta::assert_snapshot!("identical_build_comment_top", top.join("\n"));
 }
+
+/// On GitLab a change is a merge request: the note and the status never call it a PR (a
+/// GitLab maintainer reads "!N", not "#N"), and GitHub's wording is untouched.
+#[test]
+fn a_gitlab_report_calls_the_change_an_mr() {
+    let says_pr = |text: &str| {
+        text.split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == "PR" || w == "PRs")
+    };
+    let mut cancelled = example();
+    cancelled.state = ComparisonState::Cancelled;
+    cancelled.forge = benchgate_store::model::Forge::GitLab;
+    let waiting = {
+        let mut w = fixtures::awaiting_approval();
+        w.forge = benchgate_store::model::Forge::GitLab;
+        w
+    };
+    for input in [&cancelled, &waiting] {
+        let note = render_comment(input);
+        let title = pull_request_check_outcome(input).title;
+        assert!(!says_pr(&note), "{note}");
+        assert!(!says_pr(&title), "{title}");
+    }
+    assert!(render_comment(&cancelled).contains("the MR was closed or made a draft"));
+    assert_eq!(
+        pull_request_check_outcome(&waiting).title,
+        "waiting for a maintainer's /rebench (fork MR)"
+    );
+    let mut github = waiting.clone();
+    github.forge = benchgate_store::model::Forge::GitHub;
+    assert_eq!(
+        pull_request_check_outcome(&github).title,
+        "waiting for a maintainer's /rebench (fork PR)"
+    );
+}

@@ -294,6 +294,7 @@ fn ignored_check(
     suite: &benchgate_github::repo_config::SuiteConfig,
     files: usize,
 ) -> NeutralCheck {
+    let change = crate::report::change_word(t.repo.forge);
     let globs: Vec<String> = suite
         .ignore
         .patterns()
@@ -309,9 +310,9 @@ fn ignored_check(
             "{} the suite's `ignore` ({}), so no benchmark can differ: nothing was run. A \
              push that changes any other file is measured.",
             if files == 1 {
-                "The one file this PR changes matches".to_owned()
+                format!("The one file this {change} changes matches")
             } else {
-                format!("All {files} files this PR changes match")
+                format!("All {files} files this {change} changes match")
             },
             globs.join(", ")
         ),
@@ -339,9 +340,10 @@ fn unreadable_branch_point_check(
         head_sha: t.head_sha.clone(),
         title: "could not read the branch point".to_owned(),
         summary: format!(
-            "benchgate could not find where this PR branched from `{}`{}: {error}. \
+            "benchgate could not find where this {} branched from `{}`{}: {error}. \
              Nothing was benchmarked. Push again once {} has both commits (`/rebench` needs a \
              comparison, and there is none).",
+            crate::report::change_word(t.repo.forge),
             t.base_ref,
             // GitLab's hook does not say the target's tip.
             if t.base_sha.is_empty() {
@@ -397,8 +399,9 @@ fn no_config_check(t: &SchedulePullRequest) -> NeutralCheck {
         title: format!("no {FILE_NAME}"),
         summary: format!(
             "benchgate found no `{FILE_NAME}` on `{}`, so nothing was benchmarked. \
-             Add one on the base branch to compare this PR's speed.",
-            t.base_ref
+             Add one on the base branch to compare this {}'s speed.",
+            t.base_ref,
+            crate::report::change_word(t.repo.forge)
         ),
         name: None,
         conclusion: None,

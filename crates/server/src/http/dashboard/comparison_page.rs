@@ -497,7 +497,7 @@ pub async fn page(
         merge_base_of: branch
             .filter(|b| !b.no_merge_base)
             .map(|b| b.base_ref.clone()),
-        base_note: branch.and_then(|b| crate::report::branch_note(b, &c.base_sha)),
+        base_note: branch.and_then(|b| crate::report::branch_note(b, &c.base_sha, "PR")),
         created: words::age((now - c.created_at).num_seconds()),
         pr_url: pull_request_url(&c),
         pr_label: super::overview::pr_label(&c),

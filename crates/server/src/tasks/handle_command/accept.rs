@@ -21,7 +21,10 @@ pub async fn run(
     // The newest head's comparisons, one per runner label (newest first from the store).
     let Some(head) = comparisons.first().map(|c| c.head_sha.clone()) else {
         return cx
-            .enqueue(t.reply("there is nothing to accept: this PR has no comparison.".into()))
+            .enqueue(t.reply(format!(
+                "there is nothing to accept: this {} has no comparison.",
+                crate::report::change_word(t.repo.forge)
+            )))
             .await;
     };
     let current: Vec<Comparison> = comparisons

@@ -29,13 +29,11 @@ pub async fn run(
     };
     let Some(head) = comparisons.first().map(|c| c.head_sha.clone()) else {
         return cx
-            .enqueue(
-                t.reply(
-                    "there is nothing to check a claim against: this PR has no comparison \
-                 (is there a `.benchgate.toml` on the base branch?)."
-                        .into(),
-                ),
-            )
+            .enqueue(t.reply(format!(
+                "there is nothing to check a claim against: this {} has no comparison \
+                     (is there a `.benchgate.toml` on the base branch?).",
+                crate::report::change_word(t.repo.forge)
+            )))
             .await;
     };
     let current: Vec<Comparison> = comparisons
@@ -50,13 +48,11 @@ pub async fn run(
         .collect();
     if current.is_empty() {
         return cx
-            .enqueue(
-                t.reply(
-                    "this PR is closed or a draft; reopen it or mark it ready for review, then \
-                 state the claim again."
-                        .into(),
-                ),
-            )
+            .enqueue(t.reply(format!(
+                "this {} is closed or a draft; reopen it or mark it ready for review, then \
+                     state the claim again.",
+                crate::report::change_word(t.repo.forge)
+            )))
             .await;
     }
     let edit = PullRequestEdit::Claim(CommentClaim {
@@ -81,8 +77,9 @@ pub async fn run(
     if edited.is_empty() && full {
         return cx
             .enqueue(t.reply(format!(
-                "this PR holds {MAX_COMMENT_CLAIMS} comment claims already; restate one on the \
-                 same benchmark to replace it, or list the rest in the description."
+                "this {} holds {MAX_COMMENT_CLAIMS} comment claims already; restate one on the \
+                 same benchmark to replace it, or list the rest in the description.",
+                crate::report::change_word(t.repo.forge)
             )))
             .await;
     }

@@ -102,20 +102,20 @@ impl OutboxTask for HandleCommand {
         }
         let Some(comparison) = comparisons.into_iter().next() else {
             return cx
-                .enqueue(reply(
-                    "there is nothing to rebench: this PR has no comparison \
-                     (is there a `.benchgate.toml` on the base branch?)."
-                        .into(),
-                ))
+                .enqueue(reply(format!(
+                    "there is nothing to rebench: this {} has no comparison \
+                     (is there a `.benchgate.toml` on the base branch?).",
+                    crate::report::change_word(t.repo.forge)
+                )))
                 .await;
         };
         if comparison.state == ComparisonState::Cancelled {
             return cx
-                .enqueue(reply(
-                    "this PR is closed or a draft; reopen it or mark it ready for review to \
-                     benchmark again."
-                        .into(),
-                ))
+                .enqueue(reply(format!(
+                    "this {} is closed or a draft; reopen it or mark it ready for review to \
+                     benchmark again.",
+                    crate::report::change_word(t.repo.forge)
+                )))
                 .await;
         }
         let stored = &comparison.config;
