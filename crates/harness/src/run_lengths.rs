@@ -227,6 +227,34 @@ impl LengthSteps {
     }
 }
 
+/// `secs` as the harness of every side in `dirs` takes it, and why it changed: a length the
+/// server chose (`measure = "auto"`, in milliseconds) that criterion before 0.4 cannot read
+/// becomes the nearest whole second (1 s at least). Run as it was, every run would exit with an
+/// error and the job would fail without a round.
+pub fn length_taken(secs: f64, format: Format, dirs: &[&Path]) -> (f64, Option<String>) {
+    for dir in dirs {
+        let steps = LengthSteps::of(format, find_cargo_lock(dir).as_deref());
+        if steps.takes(secs) {
+            continue;
+        }
+        let taken = steps.nearest(secs);
+        let why = match &steps {
+            LengthSteps::WholeSeconds { source } => format!(
+                "{} s per benchmark is not whole seconds, which {source} refuses; measuring {} s",
+                measure_text(secs),
+                measure_text(taken)
+            ),
+            LengthSteps::Fractions => format!(
+                "{} s per benchmark measured as {} s (whole milliseconds)",
+                measure_text(secs),
+                measure_text(taken)
+            ),
+        };
+        return (taken, Some(why));
+    }
+    (secs, None)
+}
+
 /// The first criterion whose `--measurement-time` and `--warm-up-time` are fractional seconds:
 /// 0.4.0 reads them with `value_of_t_or_exit` into `Duration::from_secs_f64`, 0.3.6 with
 /// `value_t!(…, u64)`.
@@ -285,6 +313,49 @@ pub fn find_cargo_lock(dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A side on criterion 0.3.6 (its Cargo.lock) cannot take 0.35 s: 1 s is run instead, and
+    /// said; on criterion 0.5 the length stays.
+    #[test]
+    fn a_fraction_criterion_0_3_refuses_becomes_whole_seconds() {
+        let root = std::env::temp_dir().join(format!("bg-length-taken-{}", std::process::id()));
+        let side = |name: &str, criterion: &str| {
+            let dir = root.join(name);
+            std::fs::create_dir_all(dir.join(".git")).unwrap();
+            std::fs::write(
+                dir.join("Cargo.lock"),
+                format!("[[package]]\nname = \"criterion\"\nversion = \"{criterion}\"\n"),
+            )
+            .unwrap();
+            dir
+        };
+        let (old, new) = (side("old", "0.3.6"), side("new", "0.5.1"));
+        let (taken, why) = length_taken(0.35, Format::Criterion, &[new.as_path(), old.as_path()]);
+        assert_eq!(taken, 1.0);
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                "0.35 s per benchmark is not whole seconds, which criterion 0.3.6 (Cargo.lock) refuses; measuring 1 s"
+            )
+        );
+        assert_eq!(
+            length_taken(2.4, Format::Criterion, &[old.as_path()]).0,
+            2.0
+        );
+        assert_eq!(
+            length_taken(0.35, Format::Criterion, &[new.as_path()]),
+            (0.35, None)
+        );
+        assert_eq!(
+            length_taken(3.0, Format::Criterion, &[old.as_path()]),
+            (3.0, None)
+        );
+        assert_eq!(
+            length_taken(0.35, Format::Command, &[old.as_path()]),
+            (0.35, None)
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     fn lengths(line: &str) -> (Option<Length>, Option<Length>) {
         let l = RunLengths::of_line(line, Format::Criterion).unwrap();

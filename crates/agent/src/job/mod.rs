@@ -165,6 +165,18 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             "the sides differ beyond their commits (canary or layout session)"
         );
     }
+    // A length the server chose that a side's harness cannot read would fail every run.
+    let measure_secs = settings.measure_secs.map(|secs| {
+        let (taken, why) = benchgate_harness::run_lengths::length_taken(
+            secs,
+            settings.format,
+            &[prepared.base.as_path(), prepared.head.as_path()],
+        );
+        if let Some(why) = why {
+            tracing::warn!(measure_secs = secs, taken, "{why}");
+        }
+        taken
+    });
     let mut runner = RoundRunner::new(
         base_run,
         head_run,
@@ -175,7 +187,7 @@ async fn execute(ctx: &AgentContext, claim: &ClaimedJob, signals: &Arc<JobSignal
             quieting: settings.quieting.clone(),
             sandbox: crate::isolation::for_runs(ctx.sandbox.as_ref(), settings.network),
             containment: Some(ctx.containment.clone()),
-            measure_secs: settings.measure_secs,
+            measure_secs,
             ..RunnerConfig::default()
         },
         settings.schedule,
