@@ -82,7 +82,7 @@ struct Setup {
     agent_token: Option<String>,
     /// Held while the agent measures: agents of tests running in parallel on 2 cores would
     /// slow each other's rounds unevenly and blur the known slowdown.
-    _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
+    _turn: Option<crate::support::Turn>,
     dir: tempfile::TempDir,
     _pg: Option<FreshPostgres>,
 }

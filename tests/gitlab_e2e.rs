@@ -31,7 +31,7 @@ struct Setup {
     gitlab: FakeGitlab,
     project: Project,
     agent: Option<Child>,
-    _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
+    _turn: Option<crate::support::Turn>,
     dir: tempfile::TempDir,
 }
 

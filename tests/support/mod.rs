@@ -41,14 +41,46 @@ pub async fn wait_until<T, E: Display>(
 /// measuring, or while loading the machine as heavily (a browser).
 static MEASURING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// A test's turn to measure, until dropped: the lock of this test binary and a lock file that
+/// test processes run side by side (nextest runs each test in its own) take turns on too.
+pub struct Turn {
+    _in_process: tokio::sync::MutexGuard<'static, ()>,
+    _across_processes: std::fs::File,
+}
+
+/// The lock file every test process takes its turn on, locked (the lock goes with the file).
+fn lock_across_processes() -> std::fs::File {
+    let path = std::env::temp_dir().join("benchgate-tests-measuring.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("locking {}: {e}", path.display()));
+    file
+}
+
 /// Waits for this test's turn to measure.
-pub async fn measuring_turn() -> tokio::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().await
+pub async fn measuring_turn() -> Turn {
+    let in_process = MEASURING.lock().await;
+    let file = tokio::task::spawn_blocking(lock_across_processes)
+        .await
+        .expect("the lock file's task");
+    Turn {
+        _in_process: in_process,
+        _across_processes: file,
+    }
 }
 
 /// [`measuring_turn`] for a test that runs outside a tokio runtime.
-pub fn measuring_turn_blocking() -> tokio::sync::MutexGuard<'static, ()> {
-    MEASURING.blocking_lock()
+pub fn measuring_turn_blocking() -> Turn {
+    let in_process = MEASURING.blocking_lock();
+    Turn {
+        _in_process: in_process,
+        _across_processes: lock_across_processes(),
+    }
 }
 
 /// The URL of the SQLite database `benchgate.db` in `dir`.
