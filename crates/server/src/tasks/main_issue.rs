@@ -157,7 +157,7 @@ fn body(args: &GitHubConfig, e: &Regression, repository: &str) -> String {
     let interval = words::interval([bound(e.lower), bound(e.upper)]);
     let found = match e.kind {
         RegressionKind::Step => format!(
-            "Comparing {} with the commit before it, {}, interleaved on one `{}` runner, \
+            "Comparing {} with {}, the branch before it, interleaved on one `{}` runner, \
              `{}` ({}) is **{change}** slower (interval {interval}): comparison {}.",
             short_sha(&e.head_sha),
             short_sha(&e.base_sha),
