@@ -53,13 +53,7 @@ pub struct GitlabForge {
     pub client: GitlabClient,
     pub host: String,
     bot: OnceCell<u64>,
-    /// Projects that answered that they have no status checks (below Ultimate), and when:
-    /// not asked again for [`NO_STATUS_CHECKS_FOR`].
-    no_status_checks: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
-
-/// How long a project below Ultimate is not asked for status checks again (it may upgrade).
-const NO_STATUS_CHECKS_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl std::fmt::Debug for GitlabForge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,21 +69,7 @@ impl GitlabForge {
             client,
             host,
             bot: OnceCell::new(),
-            no_status_checks: Default::default(),
         }
-    }
-
-    /// Whether `project` said lately that it has no status checks.
-    fn without_status_checks(&self, project: &str) -> bool {
-        let known = self.no_status_checks.lock().expect("not poisoned");
-        known
-            .get(project)
-            .is_some_and(|at| at.elapsed() < NO_STATUS_CHECKS_FOR)
-    }
-
-    fn note_without_status_checks(&self, project: &str) {
-        let mut known = self.no_status_checks.lock().expect("not poisoned");
-        known.insert(project.to_owned(), std::time::Instant::now());
     }
 
     /// The token's user id: the only author whose notes benchgate edits.
@@ -491,11 +471,9 @@ async fn answer_status_checks(
     w: &CheckWrite,
     answer: CheckAnswer,
 ) -> Result<(), ForgeError> {
-    if forge.without_status_checks(project) {
-        return Ok(());
-    }
+    // Asked on every decided gate, never remembered: a project may move to Ultimate at any
+    // time, and servers sharing one database must answer alike. One GET per decision.
     let Some(checks) = forge.client.status_checks(project, iid).await? else {
-        forge.note_without_status_checks(project);
         return Ok(());
     };
     for check in checks.iter().filter(|c| c.name == w.name) {
